@@ -1,0 +1,144 @@
+"""One settings object for the whole application.
+
+Every default is embedded and local (SQLite file, Chroma directory, artifact
+directory, the local SmolLM2 model, a broker stored in SQLite). Pointing a
+setting at a real server is the only change needed to scale out::
+
+    PAPERWORKS_DATABASE_URL=postgresql+psycopg://user@db/paperworks
+    PAPERWORKS_BROKER_URL=redis://redis:6379/0
+    PAPERWORKS_CHROMA_HOST=chroma
+    PAPERWORKS_LLM_MODEL=openai/gpt-4o
+
+Nothing else in the code base reads ``os.environ`` for its own configuration;
+call :func:`get_settings`.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_home() -> Path:
+    return Path.home() / ".paperworks"
+
+
+def _default_data_dir() -> Path:
+    # The benchmark slices shipped beside the repository (tests and reproduction
+    # read them); the product itself runs without them.
+    return (_REPO_ROOT.parent / "shared" / "data").resolve()
+
+
+class Settings(BaseSettings):
+    """Application settings, read from ``PAPERWORKS_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_", env_file=None, extra="ignore")
+
+    # --- where things live -------------------------------------------------
+    home: Path = Field(default_factory=_default_home, description="Root for every embedded store.")
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Benchmark slices (optional).")
+    artifact_dir: Path | None = Field(None, description="Report artifacts; default <home>/artifacts.")
+    cache_dir: Path | None = Field(None, description="Converted models and other caches; default <home>/cache.")
+
+    # --- database ----------------------------------------------------------
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default sqlite:///<home>/paperworks.db. "
+        "PostgreSQL: postgresql+psycopg://user@host:5432/db")
+
+    # --- broker / worker ---------------------------------------------------
+    broker_url: str | None = Field(
+        None, description="Celery broker; default kombu's SQLAlchemy transport on <home>/broker.db. "
+        "redis://host:6379/0 or amqp://guest:guest@host:5672// work unchanged.")
+    broker_visibility_timeout: float = Field(
+        3600.0, description="Seconds before an unacknowledged message on Redis is redelivered.")
+    job_heartbeat_s: float = Field(5.0, description="How often a running job refreshes its heartbeat.")
+    job_stale_after_s: float = Field(
+        30.0, description="A running job whose heartbeat is older than this is taken over on redelivery.")
+    job_max_retries: int = Field(3, description="Retries for transient errors (connection loss).")
+    worker_queues: str = Field("cpu", description="Comma-separated queues a worker consumes (cpu, gpu).")
+
+    # --- vector store ------------------------------------------------------
+    chroma_path: Path | None = Field(None, description="Persistent Chroma directory; default <home>/chroma.")
+    chroma_host: str | None = Field(None, description="Chroma server host; when set the HTTP client is used.")
+    chroma_port: int = 8000
+
+    # --- LLM gateway -------------------------------------------------------
+    llm_model: str = Field("local/smollm2-135m-instruct", description="Any litellm model string.")
+    llm_api_base: str | None = Field(None, description="API base for OpenAI-compatible or Ollama servers.")
+    llm_api_key: SecretStr | None = Field(None, description="Key for a hosted model (never logged).")
+    llm_timeout_s: float = 600.0
+    llm_max_retries: int = 2
+    llm_max_tokens: int = 256
+    local_backend: Literal["transformers", "llamacpp", "auto"] = Field(
+        "auto", description="Text generation backend of the `local` provider.")
+    local_threads: int = Field(0, description="CPU threads for the local backend (0 = all cores).")
+    local_context: int = Field(2048, description="Context length of the local backend.")
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-transformers model name or path.")
+
+    # --- API / UI ----------------------------------------------------------
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    ui_port: int = 8501
+    api_url: str | None = Field(None, description="Base URL the UI and `--remote` use; default from host/port.")
+    api_key: SecretStr | None = Field(None, description="Key the UI and CLI present to the API.")
+    max_body_bytes: int = Field(2 * 1024 * 1024, description="Largest JSON request body accepted.")
+    max_upload_bytes: int = Field(10 * 1024 * 1024, description="Largest uploaded file accepted.")
+    max_image_pixels: int = Field(40_000_000, description="Largest decoded image accepted (pixels).")
+
+    # --- outbound fetching (agents) -----------------------------------------
+    allowed_hosts: str = Field(
+        "", description="Comma-separated extra hosts agents may fetch even if they resolve to "
+        "private or loopback addresses (the project's own test sites are always allowed).")
+
+    @field_validator("home", "data_dir", mode="after")
+    @classmethod
+    def _absolute(cls, v: Path) -> Path:
+        return v.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _fill_paths(self) -> "Settings":
+        if self.artifact_dir is None:
+            self.artifact_dir = self.home / "artifacts"
+        if self.cache_dir is None:
+            self.cache_dir = self.home / "cache"
+        if self.chroma_path is None:
+            self.chroma_path = self.home / "chroma"
+        if self.database_url is None:
+            self.database_url = f"sqlite:///{self.home / 'paperworks.db'}"
+        if self.broker_url is None:
+            self.broker_url = f"sqla+sqlite:///{self.home / 'broker.db'}"
+        if self.api_url is None:
+            self.api_url = f"http://{self.api_host}:{self.api_port}"
+        return self
+
+    # --- derived helpers ----------------------------------------------------
+    @property
+    def is_postgres(self) -> bool:
+        return str(self.database_url).startswith("postgresql")
+
+    @property
+    def queues(self) -> list[str]:
+        return [q.strip() for q in self.worker_queues.split(",") if q.strip()]
+
+    @property
+    def extra_allowed_hosts(self) -> set[str]:
+        return {h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()}
+
+    def ensure_dirs(self) -> None:
+        """Create the embedded stores' directories (idempotent)."""
+        for p in (self.home, self.artifact_dir, self.cache_dir, self.chroma_path):
+            Path(p).mkdir(parents=True, exist_ok=True)
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; call ``get_settings.cache_clear()`` in tests)."""
+    s = Settings()
+    s.ensure_dirs()
+    return s

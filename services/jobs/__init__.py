@@ -1,0 +1,22 @@
+"""Job types, their lifecycle and the Report they return."""
+
+from services.jobs.context import JobCancelled, JobContext, TransientError, null_context
+from services.jobs.registry import (
+    InvalidParams,
+    MethodSpec,
+    UnknownMethod,
+    get_method,
+    get_reproducer,
+    list_methods,
+    list_reproducers,
+    load_all,
+    register_method,
+    register_reproducer,
+)
+from services.jobs.report import ArtifactRef, Report, Section, Table
+
+__all__ = [
+    "ArtifactRef", "InvalidParams", "JobCancelled", "JobContext", "MethodSpec", "Report", "Section", "Table",
+    "TransientError", "UnknownMethod", "get_method", "get_reproducer", "list_methods", "list_reproducers",
+    "load_all", "null_context", "register_method", "register_reproducer",
+]

@@ -1,0 +1,105 @@
+"""Shared fixtures: an isolated PAPERWORKS_HOME per test session, migrated SQLite, helpers.
+
+Every test runs against a temporary home directory (SQLite database, Chroma
+directory, artifacts) so nothing touches a user's ~/.paperworks. The converted
+local model is cached in a shared directory so it is converted once per machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_SESSION_HOME = Path(tempfile.mkdtemp(prefix="pw-test-home-"))
+# The converted SmolLM2 (and other caches) survive between test runs.
+_CACHE = Path(os.environ.get("PAPERWORKS_TEST_CACHE", Path.home() / ".cache" / "paperworks-test"))
+
+os.environ["PAPERWORKS_HOME"] = str(_SESSION_HOME)
+os.environ["PAPERWORKS_CACHE_DIR"] = str(_CACHE)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+POSTGRES_URL = os.environ.get("PAPERWORKS_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("PAPERWORKS_TEST_REDIS", "redis://127.0.0.1:6379/0")
+RABBIT_URL = os.environ.get("PAPERWORKS_TEST_AMQP", "amqp://guest:guest@127.0.0.1:5672//")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _migrated_home():
+    """Migrate the session's SQLite database once."""
+    from services.config import get_settings
+    from services.db import migrate
+
+    get_settings.cache_clear()
+    migrate.upgrade()
+    yield _SESSION_HOME
+    shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+@pytest.fixture
+def settings():
+    from services.config import get_settings
+
+    return get_settings()
+
+
+@pytest.fixture
+def data_dir(settings) -> Path:
+    """The shared benchmark slices; tests needing them skip with a reason when absent."""
+    d = Path(settings.data_dir)
+    if not d.exists():
+        pytest.skip(f"benchmark data not found at {d}")
+    return d
+
+
+@pytest.fixture
+def ephemeral_store():
+    """A Chroma ephemeral client (real Chroma, in memory), reset after the test."""
+    from services.vectorstore import VectorStore, make_client
+
+    client = make_client(ephemeral=True)
+    store = VectorStore(client)
+    yield store
+    for name in store.list_collections():
+        client.delete_collection(name)
+
+
+@pytest.fixture
+def scripted_llm():
+    """``scripted_llm(name, replies_or_fn)`` installs a script for model ``scripted/<name>``."""
+    from services.llm import gateway
+
+    names = []
+
+    def install(name, script):
+        gateway.ensure_providers()
+        from services.llm.providers import SCRIPTED
+
+        SCRIPTED.set_script(name, script)
+        names.append(name)
+        return SCRIPTED
+
+    yield install
+    from services.llm.providers import SCRIPTED
+
+    for n in names:
+        SCRIPTED.clear(n)
+
+
+@pytest.fixture
+def api_key():
+    """A fresh API key (plaintext) in the session database."""
+    from services.db import crud
+    from services.db.session import session_scope
+
+    with session_scope() as s:
+        _, key = crud.create_api_key(s, name="test")
+    return key
