@@ -77,8 +77,11 @@ class Settings(BaseSettings):
     llm_max_tokens: int = 256
     local_backend: Literal["transformers", "llamacpp", "auto"] = Field(
         "auto", description="Text generation backend of the `local` provider.")
-    local_threads: int = Field(0, description="CPU threads for the local backend (0 = all cores).")
-    local_context: int = Field(2048, description="Context length of the local backend.")
+    local_threads: int = Field(0, ge=0, description="CPU threads for the local backend (0 = all cores).")
+    local_context: int = Field(2048, ge=64, description="Context length (tokens) of one local reply.")
+    local_parallel: int = Field(
+        4, ge=1, le=64, description="Replies the llama.cpp backend decodes together in one batch "
+        "(KV-cache slots of local_context tokens each).")
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-transformers model name or path.")
 
     # --- API / UI ----------------------------------------------------------

@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 Enqueue = Callable[[Job], None]
 
 
+class EnqueueError(RuntimeError):
+    """The job was recorded but the broker refused it; the job is marked failed."""
+
+
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -56,8 +60,9 @@ def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "loca
             enqueue(job)
         except Exception as exc:
             with session_scope() as s:
-                crud.finish_job(s, job_id=job.id, status=JobStatus.failed, error=f"could not enqueue: {exc}")
-            raise
+                crud.finish_job(s, job_id=job.id, status=JobStatus.failed, message="could not enqueue",
+                                error=f"could not enqueue: {type(exc).__name__}: {exc}")
+            raise EnqueueError(f"the job queue is unavailable: {type(exc).__name__}: {exc}") from exc
     return job, created
 
 

@@ -16,7 +16,7 @@ from litellm import CustomLLM
 from litellm.types.utils import Choices, GenericStreamingChunk, Message, ModelResponse, Usage
 
 from services.config import get_settings
-from services.llm.backends.base import GenerationRequest, get_backend
+from services.llm.backends.base import GenerationRequest, GenerationResult, get_backend
 
 
 def _request_from(messages: list, optional_params: dict) -> GenerationRequest:
@@ -34,12 +34,14 @@ def _request_from(messages: list, optional_params: dict) -> GenerationRequest:
             json_schema = {"type": "object"}
     elif rf is not None and hasattr(rf, "model_json_schema"):
         json_schema = rf.model_json_schema()
-    regex = op.get("regex") or (op.get("extra_body") or {}).get("regex")
+    extra_body = op.get("extra_body") or {}
+    regex = op.get("regex") or extra_body.get("regex")
+    grammar = op.get("grammar") or extra_body.get("grammar")
     return GenerationRequest(messages=list(messages),
                              max_tokens=int(op.get("max_tokens") or op.get("max_completion_tokens")
                                             or get_settings().llm_max_tokens),
                              stop=list(stop), temperature=float(op.get("temperature") or 0.0),
-                             seed=op.get("seed"), json_schema=json_schema, regex=regex)
+                             seed=op.get("seed"), json_schema=json_schema, regex=regex, grammar=grammar)
 
 
 def _response(model_response: ModelResponse, model: str, text: str, prompt_tokens: int,
@@ -73,13 +75,17 @@ class LocalProvider(CustomLLM):
                   model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
                   optional_params: dict, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
         req = _request_from(messages, optional_params)
-        n = 0
-        for piece in self._backend(model, optional_params).stream(req):
-            n += 1
-            yield GenericStreamingChunk(text=piece, is_finished=False, finish_reason="", usage=None,
+        final = GenerationResult(text="", prompt_tokens=0, completion_tokens=0)
+        for item in self._backend(model, optional_params).events(req):
+            if isinstance(item, GenerationResult):
+                final = item
+                continue
+            yield GenericStreamingChunk(text=item, is_finished=False, finish_reason="", usage=None,
                                         index=0, tool_use=None)
-        yield GenericStreamingChunk(text="", is_finished=True, finish_reason="stop",
-                                    usage={"prompt_tokens": 0, "completion_tokens": n, "total_tokens": n},
+        n_in, n_out = final.prompt_tokens, final.completion_tokens
+        yield GenericStreamingChunk(text="", is_finished=True, finish_reason=final.finish_reason,
+                                    usage={"prompt_tokens": n_in, "completion_tokens": n_out,
+                                           "total_tokens": n_in + n_out},
                                     index=0, tool_use=None)
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:

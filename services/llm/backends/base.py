@@ -1,11 +1,30 @@
-"""The interface every local text-generation backend implements."""
+"""The interface every local text-generation backend implements, and the backend factory.
+
+Backends (``settings.local_backend``):
+
+* ``llamacpp``: llama.cpp (llama-cpp-python) on the model's GGUF file, with concurrent
+  requests decoded together in one batch (:mod:`services.llm.backends.llamacpp`);
+* ``transformers``: the registry's transformers model (:mod:`services.llm.backends.hf`),
+  the reference that methods needing hidden states, logits or LoRA share;
+* ``auto`` (default): llama.cpp when the binding and a GGUF file are there, else
+  transformers, saying why in one log line.
+"""
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("llamacpp", "transformers", "auto")
+
+
+class BackendUnavailable(RuntimeError):
+    """A backend cannot run here (binding not installed, model file missing)."""
 
 
 @dataclass
@@ -17,10 +36,11 @@ class GenerationRequest:
     stop: list[str] = field(default_factory=list)
     temperature: float = 0.0
     seed: int | None = None
-    # Structured output: a JSON schema (dict) or a regular expression (str); backends
-    # that cannot honour a constraint raise ValueError.
+    # Structured output: at most one of a JSON schema (dict), a regular expression or a
+    # grammar; an invalid one raises ConstraintError (a ValueError) before decoding.
     json_schema: dict[str, Any] | None = None
     regex: str | None = None
+    grammar: str | None = None  # a Lark or GBNF grammar (see backends.constraints)
 
 
 @dataclass
@@ -38,6 +58,10 @@ class Backend(Protocol):
 
     def stream(self, req: GenerationRequest) -> Iterator[str]: ...
 
+    def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:
+        """Text pieces as they are decoded, then the final :class:`GenerationResult`."""
+        ...
+
 
 def truncate_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:
     """Cut ``text`` at the first stop string; returns (text, whether a stop matched)."""
@@ -47,9 +71,23 @@ def truncate_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:
 
 @functools.lru_cache(maxsize=8)
 def get_backend(kind: str, model_name: str) -> Backend:
-    """A cached backend instance for a local model."""
-    if kind in ("transformers", "auto"):
-        from services.llm.backends.hf import TransformersBackend
+    """A cached backend instance for a local model.
 
-        return TransformersBackend(model_name)
-    raise ValueError(f"unknown local backend {kind!r}; choose one of: transformers, auto")
+    Raises:
+        ValueError: ``kind`` is not one of :data:`BACKENDS`.
+        BackendUnavailable: ``llamacpp`` was asked for explicitly and cannot run.
+    """
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown local backend {kind!r}; choose one of: {', '.join(BACKENDS)}")
+    if kind in ("llamacpp", "auto"):
+        from services.llm.backends.llamacpp import LlamaCppBackend
+
+        try:
+            return LlamaCppBackend(model_name)
+        except BackendUnavailable as e:
+            if kind == "llamacpp":
+                raise
+            log.warning("local backend auto: llama.cpp unavailable (%s); falling back to transformers", e)
+    from services.llm.backends.hf import TransformersBackend
+
+    return TransformersBackend(model_name)

@@ -1,0 +1,128 @@
+"""The method interface of the continual-learning harness, and its registry.
+
+A continual method implements :class:`ContinualLearner`:
+
+* ``learn_task(task, progress)`` learns one :class:`~methods.continual.data.Task`. It sees only
+  that task's training data (exemplar-free protocol); anything it keeps about old classes is
+  its own business (prototypes, Grams, GMMs, LoRA masks ...).
+* ``predict(x, head)`` returns stream labels (``0..n_seen-1``) for a batch of inputs.
+* ``heads`` names the predictors the learner exposes. A method that evaluates several arms on
+  one training trajectory (DPCR: plain LwF head, ridge on uncalibrated statistics, TSSP-only,
+  DPCR, oracle) lists them all; the harness builds one accuracy matrix per head. A method
+  with one predictor keeps the default ``("default",)``.
+* ``diagnostics()`` may return per-task scalars (shift errors, chosen hyper-parameters); the
+  harness stores them beside the accuracies.
+
+A method makes itself runnable by the harness, the ``continual.run`` job, the CLI and the UI by
+registering a factory::
+
+    class Options(BaseModel):
+        lr: float = Field(0.1, gt=0)
+
+    @register_learner("mymethod", options=Options, heads=("default",), description="...")
+    def make(options: Options, *, seed: int, stream: TaskStream) -> ContinualLearner: ...
+
+Registration happens in the method's ``jobs.py`` (imported by ``services.jobs.load_all``).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from services.jobs import JobContext
+from methods.continual.data import Task, TaskStream
+
+log = logging.getLogger(__name__)
+
+
+class ContinualLearner(ABC):
+    """A class-incremental learner driven by the harness, one task at a time."""
+
+    heads: tuple[str, ...] = ("default",)
+
+    @abstractmethod
+    def learn_task(self, task: Task, progress: JobContext) -> None:
+        """Learn ``task`` (its training split only); report progress 0..1 on ``progress``."""
+
+    @abstractmethod
+    def predict(self, x: np.ndarray, head: str | None = None) -> np.ndarray:
+        """Stream labels (int64, shape (N,)) predicted by ``head`` (default: ``heads[0]``)."""
+
+    def diagnostics(self) -> dict[str, float]:
+        """Scalars describing the last learned task (optional)."""
+        return {}
+
+
+Factory = Callable[..., ContinualLearner]
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A registered continual method."""
+
+    name: str
+    factory: Factory
+    options_model: type[BaseModel]
+    heads: tuple[str, ...]
+    description: str = ""
+
+    def validate_options(self, options: dict[str, Any] | None) -> BaseModel:
+        try:
+            return self.options_model.model_validate(options or {})
+        except ValidationError as exc:
+            msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}"
+                             for e in exc.errors(include_url=False))
+            raise ValueError(f"invalid options for {self.name}: {msgs}") from None
+
+    def build(self, options: dict[str, Any] | BaseModel | None, *, seed: int, stream: TaskStream) -> ContinualLearner:
+        opts = options if isinstance(options, BaseModel) else self.validate_options(options)
+        learner = self.factory(opts, seed=seed, stream=stream)
+        if not isinstance(learner, ContinualLearner):
+            raise TypeError(f"{self.name} factory returned {type(learner).__name__}")
+        return learner
+
+
+_LEARNERS: dict[str, LearnerSpec] = {}
+
+
+def register_learner(name: str, *, options: type[BaseModel], heads: tuple[str, ...] = ("default",),
+                     description: str = "") -> Callable[[Factory], Factory]:
+    """Decorator registering ``factory(options, *, seed, stream) -> ContinualLearner`` as ``name``."""
+
+    def deco(fn: Factory) -> Factory:
+        existing = _LEARNERS.get(name)
+        if existing is not None and existing.factory.__qualname__ != fn.__qualname__:
+            raise ValueError(f"continual method {name!r} registered twice")
+        _LEARNERS[name] = LearnerSpec(name=name, factory=fn, options_model=options, heads=tuple(heads),
+                                      description=description or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+
+    return deco
+
+
+def _discover() -> None:
+    from services.jobs import load_all
+
+    load_all()
+
+
+def get_learner(name: str) -> LearnerSpec:
+    """The registered method ``name`` (every ``jobs.py`` is imported first)."""
+    if name not in _LEARNERS:
+        _discover()
+    try:
+        return _LEARNERS[name]
+    except KeyError:
+        raise KeyError(f"unknown continual method {name!r}; known: {', '.join(sorted(_LEARNERS))}") from None
+
+
+def list_learners() -> list[LearnerSpec]:
+    _discover()
+    return [_LEARNERS[k] for k in sorted(_LEARNERS)]

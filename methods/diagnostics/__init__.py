@@ -1,0 +1,1 @@
+"""Operational job types for checking a deployment (queues, workers, failure handling)."""

@@ -1,0 +1,1 @@
+"""``llm.complete``: batch prompts → completions from the configured model."""

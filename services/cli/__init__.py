@@ -1,0 +1,1 @@
+"""The ``paperworks`` command line."""

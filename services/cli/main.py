@@ -1,0 +1,258 @@
+"""``paperworks``: the command line (typer + rich).
+
+Generic commands live here; a method adds its own in ``services/cli/commands/<pkg>.py``
+by exporting ``register(app)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import pkgutil
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import typer  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from services.cli import commands  # noqa: E402
+from services.cli.progress import console, progress_bar  # noqa: E402
+
+app = typer.Typer(name="paperworks", no_args_is_help=True, add_completion=False,
+                  help="paperworks: ICML 2025 methods as jobs, reports and agents, offline on a laptop.")
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(keys_app, name="keys")
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``k=v`` pairs; values are JSON when they parse (numbers, booleans, lists), else strings."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+        k, v = pair.split("=", 1)
+        try:
+            out[k.strip()] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k.strip()] = v
+    return out
+
+
+# --- database and keys ---------------------------------------------------------
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("heads")) -> None:
+    """Apply migrations (default: every head)."""
+    from services.config import get_settings
+    from services.db import migrate
+
+    migrate.upgrade(revision=revision)
+    console.print(f"database at {revision}: {get_settings().database_url.split('@')[-1]}")
+
+
+@db_app.command("downgrade")
+def db_downgrade(revision: str = typer.Argument(..., help="Target revision, e.g. base or -1.")) -> None:
+    """Revert migrations down to REVISION."""
+    from services.db import migrate
+
+    migrate.downgrade(revision=revision)
+    console.print(f"database at {revision}")
+
+
+@keys_app.command("create")
+def keys_create(name: str = typer.Option("cli", help="A label for the key.")) -> None:
+    """Create an API key and print it once (only its hash is stored)."""
+    from services.db import crud, migrate
+    from services.db.session import session_scope
+
+    migrate.upgrade()
+    with session_scope() as s:
+        row, key = crud.create_api_key(s, name=name)
+    console.print(f"key id {row.id} ({name}); send it as 'Authorization: Bearer <key>':")
+    typer.echo(key)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: str) -> None:
+    """Revoke a key by id."""
+    from services.db import crud
+    from services.db.session import session_scope
+
+    with session_scope() as s:
+        ok = crud.revoke_api_key(s, key_id=key_id)
+    if not ok:
+        raise typer.Exit(code=_fail(f"no key {key_id}"))
+    console.print(f"revoked {key_id}")
+
+
+def _fail(msg: str) -> int:
+    console.print(f"[red]error:[/red] {msg}")
+    return 2
+
+
+# --- methods and jobs -----------------------------------------------------------
+@app.command("methods")
+def methods_cmd() -> None:
+    """List the registered job types."""
+    from services.jobs import list_methods
+
+    t = Table("method", "queue", "description")
+    for m in list_methods():
+        t.add_row(m.name, m.queue, m.description[:90])
+    console.print(t)
+
+
+@app.command("run")
+def run_cmd(method: str,
+            param: Annotated[list[str], typer.Option("--param", "-p", help="key=value (JSON values)")] = [],  # noqa: B006
+            remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
+            out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
+    """Run METHOD in this process with a progress bar (or --remote as a job)."""
+    params = parse_params(param)
+    if remote:
+        from services.cli.remote import run_remote
+
+        raise typer.Exit(code=run_remote(method, params, out))
+    from services.db import migrate
+    from services.jobs.lifecycle import run_inline
+    from services.jobs.registry import InvalidParams, UnknownMethod
+
+    migrate.upgrade()
+    try:
+        with progress_bar(method) as update:
+            job_id, outcome = run_inline(method, params, sink=update)
+    except (UnknownMethod, InvalidParams) as exc:
+        raise typer.Exit(code=_fail(str(exc))) from None
+    _print_outcome(job_id, outcome.status, outcome.error, out)
+    if outcome.status != "succeeded":
+        raise typer.Exit(code=1)
+
+
+def _print_outcome(job_id: str, status: str, error: str | None, out: Path | None) -> None:
+    from services.db import crud
+    from services.db.session import session_scope
+    from services.jobs.report import Report
+
+    console.print(f"job {job_id}: [bold]{status}[/bold]" + (f" — {error}" if error else ""))
+    with session_scope() as s:
+        row = crud.get_report_for_job(s, job_id=job_id)
+        body = row.body if row else None
+    if body:
+        report = Report.model_validate(body)
+        md = report.to_markdown(lambda ref: f"artifact:{ref.id}")
+        if out:
+            out.write_text(md, encoding="utf-8")
+            console.print(f"report written to {out}")
+        else:
+            from rich.markdown import Markdown
+
+            console.print(Markdown(md))
+
+
+@app.command("jobs")
+def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None = None,
+             status: str | None = None) -> None:
+    """Recent jobs in the application database."""
+    from services.db import crud, migrate
+    from services.db.session import session_scope
+
+    migrate.upgrade()
+    t = Table("id", "method", "status", "progress", "message", "created")
+    with session_scope() as s:
+        for j in crud.list_jobs(s, method=method, status=status, limit=limit):
+            t.add_row(j.id, j.method, j.status, f"{j.progress:.0%}", (j.message or "")[:50],
+                      j.created_at.strftime("%Y-%m-%d %H:%M:%S"))
+    console.print(t)
+
+
+@app.command("reproduce")
+def reproduce_cmd(name: str,
+                  out: Annotated[Path, typer.Option(help="Results directory.")] = Path("docs/results"),
+                  option: Annotated[list[str], typer.Option("--option", "-o", help="key=value")] = [],  # noqa: B006
+                  ) -> None:
+    """Run NAME's CPU-scale experiment and write docs/results/NAME.md."""
+    from services.jobs import get_reproducer
+    from services.jobs.context import JobContext
+    from services.jobs.registry import UnknownMethod
+
+    try:
+        spec = get_reproducer(name)
+    except UnknownMethod as exc:
+        raise typer.Exit(code=_fail(str(exc))) from None
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with progress_bar(f"reproduce {name}") as update:
+        path = spec.run(out, JobContext(update), **parse_params(option))
+    console.print(f"wrote {path} in {time.perf_counter() - t0:.0f} s")
+
+
+@app.command("worker")
+def worker_cmd(queues: str = typer.Option(None, help="Comma-separated queues (default: settings)."),
+               pool: str = typer.Option("solo", help="Celery pool (solo, prefork, threads).")) -> None:
+    """Start a Celery worker."""
+    if queues:
+        os.environ["PAPERWORKS_WORKER_QUEUES"] = queues
+        from services.config import get_settings
+
+        get_settings.cache_clear()
+    from services.worker.main import main as worker_main
+
+    worker_main([f"--pool={pool}"])
+
+
+@app.command("api")
+def api_cmd(host: str = typer.Option(None), port: int = typer.Option(None)) -> None:
+    """Serve the HTTP API (uvicorn)."""
+    import uvicorn
+
+    from services.config import get_settings
+
+    s = get_settings()
+    uvicorn.run("services.api.main:create_app", factory=True, host=host or s.api_host, port=port or s.api_port,
+                log_level="info")
+
+
+@app.command("ui")
+def ui_cmd(port: int = typer.Option(None)) -> None:
+    """Serve the Streamlit web app."""
+    from services.cli.up import streamlit_command
+
+    os.execvp(streamlit_command(port)[0], streamlit_command(port))
+
+
+@app.command("up")
+def up_cmd(no_ui: bool = typer.Option(False, help="Start only the API and a worker."),
+           api_port: int = typer.Option(None), ui_port: int = typer.Option(None)) -> None:
+    """Migrate, then start API + one worker + UI on the embedded defaults (Ctrl-C stops all)."""
+    from services.cli.up import up
+
+    raise typer.Exit(code=up(with_ui=not no_ui, api_port=api_port, ui_port=ui_port))
+
+
+def _register_plugins() -> None:
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        try:
+            mod = importlib.import_module(f"services.cli.commands.{info.name}")
+            mod.register(app)
+        except Exception:  # a broken plug-in must not take the CLI down
+            logging.getLogger(__name__).exception("could not load CLI commands %s", info.name)
+
+
+_register_plugins()
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("PAPERWORKS_LOG_LEVEL", "WARNING"),
+                        format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The Celery worker entrypoint: ``celery -A services.worker.celery_app worker -Q cpu``."""

@@ -1,0 +1,53 @@
+"""The Celery application, configured from :mod:`services.config`.
+
+One app, two queues (``cpu``, ``gpu``): a GPU machine runs
+``celery -A services.worker.celery_app worker -Q gpu`` and consumes only GPU work.
+Messages are acknowledged late and rejected when a worker is lost, so a job whose
+worker dies is redelivered; the job's own state (and its exactly-once guarantee)
+lives in the application database, not in Celery's result backend.
+
+Brokers: the embedded default is kombu's SQLAlchemy transport on a SQLite file (no
+server); ``redis://`` and ``amqp://`` URLs work unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from celery import Celery  # noqa: E402
+from kombu import Queue  # noqa: E402
+
+from services.config import get_settings  # noqa: E402
+
+
+def make_celery() -> Celery:
+    s = get_settings()
+    app = Celery("paperworks", broker=s.broker_url, include=["services.worker.tasks.jobs"])
+    transport_options: dict = {}
+    if str(s.broker_url).startswith(("redis://", "rediss://")):
+        transport_options["visibility_timeout"] = s.broker_visibility_timeout
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        result_backend=None,
+        task_default_queue="cpu",
+        task_queues=[Queue("cpu"), Queue("gpu")],
+        task_serializer="json",
+        accept_content=["json"],
+        broker_transport_options=transport_options,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        enable_utc=True,
+    )
+    return app
+
+
+app = make_celery()

@@ -1,0 +1,53 @@
+"""The generic task: run any registered method's job by id.
+
+Tasks take ids and re-read rows (Celery's best practice); the job lifecycle in
+:mod:`services.jobs.lifecycle` makes redelivery safe.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task
+
+from services.config import get_settings
+from services.jobs.lifecycle import execute_job
+from services.worker.celery_app import app
+
+log = logging.getLogger(__name__)
+RUN_JOB = "paperworks.run_job"
+
+
+@app.task(name=RUN_JOB, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def run_job(self: Task, job_id: str) -> str:
+    """Run job ``job_id``; retry with backoff on transient errors or while another worker holds it."""
+    settings = get_settings()
+    outcome = execute_job(job_id)
+    if outcome.retry:
+        retries = self.request.retries
+        if outcome.status == "busy":
+            # the job is running elsewhere with a fresh heartbeat: check again once it could be stale
+            raise self.retry(countdown=settings.job_stale_after_s, max_retries=None)
+        if retries < settings.job_max_retries:
+            raise self.retry(countdown=min(60, 2 ** retries), max_retries=settings.job_max_retries)
+        from services.db import crud
+        from services.db.models import JobStatus
+        from services.db.session import session_scope
+
+        with session_scope() as s:
+            crud.finish_job(s, job_id=job_id, status=JobStatus.failed,
+                            error=f"gave up after {retries} retries: {outcome.error}")
+    return outcome.status
+
+
+def enqueue(job) -> None:
+    """Send a recorded job to its queue (the API's and CLI's ``enqueue`` callback)."""
+    run_job.apply_async(args=[job.id], queue=job.queue, task_id=f"job-{job.id}")
+
+
+def revoke(job_id: str) -> None:
+    """Best-effort: drop a queued message for a cancelled job (workers also check the DB)."""
+    try:
+        app.control.revoke(f"job-{job_id}")
+    except Exception:  # the embedded broker has no broadcast support; the DB flag suffices
+        log.debug("revoke not supported by this broker", exc_info=True)

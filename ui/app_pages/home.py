@@ -1,0 +1,104 @@
+"""Home: health, the method list, a job form generated from the parameter schema, jobs, reports."""
+
+from __future__ import annotations
+
+import uuid
+
+import streamlit as st
+
+from ui.client import ApiError
+from ui.components import get_client, jobs_table, render_report, schema_form
+
+PAGE = {"title": "Home", "icon": ":material/home:", "section": "Platform", "order": 0, "default": True}
+
+
+def _health(client) -> None:
+    ready = client.ready()
+    cols = st.columns(4)
+    cols[0].metric("API", "ready" if ready.get("status") == "ok" else "unavailable")
+    for col, (name, state) in zip(cols[1:], (ready.get("checks") or {}).items()):
+        col.metric(name, "ok" if state == "ok" else "error", help=None if state == "ok" else state)
+    if ready.get("llm_model"):
+        st.caption(f"LLM: {ready['llm_model']} · database: {ready.get('database')}")
+
+
+@st.fragment(run_every=2)
+def _live_jobs(client) -> None:
+    jobs = jobs_table(client, limit=15)
+    if jobs:
+        ids = [j["id"] for j in jobs]
+        labels = {j["id"]: f"{j['method']} · {j['status']} · {j['id'][:8]}" for j in jobs}
+        cur = st.session_state.get("selected_job")
+        idx = ids.index(cur) if cur in ids else 0
+        sel = st.selectbox("Show report of", ids, index=idx, format_func=labels.get, key="job-picker")
+        if sel != cur:
+            st.session_state["selected_job"] = sel
+            st.rerun()
+
+
+def render() -> None:
+    st.title("paperworks")
+    st.caption("ICML 2025 methods as jobs, reports and agents — offline on a laptop, on GPU workers when you have them.")
+    client = get_client()
+    _health(client)
+    try:
+        methods = client.methods()
+    except ApiError as exc:
+        st.error(f"Cannot reach the API: {exc}")
+        return
+    left, right = st.columns([2, 3])
+    with left:
+        st.subheader("Run a method")
+        names = [m["name"] for m in methods]
+        default = names.index("llm.complete") if "llm.complete" in names else 0
+        name = st.selectbox("Method", names, index=default, key="method-picker")
+        spec = next(m for m in methods if m["name"] == name)
+        st.caption(spec["description"] + f" · queue `{spec['queue']}`")
+        params = schema_form(spec["params_schema"], key=name)
+        if params is not None:
+            try:
+                job = client.submit(name, params, idempotency_key=uuid.uuid4().hex)
+                st.session_state["selected_job"] = job["id"]
+                st.session_state["last_submitted"] = job["id"]
+                st.success(f"Submitted job {job['id'][:8]}")
+            except ApiError as exc:
+                st.error(f"Rejected ({exc.status}): {exc.detail}")
+        with st.expander(f"All {len(methods)} methods"):
+            for m in methods:
+                st.markdown(f"- **{m['name']}** ({m['queue']}): {m['description']}")
+    with right:
+        st.subheader("Jobs")
+        _live_jobs(client)
+    job_id = st.session_state.get("selected_job")
+    if job_id:
+        st.divider()
+        _report_panel(client, job_id)
+
+
+def _report_panel(client, job_id: str) -> None:
+    try:
+        job = client.job(job_id)
+    except ApiError as exc:
+        st.warning(str(exc))
+        return
+    st.markdown(f"### Job `{job_id[:8]}` — {job['method']} — **{job['status']}**")
+    if job["status"] in ("queued", "running"):
+        _progress(client, job_id)
+    elif job["status"] == "failed":
+        st.error(job["message"])
+        if job.get("error"):
+            with st.expander("Traceback"):
+                st.code(job["error"])
+    else:
+        render_report(client, job_id)
+
+
+@st.fragment(run_every=1.5)
+def _progress(client, job_id: str) -> None:
+    """Polls a live job; reruns the page once it ends so the report renders."""
+    job = client.job(job_id)
+    if job["status"] not in ("queued", "running"):
+        st.rerun()
+    st.progress(job["progress"], text=job["message"] or job["status"])
+    if st.button("Cancel job", key=f"cancel-{job_id}"):
+        client.cancel(job_id)

@@ -1,0 +1,88 @@
+"""The UI's only way to the application: the HTTP API.
+
+Configured by ``PAPERWORKS_API_URL`` and ``PAPERWORKS_API_KEY`` (``paperworks up``
+sets both for the UI process).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import httpx
+
+
+class ApiError(RuntimeError):
+    def __init__(self, status: int, detail: Any) -> None:
+        self.status, self.detail = status, detail
+        super().__init__(f"{status}: {detail}")
+
+
+class ApiClient:
+    """A thin, typed-enough wrapper over the paperworks API."""
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None, timeout: float = 30.0) -> None:
+        self.base_url = (base_url or os.environ.get("PAPERWORKS_API_URL") or "http://127.0.0.1:8000").rstrip("/")
+        key = api_key or os.environ.get("PAPERWORKS_API_KEY") or ""
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout,
+                                  headers={"Authorization": f"Bearer {key}"} if key else {})
+
+    # --- plumbing ---------------------------------------------------------
+    def _check(self, r: httpx.Response) -> httpx.Response:
+        if r.status_code >= 400:
+            try:
+                detail = r.json().get("detail")
+            except Exception:
+                detail = r.text[:500]
+            raise ApiError(r.status_code, detail)
+        return r
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self._check(self._http.get(path, params={k: v for k, v in params.items() if v is not None})).json()
+
+    def post(self, path: str, json: Any = None, files: Any = None, data: Any = None) -> Any:
+        return self._check(self._http.post(path, json=json, files=files, data=data)).json()
+
+    def delete(self, path: str) -> Any:
+        return self._check(self._http.delete(path)).json()
+
+    def get_bytes(self, path: str) -> bytes:
+        return self._check(self._http.get(path)).content
+
+    # --- API ----------------------------------------------------------------
+    def ready(self) -> dict[str, Any]:
+        r = self._http.get("/readyz")
+        try:
+            return r.json()
+        except Exception:
+            return {"status": "unavailable", "checks": {"api": r.text[:200]}}
+
+    def methods(self) -> list[dict[str, Any]]:
+        return self.get("/v1/methods")
+
+    def submit(self, method: str, params: dict[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
+        return self.post("/v1/jobs", json={"method": method, "params": params, "idempotency_key": idempotency_key})
+
+    def jobs(self, limit: int = 30, method: str | None = None) -> list[dict[str, Any]]:
+        return self.get("/v1/jobs", limit=limit, method=method)
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return self.get(f"/v1/jobs/{job_id}")
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        return self.delete(f"/v1/jobs/{job_id}")
+
+    def report(self, job_id: str) -> dict[str, Any]:
+        return self.get(f"/v1/jobs/{job_id}/report")
+
+    def artifact(self, artifact_id: str) -> bytes:
+        return self.get_bytes(f"/v1/artifacts/{artifact_id}")
+
+    def wait(self, job_id: str, timeout: float = 600, poll: float = 1.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        job = self.job(job_id)
+        while job["status"] in ("queued", "running") and time.monotonic() < deadline:
+            time.sleep(poll)
+            job = self.job(job_id)
+        return job
