@@ -103,3 +103,44 @@ def api_key():
     with session_scope() as s:
         _, key = crud.create_api_key(s, name="test")
     return key
+
+
+@pytest.fixture
+def postgres_url():
+    """A fresh database on the machine's PostgreSQL, dropped afterwards (skips if the server is down)."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError
+
+    url = make_url(POSTGRES_URL)
+    name = f"pw_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except OperationalError as exc:  # pragma: no cover - .ci/run starts PostgreSQL
+        pytest.fail(f"PostgreSQL is not reachable at {POSTGRES_URL}: {exc}")
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        from services.db.session import get_engine
+
+        get_engine.cache_clear()
+        with admin.connect() as conn:
+            conn.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+
+@pytest.fixture
+def api_client(api_key):
+    """A FastAPI TestClient of the whole API, authenticated with a fresh key."""
+    from fastapi.testclient import TestClient
+
+    from services.api.main import create_app
+
+    with TestClient(create_app()) as client:
+        client.headers["Authorization"] = f"Bearer {api_key}"
+        yield client

@@ -31,7 +31,7 @@ async def read_upload(file: UploadFile, *, max_bytes: int | None = None) -> byte
     limit = max_bytes or get_settings().max_upload_bytes
     data = await file.read(limit + 1)
     if len(data) > limit:
-        raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        raise HTTPException(413,
                             f"{file.filename or 'upload'} is larger than {limit} bytes")
     if not data:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"{file.filename or 'upload'} is empty")
@@ -48,16 +48,16 @@ def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage
             fmt = (im.format or "").upper()
             w, h = im.size
             if w * h > settings.max_image_pixels:
-                raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                raise HTTPException(413,
                                     f"{filename}: {w}x{h} pixels exceeds the limit of {settings.max_image_pixels}")
             im.verify()
     except HTTPException:
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, f"{filename} is not a readable image: {exc}") \
+        raise HTTPException(415, f"{filename} is not a readable image: {exc}") \
             from None
     if fmt not in IMAGE_FORMATS:
-        raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, f"{filename}: unsupported image format {fmt!r}")
+        raise HTTPException(415, f"{filename}: unsupported image format {fmt!r}")
     return UploadedImage(filename=filename, data=data, format=fmt, width=w, height=h)
 
 
