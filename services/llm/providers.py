@@ -5,6 +5,8 @@ Registered lazily by :func:`services.llm.gateway.ensure_providers`.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import threading
 import time
@@ -55,6 +57,15 @@ def _response(model_response: ModelResponse, model: str, text: str, prompt_token
     return model_response
 
 
+@contextlib.contextmanager
+def _bad_request_on_value_error(model: str) -> Iterator[None]:
+    """Bad options (unknown backend, invalid schema/regex/grammar, prompt too long) are a 400, not retried."""
+    try:
+        yield
+    except ValueError as e:
+        raise litellm.BadRequestError(message=str(e), model=model, llm_provider="local") from e
+
+
 class LocalProvider(CustomLLM):
     """``local/<name>``: a model from the local registry, decoded on this machine."""
 
@@ -66,17 +77,21 @@ class LocalProvider(CustomLLM):
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                    model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
                    optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
-        req = _request_from(messages, optional_params)
-        res = self._backend(model, optional_params).generate(req)
+        with _bad_request_on_value_error(model):
+            req = _request_from(messages, optional_params)
+            res = self._backend(model, optional_params).generate(req)
         return _response(model_response, model, res.text, res.prompt_tokens, res.completion_tokens,
                          res.finish_reason)
 
     def streaming(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                   model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
                   optional_params: dict, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
-        req = _request_from(messages, optional_params)
+        with _bad_request_on_value_error(model):
+            req = _request_from(messages, optional_params)
+            events = self._backend(model, optional_params).events(req)
+            first = next(events, None)  # options are validated before the first piece
         final = GenerationResult(text="", prompt_tokens=0, completion_tokens=0)
-        for item in self._backend(model, optional_params).events(req):
+        for item in itertools.chain([first] if first is not None else [], events):
             if isinstance(item, GenerationResult):
                 final = item
                 continue

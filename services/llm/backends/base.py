@@ -49,6 +49,7 @@ class GenerationResult:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str = "stop"  # "stop" or "length"
+    token_ids: list[int] = field(default_factory=list)  # the reply's tokens (end-of-turn excluded)
 
 
 class Backend(Protocol):

@@ -107,4 +107,5 @@ class Sequence:
 
     def result(self) -> GenerationResult:
         return GenerationResult(text=self.text, prompt_tokens=len(self.prompt),
-                                completion_tokens=self.n_generated, finish_reason=self.finish_reason)
+                                completion_tokens=self.n_generated, finish_reason=self.finish_reason,
+                                token_ids=list(self.ids))
