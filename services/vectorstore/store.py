@@ -93,11 +93,14 @@ class VectorStore:
 
     def add(self, collection: str, *, ids: list[str], documents: list[str] | None = None,
             embeddings: list[list[float]] | Any | None = None, metadatas: list[dict[str, Any]] | None = None,
-            batch_size: int = 2000) -> int:
-        """Upsert items; text is embedded with MiniLM unless ``embeddings`` is given."""
+            batch_size: int = 2000, space: str = "cosine") -> int:
+        """Upsert items; text is embedded with MiniLM unless ``embeddings`` is given.
+
+        ``space`` (``cosine``, ``l2`` or ``ip``) applies when this call creates the collection.
+        """
         if not ids:
             return 0
-        col = self._collection(collection, text=embeddings is None)
+        col = self._collection(collection, text=embeddings is None, space=space)
         for i in range(0, len(ids), batch_size):
             sl = slice(i, i + batch_size)
             kw: dict[str, Any] = {"ids": ids[sl]}
