@@ -1,0 +1,109 @@
+"""DEFAME's knobs (spec §3.2 "Common LLM settings" and §6) and the run context nodes receive.
+
+:class:`DefameConfig` holds everything a run can change; defaults follow the
+paper where the spec says they must (3 rounds, 5 actions a round, temperature
+0.01, limit per search 5 for AVeriTeC / 3 otherwise, the claim-date restriction,
+the fact-checking-site filter, the top-10 keyword sentences, a 64k-character
+cap). Token budgets per stage exist because the default model is a 135M model
+on two CPU cores; a hosted model is run with the paper's 2,048-token budget by
+raising them.
+
+Secrets and service endpoints for the optional web backends come from
+:class:`DefameSettings` (``PAPERWORKS_DEFAME_*`` variables), never from code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class StageBudget(BaseModel):
+    """Largest completion per stage, in tokens."""
+
+    plan: int = Field(96, ge=1, le=4096, description="Planner answer.")
+    summarize: int = Field(96, ge=1, le=4096, description="One source summary.")
+    merge: int = Field(128, ge=1, le=4096, description="Merge of several source summaries.")
+    develop: int = Field(128, ge=1, le=4096, description="Elaboration.")
+    judge: int = Field(96, ge=1, le=4096, description="Judgement.")
+    justify: int = Field(96, ge=1, le=4096, description="Justification.")
+
+
+class DefameConfig(BaseModel):
+    """Configuration of one fact-check run (serialisable; the API and jobs accept it as JSON)."""
+
+    model: str | None = Field(None, description="litellm model string; default settings.llm_model.")
+    benchmark: str = Field("default", description="Label set, rules and allowed actions (spec §3.5).")
+    max_iterations: int = Field(3, ge=1, le=10, description="Plan/execute/judge rounds at most.")
+    max_actions: int = Field(5, ge=1, le=10, description="Actions per round at most.")
+    limit_per_search: int | None = Field(None, ge=1, le=20,
+                                         description="Results kept per search; default from the benchmark.")
+    knn_neighbours: int = Field(30, ge=1, le=200, description="Corpus neighbours fetched before filtering.")
+    keyword_sentences: int = Field(10, ge=1, le=100, description="Sentences kept by the keyword filter.")
+    max_result_len: int = Field(64_000, ge=100, description="Characters kept per search result.")
+    restrict_to_claim_date: bool = Field(True, description="Drop results published after the claim date.")
+    corpus: str = Field("defame-default", description="Chroma collection holding the evidence corpus.")
+    temperature: float = Field(0.01, ge=0.0, le=2.0, description="Sampling temperature (paper: 0.01).")
+    seed: int = Field(0, description="Sampling seed, for reproducible runs.")
+    max_prompt_chars: int = Field(6000, ge=500, le=500_000,
+                                  description="Prompt cap: the record is cut, never the instructions.")
+    max_source_chars: int = Field(1500, ge=100, le=64_000,
+                                  description="Characters of one source shown to the summariser.")
+    retries: int = Field(3, ge=1, le=5, description="Attempts per parse failure (spec: 3).")
+    budget: StageBudget = Field(default_factory=StageBudget)
+    constrained: Literal["auto", "never"] = Field(
+        "auto", description="Use the local provider's constrained decoding for plan/judge when it has it.")
+    tools: list[str] | None = Field(None, description="Restrict the offered actions to these names.")
+    run_develop: bool = Field(True, description="Run the Develop stage (ablation switch).")
+
+
+class DefameSettings(BaseSettings):
+    """Optional external services (read from ``PAPERWORKS_DEFAME_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_DEFAME_", env_file=None, extra="ignore")
+
+    search_backend: Literal["corpus", "serper"] = Field(
+        "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API.")
+    serper_api_key: SecretStr | None = Field(None, description="Serper.dev key (web and image search).")
+    serper_url: str = Field("https://google.serper.dev", description="Serper endpoint (tests: a local server).")
+    scrape_results: bool = Field(True, description="Fetch result pages (public hosts only) for their text.")
+    vlm_model: str | None = Field(None, description="Vision model for geolocation without EXIF GPS.")
+    face_model: str | None = Field(None, description="YuNet ONNX file for face detection (OpenCV FaceDetectorYN).")
+    request_timeout_s: float = Field(15.0, description="Timeout of one outbound HTTP request.")
+
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class DefameContext:
+    """What every node receives at run time (not checkpointed).
+
+    ``store`` is the vector store holding the corpus (default: the configured
+    one); ``on_event`` receives ``(stage, info)`` as stages finish, for progress
+    bars and streaming UIs.
+    """
+
+    config: DefameConfig = field(default_factory=DefameConfig)
+    store: Any = None
+    on_event: Event | None = None
+    settings: DefameSettings | None = None
+
+    def emit(self, stage: str, **info: Any) -> None:
+        if self.on_event is not None:
+            self.on_event(stage, info)
+
+    def external(self) -> DefameSettings:
+        if self.settings is None:
+            self.settings = DefameSettings()
+        return self.settings
+
+    def vectorstore(self):
+        if self.store is None:
+            from services.vectorstore import get_vectorstore
+
+            self.store = get_vectorstore()
+        return self.store
