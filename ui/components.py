@@ -107,7 +107,11 @@ def render_report(client: ApiClient, job_id: str) -> None:
         st.markdown(f"**{t['title']}**")
         import pandas as pd
 
-        st.dataframe(pd.DataFrame(t["rows"], columns=t["columns"]), hide_index=True, width="stretch")
+        df = pd.DataFrame(t["rows"], columns=t["columns"])
+        if len(df) <= 60:  # small tables as real HTML (searchable, copyable)
+            st.table(df.set_index(df.columns[0]) if len(df.columns) > 1 else df)
+        else:
+            st.dataframe(df, hide_index=True, width="stretch")
         if t.get("note"):
             st.caption(t["note"])
     for a in body.get("artifacts", []):
