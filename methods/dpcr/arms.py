@@ -20,7 +20,7 @@ import numpy as np
 
 from methods.dpcr.calibration import ShiftMode, calibrate
 from methods.dpcr.memory import ClassMemory, ProjectorRule
-from methods.dpcr.ridge import RidgeClassifier, ridge_solution
+from methods.dpcr.ridge import CurrentTerm, RidgeClassifier, ridge_solution
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,10 @@ class StatisticsArm:
     def add(self, feats: np.ndarray, labels: np.ndarray) -> None:
         self.memory.add(feats, labels)
 
-    def refit(self, gamma: float, count_constant: int | None = None) -> RidgeClassifier:
+    def refit(self, gamma: float, count_constant: int | None = None,
+              current: CurrentTerm | None = None) -> RidgeClassifier:
         self.classifier = RidgeClassifier.from_solution(
-            ridge_solution(self.memory, gamma, count_constant=count_constant))
+            ridge_solution(self.memory, gamma, count_constant=count_constant, current=current))
         return self.classifier
 
     def prototypes(self) -> dict[int, np.ndarray]:

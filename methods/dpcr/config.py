@@ -52,16 +52,26 @@ class DPCRConfig(BaseModel):
     gamma_grid: tuple[float, ...] = Field((1.0, 10.0, 100.0), min_length=1, max_length=10)
     gamma_holdout: float = Field(0.2, gt=0, lt=0.9, description="Held-out fraction of task 1 for picking γ.")
     gamma_p: float = Field(1e-9, gt=0, le=1e3, description="TSSP ridge γ_p (rg_tssp).")
-    tssp_passes: int = Field(1, ge=1, le=10, description="Augmented passes over the task's data for TSSP.")
+    tssp_passes: int = Field(1, ge=1, le=32, description="Augmented passes over the task's data for TSSP "
+                             "(the reference makes one; more keep the regression well-posed when n_t ≤ d).")
+    current_term: Literal["augmented", "clean"] = Field(
+        "augmented", description="Current task's ridge term: from the augmented pass(es) through f_t, as the "
+        "reference does (Gram averaged over passes), or from the stored clean statistics.")
     count_constant: int | None = Field(None, ge=1, le=10**6, description="Use this constant N_c in Q (the "
                                        "reference's num_per_class) instead of the true class counts.")
     arms: tuple[Arm, ...] = Field(ALL_ARMS, min_length=1, description="Heads to evaluate (comparison arms).")
+    gamma_sweep: tuple[float, ...] = Field((), max_length=10, description="Extra heads dpcr_g<γ>: the DPCR "
+                                           "arm refit with each of these γ (stability/plasticity sweep).")
     feature_batch: int = Field(512, ge=1, le=8192, description="Batch size for feature extraction.")
 
     @model_validator(mode="after")
     def _check(self) -> "DPCRConfig":
         if len(set(self.arms)) != len(self.arms):
             raise ValueError("arms must not repeat")
+        if self.gamma_sweep and "dpcr" not in self.arms:
+            raise ValueError("gamma_sweep needs the dpcr arm")
+        if any(g <= 0 for g in self.gamma_sweep):
+            raise ValueError("gamma_sweep values must be > 0")
         return self
 
 

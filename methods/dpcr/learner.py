@@ -10,9 +10,11 @@ only in how old-class statistics are treated:
     dpcr_literal  as dpcr, with the reference's literal s > 0 projector
     oracle        RRCR on current-backbone features of all seen classes' training data
                   (upper bound; the only arm that keeps old data, also used for diagnostics)
+    dpcr_g<γ>     the dpcr arm's statistics refit with another γ (optional sweep)
 
 After task t (t ≥ 2): P_t from TSSP on this task's augmented data through f_{t−1} and f_t, each
-arm calibrates its stored classes, adds the new classes' statistics and refits.
+arm calibrates its stored classes, adds the new classes' statistics (clean features of f_t) and
+refits; the current task's ridge term comes from the same augmented pass (``current_term``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from methods.dpcr.arms import ARM_MODES, StatisticsArm, select_gamma
 from methods.dpcr.calibration import tssp_projection
 from methods.dpcr.config import DPCRConfig
 from methods.dpcr.model import Net, build_net
-from methods.dpcr.ridge import RidgeClassifier, joint_ridge
+from methods.dpcr.ridge import CurrentTerm, RidgeClassifier, joint_ridge, ridge_solution
 from methods.dpcr.train import extract_features, frozen_copy, random_shift, train_task
 
 log = logging.getLogger(__name__)
@@ -44,8 +46,12 @@ class DPCRLearner(ContinualLearner):
         self.seed = seed
         torch.manual_seed(seed)
         self.net: Net = build_net(cfg.channels, cfg.head, cfg.cosine_scale_init, in_channels=input_shape[0])
-        self.generator = torch.Generator().manual_seed(seed)
-        self.heads = tuple(cfg.arms)
+        self.generator = torch.Generator().manual_seed(seed)  # training: shuffling + augmentation
+        # separate stream for the closed-form passes, so the training trajectory does not depend on them
+        self.pass_generator = torch.Generator().manual_seed(seed + 7919)
+        self.sweep = {f"dpcr_g{g:g}": float(g) for g in cfg.gamma_sweep}
+        self.sweep_classifiers: dict[str, RidgeClassifier] = {}
+        self.heads = tuple(cfg.arms) + tuple(self.sweep)
         self.arms = {a: StatisticsArm.create(a) for a in cfg.arms if a in ARM_MODES}
         self.keep_data = "oracle" in cfg.arms
         self._seen: list[tuple[np.ndarray, np.ndarray]] = []  # oracle/diagnostics only
@@ -81,17 +87,26 @@ class DPCRLearner(ContinualLearner):
                                                          count_constant=cfg.count_constant)
         diag["gamma"] = float(self.gamma)
 
+        olds, news = self._augmented_passes(old_net, backbone, task.x_train)
         if old_net is not None and self.arms:
-            P = self._tssp(old_net, backbone, task.x_train)
+            P = tssp_projection(np.concatenate(olds), np.concatenate(news), cfg.gamma_p)
             self.last_projection = P
             diag["tssp_dev"] = float(np.linalg.norm(P - np.eye(P.shape[0])) / np.sqrt(P.shape[0]))
             for arm in self.arms.values():
                 arm.shift(P)
+        current = None
+        if cfg.current_term == "augmented":
+            terms = [CurrentTerm.from_features(f, task.y_train, classes) for f in news]
+            current = CurrentTerm(gram=sum(t.gram for t in terms) / len(terms),
+                                  cross=sum(t.cross for t in terms) / len(terms), labels=tuple(classes))
         progress(0.95, "closed-form calibration and ridge")
         for name, arm in self.arms.items():
             arm.add(feats, task.y_train)
-            arm.refit(self.gamma, cfg.count_constant)
+            arm.refit(self.gamma, cfg.count_constant, current)
             diag[f"rank.{name}"] = float(np.mean([s.rank for s in arm.memory.classes.values()]))
+        for name, g in self.sweep.items():
+            self.sweep_classifiers[name] = RidgeClassifier.from_solution(
+                ridge_solution(self.arms["dpcr"].memory, g, count_constant=cfg.count_constant, current=current))
 
         if self.keep_data:
             self._seen.append((task.x_train, task.y_train))
@@ -107,15 +122,17 @@ class DPCRLearner(ContinualLearner):
         self._diag = diag
         progress(1.0, f"task {self.n_tasks} learned")
 
-    def _tssp(self, old_net: Net, backbone: torch.nn.Module, x: np.ndarray) -> np.ndarray:
-        """P_t from ``tssp_passes`` augmented passes of the task's data through f_{t−1} and f_t."""
+    def _augmented_passes(self, old_net: Net | None, backbone: torch.nn.Module,
+                          x: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """``tssp_passes`` randomly shifted copies of the task's data through f_{t−1} (if any) and f_t."""
         xt = torch.as_tensor(x, dtype=torch.float32)
         olds, news = [], []
         for _ in range(self.cfg.tssp_passes):
-            xa = random_shift(xt, self.cfg.augment_shift, self.generator)
-            olds.append(extract_features(old_net.backbone, xa, batch=self.cfg.feature_batch))
+            xa = random_shift(xt, self.cfg.augment_shift, self.pass_generator)
+            if old_net is not None:
+                olds.append(extract_features(old_net.backbone, xa, batch=self.cfg.feature_batch))
             news.append(extract_features(backbone, xa, batch=self.cfg.feature_batch))
-        return tssp_projection(np.concatenate(olds), np.concatenate(news), self.cfg.gamma_p)
+        return olds, news
 
     def _shift_errors(self, f_all: np.ndarray, y_all: np.ndarray, n_old: int) -> dict[str, float]:
         """Mean ‖μ̂_c − μ_c^true‖ (and relative to ‖μ_c^true‖) over old classes, per arm (diagnostic)."""
@@ -154,7 +171,12 @@ class DPCRLearner(ContinualLearner):
             logits = torch.cat([self.net(xt[i:i + bs]) for i in range(0, len(xt), bs)])
             return logits[:, : self.n_seen].argmax(dim=1).numpy()
         feats = self._features(x)
-        clf = self.oracle if head == "oracle" else self.arms[head].classifier
+        if head == "oracle":
+            clf = self.oracle
+        elif head in self.sweep:
+            clf = self.sweep_classifiers[head]
+        else:
+            clf = self.arms[head].classifier
         return clf.predict(feats)
 
     def diagnostics(self) -> dict[str, float]:

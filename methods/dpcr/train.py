@@ -76,11 +76,11 @@ def train_task(net: Net, x: np.ndarray, y: np.ndarray, *, n_old: int, cfg: DPCRC
                     old_logits = old_net(xb)
                 kd = kd_loss(logits[:, :n_old], old_logits, cfg.kd_temperature)
                 loss = ce + cfg.kd_lambda * kd
-                kd_sum += float(kd) * len(idx)
+                kd_sum += kd.item() * len(idx)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            ce_sum += float(ce) * len(idx)
+            ce_sum += ce.item() * len(idx)
         sched.step()
         stats = {"ce": ce_sum / n, "kd": kd_sum / n if not first else float("nan")}
         progress((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs} ce {stats['ce']:.3f}")
