@@ -1,0 +1,134 @@
+"""Evaluate DEFAME and the no-evidence baseline on a benchmark (spec §4).
+
+Both systems use the same model and the same claims. Per claim we keep the
+predicted label (mapped to the dataset's strings), the LLM calls (stage,
+tokens, whether the answer parsed, whether decoding was constrained) and the
+wall time; :func:`summarise` turns that into accuracy / macro-F1 (refusals out
+of the accuracy denominator), parse rates, calls per claim and claims per
+minute. :func:`averitec_predictions` writes DEFAME's output in the official
+AVeriTeC format, with each ``web_search`` query as a question and its evidence
+summary as the answer (an extension: the paper's DEFAME emits no Q&A).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.defame.config import DefameConfig, DefameContext
+from agents.defame.datasets import Item
+from agents.defame.labels import Label, get_benchmark
+from agents.defame.nodes.judge import baseline_verdict
+from agents.defame.run import FactCheck, check_claim
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ClaimOutcome:
+    id: str
+    gold: str
+    defame: str | None = None
+    baseline: str | None = None
+    defame_calls: list[dict[str, Any]] = field(default_factory=list)
+    baseline_calls: list[dict[str, Any]] = field(default_factory=list)
+    defame_seconds: float = 0.0
+    baseline_seconds: float = 0.0
+    rounds: int = 0
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+
+def run_items(items: list[Item], config: DefameConfig, *, store: Any = None, baseline: bool = True,
+              defame: bool = True, checkpointer: Any = "default",
+              on_claim: Callable[[int, int, ClaimOutcome], None] | None = None) -> list[ClaimOutcome]:
+    """Fact-check every item with DEFAME (and the baseline); returns one outcome per item."""
+    bench = get_benchmark(config.benchmark)
+    out: list[ClaimOutcome] = []
+    for i, item in enumerate(items):
+        oc = ClaimOutcome(id=item.id, gold=item.gold)
+        if defame:
+            t0 = time.perf_counter()
+            fc: FactCheck = check_claim(item.claim, config, store=store, checkpointer=checkpointer)
+            oc.defame_seconds = fc.seconds if not fc.resumed else time.perf_counter() - t0
+            oc.defame = bench.dataset_label(fc.label)
+            oc.defame_calls = list(fc.state.get("calls") or [])
+            oc.rounds = int(fc.state.get("iteration", 0))
+            oc.retrieved = [s.get("meta", {}) | {"url": s.get("url")} for b in fc.state.get("record") or []
+                            if b.get("kind") == "evidence" for e in b["items"] for s in e.get("sources", [])]
+            oc.result = fc.to_json()
+        if baseline:
+            from services.llm import track_usage
+
+            t0 = time.perf_counter()
+            with track_usage():
+                label, _, calls = baseline_verdict(item.claim, DefameContext(config=config, store=store))
+            oc.baseline_seconds = time.perf_counter() - t0
+            oc.baseline = bench.dataset_label(label)
+            oc.baseline_calls = calls
+        out.append(oc)
+        if on_claim is not None:
+            on_claim(i + 1, len(items), oc)
+    return out
+
+
+def _rate(calls: list[dict[str, Any]], stage: str, *, first_only: bool = False) -> tuple[int, int]:
+    rows = [c for c in calls if c["stage"] == stage and (not first_only or c.get("attempt", 1) == 1)]
+    return sum(1 for c in rows if c.get("parsed")), len(rows)
+
+
+def summarise(outcomes: list[ClaimOutcome], config: DefameConfig) -> dict[str, Any]:
+    """Metrics, parse rates, cost and throughput for both systems."""
+    from methods.averitec_eval.metrics import label_metrics
+
+    refused = get_benchmark(config.benchmark).dataset_label(Label.REFUSED)
+    res: dict[str, Any] = {"n": len(outcomes)}
+    for system in ("defame", "baseline"):
+        done = [o for o in outcomes if getattr(o, system) is not None]
+        if not done:
+            continue
+        calls = [c for o in done for c in getattr(o, f"{system}_calls")]
+        secs = sum(getattr(o, f"{system}_seconds") for o in done)
+        m = label_metrics([o.gold for o in done], [getattr(o, system) for o in done], refused=refused)
+        parse = {}
+        for stage in ("plan", "judge", "baseline"):
+            ok, tot = _rate(calls, stage)
+            ok1, tot1 = _rate(calls, stage, first_only=True)
+            if tot:
+                parse[stage] = {"parsed": ok, "calls": tot, "rate": ok / tot,
+                                "first_try_rate": ok1 / tot1 if tot1 else 0.0}
+        res[system] = {
+            "metrics": m, "parse": parse, "llm_calls": len(calls), "calls_per_claim": len(calls) / len(done),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+            "completion_tokens": sum(c["completion_tokens"] for c in calls),
+            "constrained_calls": sum(1 for c in calls if c.get("constrained")),
+            "seconds": secs, "claims_per_minute": 60.0 * len(done) / secs if secs > 0 else 0.0,
+        }
+    d = [o for o in outcomes if o.defame is not None]
+    if d:
+        res["defame"]["mean_rounds"] = sum(o.rounds for o in d) / len(d)
+        gold_hits = [1 for o in d for r in o.retrieved if r.get("gold_for") == o.id]
+        res["defame"]["retrieved_sources"] = sum(len(o.retrieved) for o in d)
+        res["defame"]["gold_source_share"] = (len(gold_hits) / res["defame"]["retrieved_sources"]
+                                              if res["defame"]["retrieved_sources"] else 0.0)
+    return res
+
+
+def averitec_predictions(outcomes: list[ClaimOutcome]) -> list[dict[str, Any]]:
+    """DEFAME's runs in the official AVeriTeC prediction format."""
+    preds = []
+    for o in outcomes:
+        r = o.result or {}
+        questions = []
+        for ev in r.get("evidence", []):
+            if not ev["action"].startswith("web_search("):
+                continue
+            query = ev["action"][len('web_search("'):-2]
+            answers = [{"answer": ev["summary"], "answer_type": "Abstractive"}] if ev.get("summary") else []
+            questions.append({"question": query, "answers": answers})
+        preds.append({"claim_id": int(o.id) if o.id.isdigit() else o.id, "claim": (r.get("claim") or {}).get("text"),
+                      "label": o.defame, "questions": questions, "justification": r.get("justification", "")})
+    return preds

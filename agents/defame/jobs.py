@@ -1,0 +1,175 @@
+"""DEFAME's job types and its ``reproduce`` experiment (the plug-in contract of docs/PLATFORM.md).
+
+* ``defame.check``: fact-check one claim (text, images already stored by the API or CLI, date, author).
+* ``defame.batch``: fact-check every claim of a dataset file (AVeriTeC / MOCHEG / VERITE format), with progress.
+* ``reproduce defame``: AVeriTeC (oracle corpus) and the MOCHEG sample, DEFAME vs the no-evidence baseline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from agents.defame.config import DefameConfig
+from services.jobs import JobContext, Report, register_method, register_reproducer
+from services.jobs.registry import register_preparer
+
+log = logging.getLogger(__name__)
+
+
+def _allowed_roots() -> list[Path]:
+    from agents.defame.run import media_dir
+    from services.config import get_settings
+
+    s = get_settings()
+    return [media_dir().resolve(), Path(s.data_dir).resolve(), (Path(s.home) / "uploads").resolve()]
+
+
+def _inside_allowed(path: str) -> str:
+    p = Path(path).expanduser().resolve()
+    if not any(p == r or r in p.parents for r in _allowed_roots()):
+        raise ValueError(f"{path}: files must come from an upload or the data directory")
+    if not p.is_file():
+        raise ValueError(f"{path}: no such file")
+    return str(p)
+
+
+class CheckParams(BaseModel):
+    """One claim to fact-check."""
+
+    claim: str = Field(..., min_length=1, max_length=5000, description="The claim text.")
+    images: list[str] = Field(default_factory=list, max_length=8,
+                              description="Stored image paths (uploads or data directory).")
+    date: dt.date | None = Field(None, description="Claim date (YYYY-MM-DD); later sources are excluded.")
+    author: str | None = Field(None, max_length=300)
+    origin: str | None = Field(None, max_length=2000)
+    benchmark: Literal["default", "averitec", "mocheg", "verite", "claimreview"] = "default"
+    corpus: str = Field("defame-default", min_length=3, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$",
+                        description="Chroma collection used as the offline web.")
+    model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
+    max_iterations: int = Field(3, ge=1, le=3)
+
+    @field_validator("claim")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the claim text is empty")
+        return v.strip()
+
+    @field_validator("images")
+    @classmethod
+    def _images_ok(cls, v: list[str]) -> list[str]:
+        return [_inside_allowed(p) for p in v]
+
+    def config(self) -> DefameConfig:
+        return DefameConfig(model=self.model, benchmark=self.benchmark, corpus=self.corpus,
+                            max_iterations=self.max_iterations)
+
+
+def fact_check_report(fc: Any) -> Report:
+    """The job :class:`Report` of one fact-check: verdict, justification, document with images, evidence."""
+    from agents.defame.report import resolve_images
+
+    state = fc.state
+    claim_text = (state.get("claim") or {}).get("text", "")
+    report = Report(title=f"Fact-check: {claim_text[:80]}", summary=f"**Verdict: {fc.label.name}**")
+    media = {k: v for k, v in (state.get("media") or {}).items() if Path(v).exists()}
+    names: dict[str, str] = {}
+    for k, path in sorted(media.items(), key=lambda kv: int(kv[0])):
+        try:
+            from PIL import Image
+
+            names[k] = f"image_{k}.png"
+            report.add_image(names[k], Image.open(path).convert("RGB"), caption=f"<image:{k}>")
+        except Exception as exc:  # an unreadable evidence image does not fail the report
+            log.warning("cannot attach %s: %s", path, exc)
+            names.pop(k, None)
+    doc = resolve_images(fc.markdown, {k: v for k, v in media.items() if k in names},
+                         lambda k, _p: f"artifact:{names[k]}")
+    report.add_section("Verdict", f"### {fc.label.name} (`{fc.label.value}`)")
+    report.add_section("Justification", state.get("justification") or "_No justification (the model refused)._")
+    report.add_section("Fact-checking document", doc)
+    data = fc.to_json()
+    ev_rows = [[e["action"], "yes" if e["useful"] else "no", (e["summary"] or "")[:300],
+                " ".join(s["url"] for s in e["sources"])] for e in data["evidence"]]
+    report.add_table("Evidence", ["action", "useful", "summary", "sources"], ev_rows)
+    usage = data["usage"]
+    report.add_table("Per-stage usage", ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
+                     [[k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
+                      for k, v in usage.items()])
+    report.metrics.update({"verdict": fc.label.value, "rounds": data["rounds"], "llm_calls": data["llm_calls"],
+                           "seconds": data["seconds"]})
+    report.data = data
+    return report
+
+
+@register_method("defame.check", title="DEFAME fact-check", queue="cpu",
+                 description="Fact-check a claim (text + optional images) with the six-stage DEFAME agent.")
+def check(params: CheckParams, progress: JobContext) -> Report:
+    """Run DEFAME on one claim; stages stream into the job's progress messages."""
+    from agents.defame.run import ClaimRequest, check_claim
+
+    req = ClaimRequest(text=params.claim, images=params.images, date=params.date, author=params.author,
+                       origin=params.origin)
+    cfg = params.config()
+    total = 6 * cfg.max_iterations
+
+    steps = {"n": 0}
+
+    def on_event(stage: str, info: dict[str, Any]) -> None:
+        steps["n"] += 1
+        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "round")
+        progress(min(0.95, steps["n"] / total), f"round {info.get('round')}: {stage} done ({detail})")
+
+    progress(0.01, "planning")
+    fc = check_claim(req, cfg, on_event=on_event, thread_id=f"job-{progress.job_id}" if progress.job_id else None)
+    progress(1.0, f"verdict: {fc.label.name}")
+    return fact_check_report(fc)
+
+
+class BatchParams(BaseModel):
+    """A dataset file to fact-check claim by claim."""
+
+    dataset: Literal["averitec", "mocheg", "verite"] = "averitec"
+    path: str | None = Field(None, description="Dataset file (uploads or data directory); default the shipped one.")
+    limit: int = Field(10, ge=1, le=1000)
+    corpus: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$", max_length=200,
+                               description="Evidence collection; default the dataset's oracle corpus.")
+    model: str | None = Field(None, max_length=200)
+    baseline: bool = Field(True, description="Also run the no-evidence baseline.")
+
+    @field_validator("path")
+    @classmethod
+    def _path_ok(cls, v: str | None) -> str | None:
+        return None if v is None else _inside_allowed(v)
+
+
+@register_method("defame.batch", title="DEFAME over a dataset", queue="cpu",
+                 description="Fact-check every claim of a dataset file; accuracy and macro-F1 vs gold.")
+def batch(params: BatchParams, progress: JobContext) -> Report:
+    from agents.defame.experiment import evaluate_dataset
+
+    return evaluate_dataset(params.dataset, path=params.path, limit=params.limit, corpus=params.corpus,
+                            model=params.model, baseline=params.baseline, progress=progress)
+
+
+@register_reproducer("defame", description="DEFAME vs no-evidence baseline on AVeriTeC (oracle corpus) and MOCHEG")
+def reproduce(out_dir: Path, progress: JobContext, limit: int = 30, model: str | None = None,
+              mocheg_limit: int = 10, baseline: bool = True, **_: Any) -> Path:
+    from agents.defame.experiment import reproduce_report
+
+    report = reproduce_report(limit=int(limit), model=model, mocheg_limit=int(mocheg_limit),
+                              baseline=bool(baseline), progress=progress, out_dir=Path(out_dir))
+    return report.write_markdown(Path(out_dir) / "defame.md")
+
+
+@register_preparer("defame.nltk_data")
+def prepare_nltk_data() -> str:
+    """Build WordNet 3.0 + punkt_tab for the AVeriTeC scorer from local files (no network)."""
+    from methods.averitec_eval.nltk_data import ensure_nltk_data
+
+    return f"NLTK data (WordNet 3.0, punkt_tab) in {ensure_nltk_data()}"
