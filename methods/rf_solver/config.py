@@ -1,0 +1,110 @@
+"""Configurations of the tiny rectified-flow DiT and its training (spec §6.2), with named presets."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DiTConfig:
+    """Shape of the DiT-style velocity model.
+
+    The first ``single_from`` blocks are image-only DiT blocks (standing in for FLUX's
+    double-stream blocks, with the label entering through adaLN); the rest are
+    "single-stream" blocks where ``label_tokens`` label tokens are concatenated with the
+    image tokens, as in FLUX. V sharing (RF-Edit) happens only in the single blocks.
+    """
+
+    image_size: int = 16
+    channels: int = 1
+    patch_size: int = 2
+    width: int = 128
+    heads: int = 4
+    depth: int = 6
+    single_from: int = 3
+    mlp_ratio: float = 2.0
+    cond_dim: int = 32
+    label_tokens: int = 1
+    labels: tuple[str, ...] = tuple(str(i) for i in range(10))
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def null_label(self) -> int:
+        """Index of the "empty prompt" used by classifier-free guidance."""
+        return len(self.labels)
+
+    @property
+    def tokens(self) -> int:
+        """Image token count L (the schedule's sequence length)."""
+        return (self.image_size // self.patch_size) ** 2
+
+    @property
+    def single_blocks(self) -> tuple[int, ...]:
+        return tuple(range(self.single_from, self.depth))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["labels"] = list(self.labels)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DiTConfig":
+        d = dict(d)
+        d["labels"] = tuple(d.get("labels", ()))
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Rectified-flow training: loss ‖v_θ(Z_t, t, c) − (ε − X_0)‖², t ~ logit-normal(0, 1)."""
+
+    steps: int = 1500
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    warmup: int = 50
+    ema: float = 0.999
+    label_dropout: float = 0.1
+    t_sampling: str = "logit_normal"
+    seed: int = 0
+    threads: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named model + training recipe + the data it is trained on."""
+
+    name: str
+    model: DiTConfig
+    train: TrainConfig
+    data: str  # "digits" or "photo"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_train(self, **overrides: Any) -> "Preset":
+        return replace(self, train=replace(self.train, **overrides))
+
+
+PRESETS: dict[str, Preset] = {
+    # 8×8 digits upsampled to 16×16, patch 2 → 64 tokens; label = the digit.
+    "digits": Preset("digits", DiTConfig(), TrainConfig(steps=1500, batch_size=64), "digits"),
+    # 32×32 RGB crops of scikit-learn's china.jpg / flower.jpg, patch 4 → 64 tokens; 2-way label.
+    "photo": Preset("photo", DiTConfig(image_size=32, channels=3, patch_size=4, labels=("china", "flower")),
+                    TrainConfig(steps=1000, batch_size=48), "photo"),
+    # Test-sized: a few seconds of training on digits.
+    "tiny": Preset("tiny", DiTConfig(width=48, heads=2, depth=4, single_from=2, cond_dim=16),
+                   TrainConfig(steps=150, batch_size=32, lr=2e-3, warmup=10, ema=0.9), "digits"),
+}
+
+
+def get_preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None

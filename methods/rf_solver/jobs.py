@@ -1,0 +1,103 @@
+"""Registered jobs ``rf.edit`` and ``rf.reconstruct`` and the reproducer ``rf_solver``.
+
+Queue: both jobs are registered on the ``cpu`` queue. The model is a ~1M-parameter DiT
+on 16×16 or 32×32 images: an N = 15 edit is tens to hundreds of milliseconds of CPU
+compute, the V cache lives in CPU memory as the spec prescribes, and the default
+deployment (``paperworks up``) runs only a ``cpu`` worker, so a ``gpu`` registration would
+leave jobs queued on a laptop. A GPU worker gains nothing at this size; a deployment
+hosting a large RF model (FLUX-size) would register its adapter's jobs on ``gpu``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from services.jobs import JobContext, Report, register_method, register_reproducer
+
+
+class ImageRef(BaseModel):
+    """Exactly one image reference."""
+
+    image_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                                     description="SHA-256 of an uploaded image in the artifact store.")
+    digit_index: int | None = Field(None, ge=0, le=296, description="Index into the 297 held-out digits.")
+    example: Literal["boy.jpg", "hiking.jpg", "horse.jpg"] | None = Field(
+        None, description="A shared example photo (rf_edit_examples).")
+    model: Literal["auto", "digits", "photo"] = Field("auto", description="Which trained RF model to use.")
+    shift: bool = Field(True, description="FLUX-dev schedule shift (off = flux-schnell linear grid).")
+
+    @model_validator(mode="after")
+    def _one_image(self) -> "ImageRef":
+        if sum(x is not None for x in (self.image_sha256, self.digit_index, self.example)) != 1:
+            raise ValueError("give exactly one of image_sha256, digit_index, example")
+        return self
+
+
+class EditParams(ImageRef):
+    source_label: str = Field("3", max_length=20, description="Label (\"prompt\") describing the source image.")
+    target_label: str = Field("8", max_length=20, description="Label to edit towards.")
+    steps: int = Field(15, ge=1, le=100, description="Timesteps N.")
+    inject: int = Field(2, ge=0, le=100, description="Denoising steps k that receive the source V.")
+    order: Literal[1, 2] = Field(2, description="1 = Euler (vanilla RF), 2 = RF-Solver-2.")
+    guidance: float = Field(2.0, ge=1.0, le=10.0, description="Guidance of the target pass (inversion uses 1).")
+    offload: bool = Field(False, description="Keep the V cache on disk instead of memory.")
+
+    @model_validator(mode="after")
+    def _inject_le_steps(self) -> "EditParams":
+        if self.inject > self.steps:
+            raise ValueError("inject must be <= steps")
+        return self
+
+
+class ReconstructParams(ImageRef):
+    label: str = Field("3", max_length=20, description="Label of the image (used for inversion and sampling).")
+    nfes: list[int] = Field([4, 10, 20, 50], min_length=1, max_length=8,
+                            description="Evaluations per direction (even): Euler uses NFE steps, RF-Solver-2 NFE/2.")
+
+    @model_validator(mode="after")
+    def _even(self) -> "ReconstructParams":
+        if any(n < 2 or n > 200 or n % 2 for n in self.nfes):
+            raise ValueError("each NFE must be even and in [2, 200]")
+        self.nfes = sorted(set(self.nfes))
+        return self
+
+
+def _image(params: ImageRef, preset: str):
+    from methods.rf_solver.config import PRESETS
+    from methods.rf_solver.service import resolve_image
+
+    cfg = PRESETS[preset].model
+    return resolve_image(image_sha256=params.image_sha256, digit_index=params.digit_index, example=params.example,
+                         size=cfg.image_size, channels=cfg.channels)
+
+
+@register_method("rf.edit", title="RF-Edit an image", queue="cpu", tags=("image", "rectified-flow"))
+def run_edit(params: EditParams, progress: JobContext) -> Report:
+    """Invert an image with RF-Solver under its source label and resample it under a target label, sharing V."""
+    from methods.rf_solver.service import edit_report, preset_for_labels
+
+    preset = preset_for_labels(params.model, params.source_label, params.target_label)
+    return edit_report(_image(params, preset), preset, params.source_label, params.target_label, steps=params.steps,
+                       inject=params.inject, order=params.order, guidance=params.guidance, shift=params.shift,
+                       offload=params.offload, progress=progress)
+
+
+@register_method("rf.reconstruct", title="RF inversion + reconstruction", queue="cpu", tags=("image", "rectified-flow"))
+def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
+    """Invert and reconstruct an image at several NFE budgets, Euler vs RF-Solver-2 at equal NFE."""
+    from methods.rf_solver.service import preset_for_labels, reconstruct_report
+
+    preset = preset_for_labels(params.model, params.label)
+    return reconstruct_report(_image(params, preset), preset, params.label, nfes=params.nfes, shift=params.shift,
+                              progress=progress)
+
+
+@register_reproducer("rf_solver", description="RF-Solver: analytic orders, trained-model reconstruction, RF-Edit trade-off")
+def reproduce(out_dir: Path, progress: JobContext, **options) -> Path:
+    """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
+    from methods.rf_solver.reproduce import run_reproduction
+
+    return run_reproduction(Path(out_dir), progress, **options)
