@@ -16,8 +16,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 _SESSION_HOME = Path(tempfile.mkdtemp(prefix="pw-test-home-"))
-# The converted SmolLM2 (and other caches) survive between test runs.
-_CACHE = Path(os.environ.get("PAPERWORKS_TEST_CACHE", Path.home() / ".cache" / "paperworks-test"))
+# The converted SmolLM2 (and other caches) survive between runs: the same cache
+# `paperworks prepare` fills (a converted model is the same bytes whoever converts it).
+_CACHE = Path(os.environ.get("PAPERWORKS_TEST_CACHE", Path.home() / ".paperworks" / "cache"))
 
 os.environ["PAPERWORKS_HOME"] = str(_SESSION_HOME)
 os.environ["PAPERWORKS_CACHE_DIR"] = str(_CACHE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from services.jobs import JobContext, Report, register_method
+from services.jobs import JobContext, Report, register_method, register_preparer
 from services.llm import complete
 
 
@@ -53,3 +53,11 @@ def run(params: CompleteParams, progress: JobContext) -> Report:
     report.add_table("Completions", ["#", "prompt", "completion", "tokens", "seconds"], rows)
     report.data["completions"] = [r[2] for r in rows]
     return report
+
+
+@register_preparer("local-llm")
+def prepare_local_model() -> str:
+    """Convert the bundled SmolLM2 GGUF to a cached transformers checkpoint (once)."""
+    from services.llm.local_models import converted_dir
+
+    return f"local model ready at {converted_dir()}"

@@ -156,6 +156,25 @@ def _print_outcome(job_id: str, status: str, error: str | None, out: Path | None
             console.print(Markdown(md))
 
 
+@app.command("prepare")
+def prepare_cmd() -> None:
+    """Migrate the database and run every offline set-up step (model conversion, data files)."""
+    from services.db import migrate
+    from services.jobs import list_preparers
+
+    migrate.upgrade()
+    failed = 0
+    for name, fn in list_preparers().items():
+        t0 = time.perf_counter()
+        try:
+            console.print(f"[green]✓[/green] {name}: {fn()} ({time.perf_counter() - t0:.1f} s)")
+        except Exception as exc:  # report every step, fail at the end
+            failed += 1
+            console.print(f"[red]✗ {name}: {type(exc).__name__}: {exc}[/red]")
+    if failed:
+        raise typer.Exit(code=1)
+
+
 @app.command("jobs")
 def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None = None,
              status: str | None = None) -> None:
@@ -220,11 +239,12 @@ def api_cmd(host: str = typer.Option(None), port: int = typer.Option(None)) -> N
 
 
 @app.command("ui")
-def ui_cmd(port: int = typer.Option(None)) -> None:
+def ui_cmd(port: int = typer.Option(None), host: str = typer.Option(None)) -> None:
     """Serve the Streamlit web app."""
     from services.cli.up import streamlit_command
 
-    os.execvp(streamlit_command(port)[0], streamlit_command(port))
+    cmd = streamlit_command(port, host)
+    os.execvp(cmd[0], cmd)
 
 
 @app.command("up")

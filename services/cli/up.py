@@ -17,10 +17,10 @@ from services.config import get_settings
 UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
 
-def streamlit_command(port: int | None = None) -> list[str]:
+def streamlit_command(port: int | None = None, host: str | None = None) -> list[str]:
     s = get_settings()
     return [sys.executable, "-m", "streamlit", "run", str(UI_APP), "--server.headless", "true",
-            "--server.port", str(port or s.ui_port), "--server.address", s.api_host,
+            "--server.port", str(port or s.ui_port), "--server.address", host or s.api_host,
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
 
 

