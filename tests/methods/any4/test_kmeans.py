@@ -7,6 +7,15 @@ import torch
 from methods.any4.kmeans import SortedRows, kmeans_1d_optimal, kmeans_plusplus, random_init, weighted_lloyd
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Like AnyQuantizer, run the many small k-means ops on one thread (see quantizers.py)."""
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(prev)
+
+
 def _rows(r: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(r, k, generator=g, dtype=torch.float64) * 3
@@ -40,13 +49,15 @@ def test_close_to_sklearn_and_not_below_dp_optimum():
     """200 random weighted rows: within 1% of sklearn (k-means++, n_init=1) on average; ≥ the DP optimum
     (checked on the first 50 rows, the DP being O(k·K²))."""
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     x, w = _rows(200, 256, 2)
     rows = SortedRows(x, w)
     ours = weighted_lloyd(rows, kmeans_plusplus(rows, 16, torch.Generator().manual_seed(2)), max_iter=300,
                           tol=1e-6).objective.numpy()
-    sk = np.array([KMeans(16, init="k-means++", n_init=1, random_state=i)
-                   .fit(x[i, :, None].numpy(), sample_weight=w[i].numpy()).inertia_ for i in range(200)])
+    with threadpool_limits(1):  # 200 tiny fits: thread wake-ups would dominate
+        sk = np.array([KMeans(16, init="k-means++", n_init=1, random_state=i)
+                       .fit(x[i, :, None].numpy(), sample_weight=w[i].numpy()).inertia_ for i in range(200)])
     dp = np.array([kmeans_1d_optimal(x[i].numpy(), w[i].numpy(), 16)[0] for i in range(50)])
     assert (ours[:50] >= dp * (1 - 1e-9)).all()
     assert (sk[:50] >= dp * (1 - 1e-9)).all()
