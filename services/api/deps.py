@@ -10,21 +10,14 @@ from sqlalchemy.orm import Session
 
 from services.db import crud
 from services.db.models import ApiKey, Job
-from services.db.session import get_sessionmaker
+from services.db.session import session_scope
 from services.jobs.lifecycle import EnqueueError, submit_job
 from services.jobs.registry import InvalidParams, UnknownMethod
 
 
 def get_session() -> Iterator[Session]:
-    session = get_sessionmaker()()
-    try:
+    with session_scope() as session:
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
