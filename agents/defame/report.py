@@ -83,13 +83,33 @@ def render_document(state: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+
+
 def resolve_images(markdown: str, media: dict[str, str], link: Callable[[str, str], str]) -> str:
-    """Replace ``<image:k>`` by ``![image k](link(k, path))`` for every known image."""
+    """Show each known image inline (``![image k](link(k, path))``) where it is first mentioned.
+
+    References inside code (the Actions block, inline code) stay as they are; later
+    mentions of an image already shown become the plain words "image k".
+    """
+    shown: set[str] = set()
+
     def sub(m: re.Match) -> str:
         k = m.group(1)
-        return f"![image {k}]({link(k, media[k])})" if k in media else m.group(0)
+        if k not in media:
+            return m.group(0)
+        if k in shown:
+            return f"*(image {k})*"
+        shown.add(k)
+        return f"\n\n![image {k}]({link(k, media[k])})\n\n"
 
-    return IMAGE_REF.sub(sub, markdown)
+    out, pos = [], 0
+    for code in _CODE.finditer(markdown):
+        out.append(IMAGE_REF.sub(sub, markdown[pos:code.start()]))
+        out.append(code.group(0))
+        pos = code.end()
+    out.append(IMAGE_REF.sub(sub, markdown[pos:]))
+    return "".join(out)
 
 
 def evidence_list(record: list[dict[str, Any]]) -> list[dict[str, Any]]:

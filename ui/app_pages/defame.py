@@ -20,6 +20,7 @@ from ui.components import get_client
 
 PAGE = {"title": "Fact-check (DEFAME)", "icon": ":material/fact_check:", "section": "Agents", "order": 10}
 _IMG = re.compile(r"!\[([^\]]*)\]\(artifact:([^)]+)\)")
+_REF = re.compile(r"<image:(\d+)>")
 _COLORS = {"SUPPORTED": "green", "REFUTED": "red", "NEI": "orange", "CONFLICTING": "violet",
            "CHERRY_PICKING": "violet", "OUT_OF_CONTEXT": "red", "REFUSED": "gray"}
 
@@ -74,7 +75,7 @@ def _result(client, job_id: str) -> None:
         with st.container(border=True):
             st.markdown(f"**`{ev['action']}`** " + ("" if ev["useful"] else " · _no useful evidence_"))
             if ev.get("summary"):
-                st.markdown(ev["summary"])
+                st.markdown(_REF.sub(lambda m: f"image {m.group(1)}", ev["summary"]))
             if ev.get("error"):
                 st.warning(ev["error"])
             for src in ev.get("sources", []):
