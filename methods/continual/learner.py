@@ -19,7 +19,8 @@ registering a factory::
     class Options(BaseModel):
         lr: float = Field(0.1, gt=0)
 
-    @register_learner("mymethod", options=Options, heads=("default",), description="...")
+    @register_learner("mymethod", options=Options, heads=("default",), description="...",
+                      presets={"quick": {"lr": 0.5}})
     def make(options: Options, *, seed: int, stream: TaskStream) -> ContinualLearner: ...
 
 Registration happens in the method's ``jobs.py`` (imported by ``services.jobs.load_all``).
@@ -30,7 +31,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,7 @@ class LearnerSpec:
     options_model: type[BaseModel]
     heads: tuple[str, ...]
     description: str = ""
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def validate_options(self, options: dict[str, Any] | None) -> BaseModel:
         try:
@@ -93,15 +95,26 @@ _LEARNERS: dict[str, LearnerSpec] = {}
 
 
 def register_learner(name: str, *, options: type[BaseModel], heads: tuple[str, ...] = ("default",),
-                     description: str = "") -> Callable[[Factory], Factory]:
-    """Decorator registering ``factory(options, *, seed, stream) -> ContinualLearner`` as ``name``."""
+                     description: str = "", presets: dict[str, dict[str, Any]] | None = None,
+                     ) -> Callable[[Factory], Factory]:
+    """Decorator registering ``factory(options, *, seed, stream) -> ContinualLearner`` as ``name``.
+
+    ``presets`` names option dicts a UI can offer (e.g. ``{"quick": {...}, "spec": {}}``); each is
+    validated against ``options`` at registration.
+    """
+    for pname, values in (presets or {}).items():
+        try:
+            options.model_validate(values)
+        except ValidationError as exc:
+            raise ValueError(f"preset {pname!r} of {name} is invalid: {exc}") from None
 
     def deco(fn: Factory) -> Factory:
         existing = _LEARNERS.get(name)
         if existing is not None and existing.factory.__qualname__ != fn.__qualname__:
             raise ValueError(f"continual method {name!r} registered twice")
         _LEARNERS[name] = LearnerSpec(name=name, factory=fn, options_model=options, heads=tuple(heads),
-                                      description=description or (fn.__doc__ or "").strip().split("\n")[0])
+                                      description=description or (fn.__doc__ or "").strip().split("\n")[0],
+                                      presets=dict(presets or {}))
         return fn
 
     return deco

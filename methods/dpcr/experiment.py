@@ -110,7 +110,11 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
 
     ``quick`` swaps in the tiny schedule (tests and smoke runs; never used for docs/results).
     """
-    t0 = time.perf_counter()
+    if not (isinstance(seeds, int) and 1 <= seeds <= 20):
+        raise ValueError("seeds must be an integer in 1..20")
+    if not (isinstance(threads, int) and 1 <= threads <= 64):
+        raise ValueError("threads must be an integer in 1..64")
+    t0, cpu0 = time.perf_counter(), time.process_time()
     plan = _experiments()
     exps: dict[str, ExperimentResult] = {}
     weights = np.array([1.0 if spc is None else 0.4 for _, _, spc, _ in plan])
@@ -120,7 +124,7 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
         exps[key] = run_experiment("dpcr", seeds=seed_list(seeds), options=_config(quick, overrides),
                                    dataset="digits", classes_per_task=2, samples_per_class=spc, threads=threads,
                                    progress=progress.sub(bounds[i], bounds[i + 1]))
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
     full, small = exps["full"].aggregate(), exps["spc32"].aggregate()
     report = Report(
@@ -135,7 +139,8 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
         for h in ("lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_literal", "oracle"):
             report.metrics[f"{key}.{h}.A_f"] = round(exps[key].aggregate()[h]["A_f"][0], 6)
     report.metrics["wall_seconds"] = round(elapsed, 1)
-    report.add_section("Setup", _setup_text(exps, seeds, quick, threads, elapsed))
+    report.metrics["cpu_seconds"] = round(cpu, 1)
+    report.add_section("Setup", _setup_text(exps, seeds, quick, threads, elapsed, cpu))
     report.add_section("Expected directions (spec §7), as measured", _directions(exps))
     for key, title, _, _ in plan:
         exp = exps[key]
@@ -148,11 +153,13 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
         add_experiment(report, exp, key=key, title=title, labels=ARM_LABELS, figure_heads=heads,
                        table_heads=table_heads, metrics=False)
         report.sections[-1].markdown += "\n\n" + "\n\n".join(extra)
-    report.data = {"experiments": {k: e.to_dict() for k, e in exps.items()}, "wall_seconds": elapsed}
+    report.data = {"experiments": {k: e.to_dict() for k, e in exps.items()}, "wall_seconds": elapsed,
+                   "cpu_seconds": cpu}
     return report
 
 
-def _setup_text(exps: dict[str, ExperimentResult], seeds: int, quick: bool, threads: int, elapsed: float) -> str:
+def _setup_text(exps: dict[str, ExperimentResult], seeds: int, quick: bool, threads: int, elapsed: float,
+                cpu: float) -> str:
     cfg = exps["full"].options
     sec_per_run = {k: float(np.mean([sum(r.task_seconds) for r in e.runs])) for k, e in exps.items()}
     return "\n".join([
@@ -174,8 +181,9 @@ def _setup_text(exps: dict[str, ExperimentResult], seeds: int, quick: bool, thre
         "(32/class) a single pass makes P_t a near-interpolating fit, see the `spc32_1pass` ablation.",
         "- Oracle arm: ridge on current-backbone features of every seen class's training data (it alone keeps data).",
         f"- Machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} CPUs shared with other jobs, "
-        f"torch {torch.__version__}, {threads} torch thread(s). Wall time {elapsed / 60:.1f} min; mean seconds per "
-        "seed: " + ", ".join(f"{k} {v:.0f}" for k, v in sec_per_run.items()) + ".",
+        f"torch {torch.__version__}, {threads} torch thread(s). Wall time {elapsed / 60:.1f} min under the shared "
+        f"load, CPU time {cpu / 60:.1f} min (≈ the wall time on an idle machine with one thread); mean wall seconds "
+        "per seed: " + ", ".join(f"{k} {v:.0f}" for k, v in sec_per_run.items()) + ".",
         "- Paper numbers are for ResNet-18 on CIFAR-100 / Tiny-ImageNet / ImageNet; they are not comparable with "
         "this 8×8-digits stand-in and are not quoted (the spec could not retrieve Table 1 offline).",
         *(["", "**Quick smoke run with the tiny schedule: these are not results.**"] if quick else []),

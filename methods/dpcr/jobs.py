@@ -11,9 +11,19 @@ from methods.dpcr.config import ALL_ARMS, DPCRConfig
 from methods.dpcr.learner import DPCRLearner
 
 
-@register_learner("dpcr", options=DPCRConfig, heads=ALL_ARMS,
+PRESETS = {
+    "quick": {"channels": [8, 16, 16], "epochs_first": 3, "milestones_first": [2], "epochs_inc": 2,
+              "milestones_inc": [1], "tssp_passes": 4},
+    "spec": {},
+    "reproduce": {"tssp_passes": 8, "gamma_sweep": [0.1, 1.0, 10.0, 100.0, 1000.0]},
+}
+
+
+@register_learner("dpcr", options=DPCRConfig, heads=ALL_ARMS, presets=PRESETS,
                   description="LwF backbone + DPCR (TSSP, CIP, ridge reconstruction) with every comparison arm "
-                              "of the spec as a head: lwf, ridge_uncal, tssp, dpcr, dpcr_literal, oracle.")
+                              "of the spec as a head: lwf, ridge_uncal, tssp, dpcr, dpcr_literal, oracle. "
+                              "Presets: quick (tiny CNN, seconds), spec (§6 schedule, about a minute per seed), "
+                              "reproduce (as docs/results/dpcr.md).")
 def make_dpcr(options: DPCRConfig, *, seed: int, stream: TaskStream) -> ContinualLearner:
     """A DPCR learner for ``stream``'s input shape."""
     return DPCRLearner(options, seed=seed, input_shape=stream.input_shape)

@@ -61,3 +61,13 @@ def test_bad_params_are_422(api_client, params, needle):
 def test_methods_endpoint_describes_continual_run(api_client):
     spec = api_client.get("/v1/methods/continual.run").json()
     assert "seeds" in str(spec) and "samples_per_class" in str(spec)
+
+
+def test_continual_catalogue_lists_dpcr_with_presets(api_client):
+    methods = {m["name"]: m for m in api_client.get("/v1/continual/methods").json()}
+    dpcr = methods["dpcr"]
+    assert dpcr["heads"][:4] == ["lwf", "ridge_uncal", "tssp", "dpcr"]
+    assert {"quick", "spec", "reproduce"} <= set(dpcr["presets"])
+    assert "gamma_p" in dpcr["options_schema"]["properties"]
+    assert "digits" in api_client.get("/v1/continual/datasets").json()
+    assert api_client.get("/v1/continual/methods", headers={"Authorization": "Bearer nope"}).status_code == 401
