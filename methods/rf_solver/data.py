@@ -72,7 +72,7 @@ def load_photos(downscale: int = 2) -> tuple[torch.Tensor, ...]:
     for name in PHOTO_NAMES:
         img = Image.fromarray(load_sample_image(name))
         img = img.resize((img.width // downscale, img.height // downscale), Image.BILINEAR)
-        arr = torch.as_tensor(np.asarray(img), dtype=torch.float32).permute(2, 0, 1) / 127.5 - 1
+        arr = torch.as_tensor(np.array(img), dtype=torch.float32).permute(2, 0, 1) / 127.5 - 1
         out.append(arr)
     return tuple(out)
 
@@ -112,7 +112,7 @@ def image_to_tensor(image: Image.Image | bytes | Path, size: int, channels: int)
     side = min(image.size)
     left, top = (image.width - side) // 2, (image.height - side) // 2
     image = image.crop((left, top, left + side, top + side)).resize((size, size), Image.BILINEAR)
-    arr = torch.as_tensor(np.asarray(image), dtype=torch.float32) / 255.0  # (H, W, 3) in 0..1
+    arr = torch.as_tensor(np.array(image), dtype=torch.float32) / 255.0  # (H, W, 3) in 0..1
     if channels == 1:
         grey = arr.mean(-1, keepdim=True)
         if float(grey.mean()) > 0.5:
