@@ -47,8 +47,11 @@ class EditParams(ImageRef):
 
     @model_validator(mode="after")
     def _inject_le_steps(self) -> "EditParams":
+        from methods.rf_solver.service import preset_for_labels
+
         if self.inject > self.steps:
             raise ValueError("inject must be <= steps")
+        preset_for_labels(self.model, self.source_label, self.target_label)  # ValueError → 422
         return self
 
 
@@ -59,6 +62,9 @@ class ReconstructParams(ImageRef):
 
     @model_validator(mode="after")
     def _even(self) -> "ReconstructParams":
+        from methods.rf_solver.service import preset_for_labels
+
+        preset_for_labels(self.model, self.label)
         if any(n < 2 or n > 200 or n % 2 for n in self.nfes):
             raise ValueError("each NFE must be even and in [2, 200]")
         self.nfes = sorted(set(self.nfes))
