@@ -62,8 +62,8 @@ class DiTConfig:
 class TrainConfig:
     """Rectified-flow training: loss ‖v_θ(Z_t, t, c) − (ε − X_0)‖², t ~ logit-normal(0, 1)."""
 
-    steps: int = 1500
-    batch_size: int = 64
+    steps: int = 800
+    batch_size: int = 48
     lr: float = 1e-3
     weight_decay: float = 0.0
     warmup: int = 50
@@ -93,10 +93,10 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     # 8×8 digits upsampled to 16×16, patch 2 → 64 tokens; label = the digit.
-    "digits": Preset("digits", DiTConfig(), TrainConfig(steps=1500, batch_size=64), "digits"),
+    "digits": Preset("digits", DiTConfig(), TrainConfig(steps=800, batch_size=48), "digits"),
     # 32×32 RGB crops of scikit-learn's china.jpg / flower.jpg, patch 4 → 64 tokens; 2-way label.
     "photo": Preset("photo", DiTConfig(image_size=32, channels=3, patch_size=4, labels=("china", "flower")),
-                    TrainConfig(steps=1000, batch_size=48), "photo"),
+                    TrainConfig(steps=600, batch_size=32), "photo"),
     # Test-sized: a few seconds of training on digits.
     "tiny": Preset("tiny", DiTConfig(width=48, heads=2, depth=4, single_from=2, cond_dim=16),
                    TrainConfig(steps=150, batch_size=32, lr=2e-3, warmup=10, ema=0.9), "digits"),
