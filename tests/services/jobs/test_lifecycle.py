@@ -72,3 +72,29 @@ def test_bad_input_writes_nothing():
         submit_job("diag.sleep", {"seconds": -1})
     with session_scope() as s:
         assert s.query(Job).count() == before
+
+
+_flaky_calls = {"n": 0}
+
+
+@register_method("test.flaky")
+def _flaky(params: _Empty, progress: JobContext) -> Report:
+    from services.jobs import TransientError
+
+    _flaky_calls["n"] += 1
+    if _flaky_calls["n"] == 1:
+        raise TransientError("connection reset")
+    return Report(title="second time lucky")
+
+
+def test_transient_error_asks_for_a_retry_and_the_retry_takes_over():
+    job, _ = submit_job("test.flaky", {})
+    first = execute_job(job.id)
+    assert first.retry and first.status == "failed" and "connection reset" in first.error
+    with session_scope() as s:
+        row = s.get(Job, job.id)
+        assert row.status == "running" and row.heartbeat_at is None  # free for the retry to claim
+    second = execute_job(job.id)
+    assert second.status == "succeeded"
+    with session_scope() as s:
+        assert s.get(Job, job.id).attempts == 2
