@@ -1,0 +1,155 @@
+"""LMS3 job types (``lms3.index``, ``lms3.select``) and the ``lms3`` reproducer."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from methods.lms3.config import PRESETS, RepresentationConfig, SelectionConfig
+from methods.lms3.data import MATH_SUBJECTS
+from methods.lms3.pool import PoolSpec
+from methods.lms3.service import MAX_QUERY_CHARS, Lms3Service
+from services.config import get_settings
+from services.jobs import JobContext, Report, register_method, register_reproducer
+
+log = logging.getLogger(__name__)
+
+Dataset = Literal["gsm8k", "mawps", "math"]
+Mode = Literal["reference", "last_token", "eos_appended"]
+Layer = Literal["final_norm_output", "last_layer_attn_input"]
+Arm = Literal["zero_shot", "random", "cosine", "sim_only", "stab_only", "score_no_reject", "lms3"]
+
+
+class PoolParams(BaseModel):
+    """Which pool and which representation."""
+
+    dataset: Dataset = Field("mawps", description="Demonstration pool: the dataset's train split.")
+    pool_size: int | None = Field(None, ge=1, le=10000,
+                                  description="Seeded random subset size (per subject for MATH); empty = full split.")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of the pool subset.")
+    mode: Mode = Field("reference", description="Representation mode (spec §3.1).")
+    layer: Layer = Field("final_norm_output", description="Representation layer (spec §3.1).")
+
+    def pool(self) -> PoolSpec:
+        return PoolSpec(self.dataset, self.pool_size, self.seed)
+
+
+class IndexParams(PoolParams):
+    all_representations: bool = Field(False, description="Index every mode and layer (two forward passes per item).")
+
+
+class SelectParams(PoolParams):
+    query: str = Field(..., min_length=1, max_length=MAX_QUERY_CHARS, description="The test problem.")
+    subject: str = Field("", max_length=64, description="MATH subject of the query (required for MATH).")
+    arm: Arm = Field("lms3", description="Selector: LMS3 or a baseline.")
+    k: int = Field(1, ge=1, le=8, description="Demonstrations (Score top-k).")
+    l: float = Field(0.01, ge=0.0, le=1.0, description="Rejection fraction: λ = int(l·|D|).")  # noqa: E741
+    min_lambda: int = Field(0, ge=0, le=1000, description="Lower bound on λ (0 = reference).")
+    orientation: Literal["reference", "attention"] = Field("reference", description="P = W̃_K W_Q or W̃_Kᵀ W_Q.")
+    index_if_missing: bool = Field(False, description="Index the pool first when it is not in the store.")
+    generate: bool = Field(False, description="Also run the prompt through the LLM gateway.")
+    max_new_tokens: int = Field(128, ge=1, le=512, description="Tokens to generate when `generate` is set.")
+
+    @model_validator(mode="after")
+    def _subject(self) -> "SelectParams":
+        if self.dataset == "math" and self.subject not in MATH_SUBJECTS:
+            raise ValueError(f"MATH queries need subject in {', '.join(MATH_SUBJECTS)}")
+        if self.dataset != "math" and self.subject:
+            raise ValueError("subject applies to MATH only")
+        if not self.query.strip():
+            raise ValueError("query is blank")
+        return self
+
+
+def _service(p: PoolParams, orientation: str = "reference") -> Lms3Service:
+    return Lms3Service(representation=RepresentationConfig(mode=p.mode, layer=p.layer, orientation=orientation))
+
+
+@register_method("lms3.index", title="LMS3: index a demonstration pool",
+                 description="Embed a pool once into Chroma (x, P·x, Stab per item); re-indexing is skipped.")
+def index_job(params: IndexParams, progress: JobContext) -> Report:
+    """Embed a dataset's demonstration pool with the local model and store it in Chroma."""
+    svc = _service(params)
+    keys = None
+    if params.all_representations:
+        keys = [(m, layer) for m in ("reference", "last_token", "eos_appended")
+                for layer in ("final_norm_output", "last_layer_attn_input")]
+    stats = svc.index(params.pool(), keys=keys, progress=progress)
+    progress(1.0, "indexed" if stats.encoded else "already indexed")
+    report = Report(title=f"LMS3 pool {stats.pool}",
+                    summary=(f"{stats.items} items; encoded {stats.encoded} now "
+                             f"({stats.items_per_s:.1f} items/s)" if stats.encoded else
+                             f"{stats.items} items already indexed: nothing encoded."))
+    report.metrics.update({"items": stats.items, "encoded": stats.encoded, "forward_passes": stats.forward_passes,
+                           "seconds": round(stats.seconds, 2), "model_hash": svc.model_hash})
+    report.add_table("Collections", ["collection"], [[c] for c in stats.collections])
+    return report
+
+
+@register_method("lms3.select", title="LMS3: choose demonstrations for a problem",
+                 description="Query → demonstrations with Sim, Stab, Score, whether rejection fired, and the prompt.")
+def select_job(params: SelectParams, progress: JobContext) -> Report:
+    """Select demonstrations for one query from an indexed pool (optionally run the prompt)."""
+    svc = _service(params, params.orientation)
+    spec = params.pool()
+    if params.index_if_missing:
+        svc.index(spec, progress=progress.sub(0.0, 0.8))
+    progress(0.85, "selecting")
+    res = svc.select(params.query, spec, subject=params.subject, arm=params.arm,
+                     selection=SelectionConfig(k=params.k, l=params.l, min_lambda=params.min_lambda))
+    report = Report(title=f"LMS3 selection ({params.arm}) from {res.pool}",
+                    summary=("Rejected: every candidate lies outside the Sim top-λ, so the query gets the "
+                             "zero-shot prompt." if res.rejected else f"{len(res.demos)} demonstration(s) chosen."))
+    report.metrics.update({"rejected": res.rejected, "demos": len(res.demos), "lambda": res.lam,
+                           "pool_size": res.pool_size})
+    cols = ["rank", "pool index", "Sim", "Stab", "Score", "cosine distance", "in Sim top-λ", "problem"]
+
+    def rows(items):
+        return [[d.rank + 1, d.index, d.sim, d.stab, d.score, d.cosine_distance, d.in_sim_top_lambda,
+                 d.problem[:160]] for d in items]
+
+    report.add_table("Chosen demonstrations", cols, rows(res.demos))
+    report.add_table("Score top-k candidates (before rejection)", cols, rows(res.candidates))
+    report.add_section("Prompt", "```text\n" + res.prompt + "\n```")
+    data = res.to_dict()
+    if params.generate:
+        from services.llm import complete
+
+        progress(0.9, "running the prompt through the model")
+        out = complete(res.prompt, max_tokens=params.max_new_tokens, tag="lms3")
+        report.add_section("Model output", "```text\n" + out.text + "\n```")
+        data["completion"] = out.text
+        report.metrics["completion_tokens"] = out.completion_tokens
+    report.data = data
+    progress(1.0, "done")
+    return report
+
+
+@register_reproducer("lms3", description="LMS3 §6 experiment on GSM8K, MAWPS and MATH (gold NLL, theory check).")
+def reproduce(out_dir: Path, progress: JobContext, preset: str = "cpu_small", datasets: str = "",
+              **options: object) -> Path:
+    """Run the CPU experiment and write ``out_dir/lms3.md`` (+ ``out_dir/lms3/``)."""
+    from methods.lms3.experiment import run_experiment
+    from methods.lms3.results import build_report
+    from services.llm import model_hash
+    from services.vectorstore import get_vectorstore
+
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; one of {', '.join(PRESETS)}")
+    if options:
+        raise ValueError(f"unknown options {sorted(options)}; known: preset, datasets")
+    cfg = PRESETS[preset]
+    if datasets:
+        cfg = cfg.with_datasets(tuple(d.strip() for d in datasets.split(",") if d.strip()))
+    cache = Path(get_settings().cache_dir) / "lms3" / f"results-{model_hash()}.jsonl"
+    t0 = time.perf_counter()
+    results = run_experiment(cfg, store=get_vectorstore(), progress=progress, cache_path=cache)
+    wall = time.perf_counter() - t0
+    cmd = "paperworks reproduce lms3" + (f" -o preset={preset}" if preset != "cpu_small" else "") + \
+        (f" -o datasets={datasets}" if datasets else "")
+    report = build_report(results, cfg, wall_s=wall, command=cmd)
+    return report.write_markdown(Path(out_dir) / "lms3.md")

@@ -1,0 +1,111 @@
+"""Algorithm 1 on hand-made pools with known scores (spec §3.4, §7)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from methods.lms3.scores import cosine_distance, lms3_select, rejection_lambda, similarity, smallest_k
+
+
+def test_lambda_arithmetic(caplog):
+    assert rejection_lambda(7473, 0.01) == 74
+    assert rejection_lambda(1537, 0.01) == 15
+    assert rejection_lambda(1744, 0.01) == 17 and rejection_lambda(746, 0.01) == 7
+    with caplog.at_level(logging.WARNING):
+        assert rejection_lambda(99, 0.01) == 0
+    assert "every query will be rejected" in caplog.text
+    assert rejection_lambda(99, 0.01, min_lambda=1) == 1
+    assert rejection_lambda(5, 1.0, min_lambda=9) == 5
+
+
+def _pool():
+    """Query at the origin; p rows on a line so Sim = |p|; Stab chosen to reorder by Score.
+
+    item: 0    1    2    3    4
+    Sim : 1    2    3    4    5
+    Stab: 5    1    0.5  4    0.1
+    Score 5    2    1.5  16   0.5   -> Score order 4, 2, 1, 0, 3 ; Sim order 0, 1, 2, 3, 4
+    """
+    p = np.zeros((5, 3), dtype=np.float32)
+    p[:, 0] = [1, 2, 3, 4, 5]
+    stab = np.array([5, 1, 0.5, 4, 0.1], dtype=np.float32)
+    return np.zeros(3, dtype=np.float32), p, stab
+
+
+def test_scores_and_selection_order():
+    xq, p, stab = _pool()
+    c = lms3_select(xq, p, stab, k=3, l=1.0)
+    np.testing.assert_allclose(c.sim, [1, 2, 3, 4, 5])
+    np.testing.assert_allclose(c.score, [5, 2, 1.5, 16, 0.5])
+    assert c.score_top.tolist() == [4, 2, 1]
+    assert c.chosen.tolist() == [4, 2, 1] and not c.rejected  # l = 1: nothing rejected
+
+
+def test_rejection_keeps_order_and_drops_outside_sim_top_lambda():
+    xq, p, stab = _pool()
+    c = lms3_select(xq, p, stab, k=3, l=0.6)  # λ = int(3.0) = 3 -> Sim top-3 = {0, 1, 2}
+    assert c.lam == 3
+    assert c.chosen.tolist() == [2, 1]  # 4 is rejected, order of Score kept
+    c = lms3_select(xq, p, stab, k=1, l=0.6)
+    assert c.chosen.tolist() == [] and c.rejected  # best Score (4) is outside Sim top-3
+
+
+def test_lambda_zero_rejects_everything_and_min_lambda_rescues():
+    xq, p, stab = _pool()
+    c = lms3_select(xq, p, stab, k=5, l=0.01)  # int(0.05) = 0
+    assert c.lam == 0 and c.rejected and c.score_top.size == 5
+    c = lms3_select(xq, p, stab, k=5, l=0.01, min_lambda=1)
+    assert c.chosen.tolist() == [0]
+
+
+def test_no_reject_equals_score_topk():
+    xq, p, stab = _pool()
+    assert lms3_select(xq, p, stab, k=2, l=0.0, reject=False).chosen.tolist() == [4, 2]
+
+
+def test_ties_broken_by_pool_index():
+    assert smallest_k(np.array([3.0, 1.0, 1.0, 0.5, 1.0]), 3).tolist() == [3, 1, 2]
+    xq = np.zeros(2, dtype=np.float32)
+    p = np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32)
+    c = lms3_select(xq, p, np.ones(3, dtype=np.float32), k=3, l=1.0)
+    assert c.chosen.tolist() == [0, 1, 2]
+
+
+def test_rankings_invariant_to_rescaling():
+    rng = np.random.default_rng(0)
+    xq, p = rng.normal(size=8).astype(np.float32), rng.normal(size=(40, 8)).astype(np.float32)
+    stab = rng.uniform(0.1, 2, size=40).astype(np.float32)
+    base = lms3_select(xq, p, stab, k=5, l=0.2)
+    scaled_v = lms3_select(xq, p, 3.7 * stab, k=5, l=0.2)  # W_V -> 3.7 W_V
+    scaled_qk = lms3_select(2.5 * xq, 2.5 * p, stab, k=5, l=0.2)  # P and x_q jointly
+    for other in (scaled_v, scaled_qk):
+        assert other.score_top.tolist() == base.score_top.tolist()
+        assert other.chosen.tolist() == base.chosen.tolist()
+
+
+def test_fp32_no_overflow_where_fp16_would():
+    """The reference's fp16 numpy path overflows on large vectors; ours stays finite."""
+    xq = np.full(4096, 30.0, dtype=np.float32)
+    p = np.full((3, 4096), -30.0, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        diff16 = p.astype(np.float16) - xq.astype(np.float16)
+        assert not np.isfinite(np.sqrt((diff16 * diff16).sum(axis=1, dtype=np.float16))).all()
+    sim = similarity(xq, p)
+    assert sim.dtype == np.float32 and np.isfinite(sim).all()
+    np.testing.assert_allclose(sim, 60.0 * 64.0, rtol=1e-5)
+
+
+def test_cosine_distance():
+    d = cosine_distance(np.array([1.0, 0.0]), np.array([[2.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]))
+    np.testing.assert_allclose(d, [0.0, 1.0, 2.0], atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [{"k": 0}, {"l": 1.5}, {"min_lambda": -1}])
+def test_selection_config_validates(bad):
+    from methods.lms3.config import SelectionConfig
+
+    with pytest.raises(ValueError):
+        SelectionConfig(**bad)
