@@ -1,0 +1,74 @@
+"""Every knob of a PAE run, with the paper's value where one exists (spec §3) and CPU-scale defaults.
+
+The CPU defaults shrink sizes (sites × tasks, rollouts per iteration, iterations, LoRA
+rank) and raise the learning rate / shrink gradient accumulation so that a handful of
+kept trajectories still move a 135M policy; the algorithm (random task per rollout,
+binary evaluator reward with "no ANSWER ⇒ 0", per-task 20th-percentile filter, NLL of
+the kept actions, 10-step cap) is the paper's.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.pae.sites import SITE_NAMES
+
+RewardSource = Literal["oracle", "llm", "random"]
+Dispatch = Literal["inline", "celery"]
+
+
+class RunConfig(BaseModel):
+    """A PAE training run."""
+
+    name: str = Field("pae", max_length=200, description="A label for the run.")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seeds content, task sampling, sampling and training.")
+    train_sites: list[str] = Field(default_factory=lambda: ["shop", "recipes", "dictionary", "map"],
+                                   description="Sites whose proposed tasks are practised.")
+    heldout_sites: list[str] = Field(default_factory=lambda: ["news"],
+                                     description="Sites never practised on (zero-shot generalisation test).")
+    tasks_per_site: int = Field(20, ge=1, le=200, description="Template-proposed training tasks per site.")
+    llm_tasks_per_site: int = Field(0, ge=0, le=50,
+                                    description="Tasks to ask the LLM proposer for, per site (paper: 25).")
+    proposer_max_tokens: int = Field(512, ge=32, le=4096, description="Proposer reply budget (paper: 2048).")
+    test_tasks_per_site: int = Field(4, ge=0, le=100, description="Held-out template tasks per site.")
+    webarena_tasks: int = Field(0, ge=0, le=89, description="WebArena map tasks (of 89) added to the test set.")
+    iterations: int = Field(3, ge=0, le=200, description="Global iterations (paper: 200).")
+    rollouts_per_iteration: int = Field(16, ge=1, le=1024, description="Trajectories per iteration (paper: 1024).")
+    eval_every: int = Field(3, ge=1, le=100, description="Test every k iterations, and at the start (paper: 3).")
+    max_steps: int = Field(10, ge=1, le=30, description="Episode step cap (paper: 10).")
+    wait_s: float = Field(5.0, ge=0, le=30, description="Seconds the Wait action waits (paper: 5).")
+    parallel_browsers: int = Field(1, ge=1, le=16, description="Concurrent browsers per rollout batch.")
+    rollout_batch: int = Field(8, ge=1, le=256, description="Episodes per rollout job when dispatching to Celery.")
+    dispatch: Dispatch = Field("inline", description="Run rollouts/evaluation in this process or as Celery jobs.")
+    reward: RewardSource = Field("oracle", description="Training reward: site oracle, LLM judge, or random.")
+    judge_model: str | None = Field(None, max_length=200, description="Gateway model of the LLM judge.")
+    judge_tests: bool = Field(True, description="Also run the LLM judge on test trajectories (agreement).")
+    policy_model: str | None = Field(None, max_length=300,
+                                     description="Gateway model of the policy; default the local SmolLM2.")
+    policy_max_tokens: int = Field(48, ge=8, le=512, description="Reply budget of the policy (paper: 256).")
+    temperature: float = Field(1.0, ge=0, le=2, description="Rollout sampling temperature (paper: 1.0).")
+    test_temperature: float = Field(0.0, ge=0, le=2, description="Test-time temperature (0 = greedy).")
+    top_p_filter: float = Field(0.2, ge=0, le=1, description="Per-task length quantile kept (paper: 0.2).")
+    actor_trajectories: int = Field(64, ge=1, le=4096, description="Kept trajectories sampled per update.")
+    actor_epochs: int = Field(1, ge=1, le=20, description="BC epochs per iteration (paper: 1).")
+    lora_r: int = Field(16, ge=1, le=256, description="LoRA rank (paper: 256).")
+    lora_alpha: int = Field(32, ge=1, le=512, description="LoRA alpha (paper: 256).")
+    lr: float = Field(3e-4, gt=0, le=1e-2, description="Adam learning rate (paper: 2e-5 at r=256).")
+    grad_accum: int = Field(4, ge=1, le=256, description="Gradient accumulation (paper: 32).")
+    max_len: int = Field(768, ge=128, le=4096, description="Token budget of one BC example.")
+    sft_demos_per_site: int = Field(0, ge=0, le=100,
+                                    description="Scripted-oracle demonstrations per train site for the SFT start "
+                                                "(the paper starts from SFT on a stronger agent's trajectories).")
+    sft_epochs: int = Field(2, ge=1, le=20, description="Epochs of the SFT start.")
+    sft_adapter: str | None = Field(None, max_length=500,
+                                    description="Directory of an SFT adapter to start from (skips SFT).")
+    keep_screenshots: bool = Field(True, description="Store a screenshot per step.")
+
+    def validate_sites(self) -> None:
+        unknown = [s for s in [*self.train_sites, *self.heldout_sites] if s not in SITE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown sites {unknown}; known: {list(SITE_NAMES)}")
+        if set(self.train_sites) & set(self.heldout_sites):
+            raise ValueError("a held-out site cannot also be a training site")

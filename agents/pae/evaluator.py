@@ -1,0 +1,130 @@
+"""Rewards (spec §3.3): the LLM judge, the sites' oracle, a random-reward ablation, and their agreement.
+
+The judge sees only the task, the final ANSWER text and the last 3 states (screenshots
+for a vision model; otherwise each state's URL, page text and element table). The
+reward is 0 when the trajectory never answered (without calling the model), else 1
+iff the reply contains "SUCCESS" and not "NOT SUCCESS" (the reference's rule,
+case-sensitive).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.pae import prompts
+from agents.pae.sites.grading import grade
+
+EVALUATOR_STATES = 3  # spec: evaluator_imgs = 3
+STATE_CHARS = 700
+
+
+@dataclass(frozen=True)
+class Verdict:
+    evaluator: str  # "oracle", "llm:<model>", "random"
+    reward: float
+    text: str
+    called: bool = True  # False when the rule decided without a model call
+
+
+@dataclass(frozen=True)
+class State:
+    """One browser state as the evaluator sees it."""
+
+    url: str
+    page_text: str
+    element_table: str = ""
+    screenshot: str | None = None
+
+    def describe(self, chars: int = STATE_CHARS) -> str:
+        return f"URL: {self.url}\nPage text: {self.page_text[:chars]}"
+
+
+def verdict_reward(reply: str) -> float:
+    """1.0 iff the judge's reply contains "SUCCESS" and not "NOT SUCCESS"."""
+    return 1.0 if ("SUCCESS" in reply and "NOT SUCCESS" not in reply) else 0.0
+
+
+class LLMJudge:
+    """The autonomous evaluator, through the gateway."""
+
+    def __init__(self, model: str | None = None, max_tokens: int = 96) -> None:
+        from services.config import get_settings
+
+        self.model = model or get_settings().llm_model
+        self.max_tokens = max_tokens
+        self.name = f"llm:{self.model}"
+
+    def messages(self, task: str, answer: str, states: Sequence[State]) -> tuple[str, str]:
+        last = list(states)[-EVALUATOR_STATES:]
+        body = "\n\n".join(f"[state {i + 1}]\n{s.describe()}" for i, s in enumerate(last))
+        user = prompts.EVALUATOR_USER.format(task=task, answer=answer, n=len(last), states=body)
+        return prompts.EVALUATOR_SYSTEM, user
+
+    def evaluate(self, task: str, answer: str | None, states: Sequence[State]) -> Verdict:
+        if answer is None:
+            return Verdict(self.name, 0.0, "no ANSWER was given: reward 0", called=False)
+        from services.llm import complete
+        from services.llm.gateway import supports_vision
+
+        system, user = self.messages(task, answer, states)
+        last = list(states)[-EVALUATOR_STATES:]
+        shots = [s.screenshot for s in last if s.screenshot]
+        if shots and supports_vision(self.model):
+            prompt: Any = [user, *shots]
+        else:
+            prompt = user
+        reply = complete(prompt, system=system, model=self.model, max_tokens=self.max_tokens, temperature=0.0,
+                         tag="pae.evaluator").text
+        return Verdict(self.name, verdict_reward(reply), reply)
+
+
+class OracleEvaluator:
+    """The sites' ground truth: the task's string-match reference (tasks without one cannot be judged)."""
+
+    name = "oracle"
+
+    def evaluate(self, reference: dict[str, Any], answer: str | None) -> Verdict | None:
+        if not reference:
+            return None
+        if answer is None:
+            return Verdict(self.name, 0.0, "no ANSWER was given", called=False)
+        r = grade(reference, answer)
+        return Verdict(self.name, r, f"answer {'matches' if r else 'does not match'} the reference {reference}")
+
+
+class RandomReward:
+    """The ablation: a coin flip with success probability ``p`` (answered trajectories only)."""
+
+    name = "random"
+
+    def __init__(self, p: float, seed: int) -> None:
+        self.p, self.rng = p, random.Random(seed)
+
+    def evaluate(self, answer: str | None) -> Verdict:
+        if answer is None:
+            return Verdict(self.name, 0.0, "no ANSWER was given", called=False)
+        r = 1.0 if self.rng.random() < self.p else 0.0
+        return Verdict(self.name, r, f"random reward (p={self.p:.2f})")
+
+
+def agreement(pairs: Sequence[tuple[float, float]]) -> dict[str, float]:
+    """Agreement of two binary evaluators: accuracy, Cohen's κ, and the judge's precision/recall vs the oracle.
+
+    ``pairs`` are (judge, oracle) rewards.
+    """
+    n = len(pairs)
+    if n == 0:
+        return {"n": 0, "agreement": float("nan"), "kappa": float("nan"), "precision": float("nan"),
+                "recall": float("nan")}
+    a = [(j > 0, o > 0) for j, o in pairs]
+    acc = sum(j == o for j, o in a) / n
+    pj, po = sum(j for j, _ in a) / n, sum(o for _, o in a) / n
+    pe = pj * po + (1 - pj) * (1 - po)
+    kappa = (acc - pe) / (1 - pe) if pe < 1 else (1.0 if acc == 1 else 0.0)
+    tp = sum(j and o for j, o in a)
+    prec = tp / sum(j for j, _ in a) if any(j for j, _ in a) else float("nan")
+    rec = tp / sum(o for _, o in a) if any(o for _, o in a) else float("nan")
+    return {"n": n, "agreement": acc, "kappa": kappa, "precision": prec, "recall": rec}

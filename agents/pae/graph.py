@@ -1,0 +1,91 @@
+"""The PAE loop as a LangGraph graph: propose → SFT start → test → (rollout → evaluate → filter → train → test?)*.
+
+``graph`` (uncompiled checkpointer-free) is what ``langgraph.json`` exposes;
+:func:`run` compiles it with a SQLite checkpointer keyed by the run id, so an
+interrupted run resumes at the node it died in (node side effects are idempotent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from agents.pae.nodes.collect import evaluate, rollout
+from agents.pae.nodes.common import load_config
+from agents.pae.nodes.learn import filter_node, sft, train
+from agents.pae.nodes.propose import propose
+from agents.pae.nodes.test import test
+from agents.pae.state import InputState, PaeState
+
+log = logging.getLogger(__name__)
+
+PROPOSE, SFT, TEST, ROLLOUT, EVALUATE, FILTER, TRAIN = "propose", "sft", "test", "rollout", "evaluate", "filter", "train"
+
+
+def after_test(state: PaeState) -> Literal["rollout", "__end__"]:
+    cfg = load_config(state["run_id"])
+    return ROLLOUT if state.get("iteration", 0) < cfg.iterations else END
+
+
+def after_train(state: PaeState) -> Literal["test", "rollout"]:
+    cfg = load_config(state["run_id"])
+    it = state.get("iteration", 0)
+    return TEST if (it % cfg.eval_every == 0 or it >= cfg.iterations) else ROLLOUT
+
+
+def build() -> StateGraph:
+    g = StateGraph(PaeState, input_schema=InputState)
+    g.add_node(PROPOSE, propose)
+    g.add_node(SFT, sft)
+    g.add_node(TEST, test)
+    g.add_node(ROLLOUT, rollout)
+    g.add_node(EVALUATE, evaluate)
+    g.add_node(FILTER, filter_node)
+    g.add_node(TRAIN, train)
+    g.add_edge(START, PROPOSE)
+    g.add_edge(PROPOSE, SFT)
+    g.add_edge(SFT, TEST)
+    g.add_conditional_edges(TEST, after_test, [ROLLOUT, END])
+    g.add_edge(ROLLOUT, EVALUATE)
+    g.add_edge(EVALUATE, FILTER)
+    g.add_edge(FILTER, TRAIN)
+    g.add_conditional_edges(TRAIN, after_train, [TEST, ROLLOUT])
+    return g
+
+
+graph = build().compile()
+
+
+@contextlib.contextmanager
+def checkpointer(path: Path | None = None) -> Iterator[Any]:
+    """The SQLite checkpointer under ``<home>/pae/checkpoints.sqlite``."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from services.config import get_settings
+
+    path = path or Path(get_settings().home) / "pae" / "checkpoints.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
+
+
+def run(run_id: str, *, dispatcher: Any = None, progress: Any = None,
+        recursion_limit: int = 1000) -> dict[str, Any]:
+    """Run (or resume) the PAE run ``run_id`` to its end; returns the final state."""
+    with checkpointer() as saver:
+        app = build().compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": f"pae-{run_id}", "dispatcher": dispatcher, "progress": progress},
+               "recursion_limit": recursion_limit}
+        snapshot = app.get_state(cfg)
+        if snapshot.next:
+            log.info("resuming PAE run %s at %s", run_id, snapshot.next)
+            return app.invoke(None, cfg)
+        if snapshot.values:
+            log.info("PAE run %s already finished", run_id)
+            return dict(snapshot.values)
+        return app.invoke({"run_id": run_id}, cfg)

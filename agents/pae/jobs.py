@@ -1,0 +1,111 @@
+"""PAE's job types and its ``reproduce`` experiment.
+
+* ``pae.train``: a whole PAE run (the LangGraph loop) → a report with per-iteration
+  success, the upper-bound curve and per-site test success.
+* ``pae.rollouts`` / ``pae.evaluate``: the batches the loop fans out to Celery
+  workers when ``dispatch="celery"`` (ids in, rows out; safe to redeliver).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from agents.pae.config import RunConfig
+from services.jobs import JobContext, Report, register_method, register_reproducer
+
+log = logging.getLogger(__name__)
+
+
+class TrainParams(RunConfig):
+    """A PAE run, plus an optional id to resume."""
+
+    run_id: str | None = Field(None, max_length=32, pattern=r"^[0-9a-f]{32}$", description="Resume this run.")
+    torch_threads: int = Field(1, ge=0, le=64, description="torch CPU threads (0 = torch's default); 1 is "
+                               "fastest when many processes share few cores.")
+
+
+class RolloutParams(BaseModel):
+    run_id: str = Field(..., max_length=32)
+    iteration: int = Field(..., ge=0, le=100_000)
+    phase: str = Field(..., pattern=r"^(rollout|test|demo)$")
+    assignments: list[tuple[int, str]] = Field(..., max_length=1024)
+    policy: dict[str, Any]
+    temperature: float = Field(1.0, ge=0, le=2)
+    max_tokens: int = Field(48, ge=8, le=512)
+    max_steps: int = Field(10, ge=1, le=30)
+    wait_s: float = Field(5.0, ge=0, le=30)
+    parallel: int = Field(1, ge=1, le=16)
+    seed: int = Field(0, ge=0)
+    content_seed: int = Field(0, ge=0)
+    keep_screenshots: bool = True
+    torch_threads: int = Field(1, ge=0, le=64)
+
+    @field_validator("policy")
+    @classmethod
+    def _policy_kind(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if v.get("kind") not in ("model", "adapter", "scripted"):
+            raise ValueError("policy.kind must be model, adapter or scripted")
+        return v
+
+
+class EvaluateParams(BaseModel):
+    trajectory_ids: list[str] = Field(..., max_length=1024)
+    judge: bool = False
+    judge_model: str | None = Field(None, max_length=200)
+    torch_threads: int = Field(1, ge=0, le=64)
+
+
+def set_threads(n: int) -> None:
+    """Pin torch's intra-op threads (oversubscribed cores make multi-threaded matmuls many times slower)."""
+    if n > 0:
+        import torch
+
+        torch.set_num_threads(n)
+
+
+@register_method("pae.rollouts", title="PAE: a batch of rollouts", queue="cpu")
+def rollouts_job(params: RolloutParams, progress: JobContext) -> Report:
+    from agents.pae.work import do_rollouts
+
+    set_threads(params.torch_threads)
+    kw = params.model_dump(exclude={"torch_threads"})
+    kw["assignments"] = [tuple(a) for a in kw["assignments"]]
+    ids = do_rollouts(**kw, progress=progress)
+    report = Report(title=f"PAE {params.phase} batch", summary=f"{len(ids)} trajectories stored")
+    report.data["trajectory_ids"] = ids
+    return report
+
+
+@register_method("pae.evaluate", title="PAE: evaluate trajectories", queue="cpu")
+def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
+    from agents.pae.work import do_evaluate
+
+    set_threads(params.torch_threads)
+    counts = do_evaluate(trajectory_ids=params.trajectory_ids, judge=params.judge, judge_model=params.judge_model,
+                         progress=progress)
+    report = Report(title="PAE evaluation", summary=f"{counts}")
+    report.metrics.update(counts)
+    return report
+
+
+@register_method("pae.train", title="PAE: proposer-agent-evaluator training", queue="cpu",
+                 description="Self-practice of a web agent on the local sites: propose tasks, roll out, judge, "
+                             "filter, fine-tune (LoRA), test.")
+def train_job(params: TrainParams, progress: JobContext) -> Report:
+    from agents.pae.loop import run_pae
+
+    set_threads(params.torch_threads)
+    cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads"}))
+    return run_pae(cfg, run_id=params.run_id, progress=progress).report
+
+
+@register_reproducer("pae", description="PAE on the local sites: oracle vs LLM-judge vs random reward")
+def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
+    from agents.pae.reproduce import reproduce as run
+
+    set_threads(int(options.pop("torch_threads", 1)))
+    return run(Path(out_dir), progress, **options)

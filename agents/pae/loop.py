@@ -1,0 +1,106 @@
+"""Start or resume a PAE run and turn its history into a :class:`~services.jobs.Report`."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from agents.pae import graph, store
+from agents.pae.config import RunConfig
+from agents.pae.dispatch import Dispatcher, InlineDispatcher, JobDispatcher
+from services.jobs import JobContext, Report, null_context
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    state: dict[str, Any]
+    report: Report
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return list(self.state.get("history") or [])
+
+
+def make_dispatcher(cfg: RunConfig, progress: JobContext, enqueue: Any = None,
+                    steal_after_s: float = 30.0) -> Dispatcher:
+    if cfg.dispatch == "celery":
+        return JobDispatcher(batch_size=cfg.rollout_batch, enqueue=enqueue, progress=progress,
+                             steal_after_s=steal_after_s)
+    return InlineDispatcher(progress)
+
+
+def run_pae(cfg: RunConfig, *, run_id: str | None = None, progress: JobContext | None = None,
+            dispatcher: Dispatcher | None = None) -> RunResult:
+    """Run PAE with ``cfg`` (or resume ``run_id``, keeping its stored configuration)."""
+    cfg.validate_sites()
+    progress = progress or null_context()
+    if run_id is None or store.get_run(run_id=run_id) is None:
+        run_id = store.create_run(name=cfg.name, config=cfg.model_dump(mode="json"), run_id=run_id)
+    else:
+        cfg = RunConfig.model_validate(store.get_run(run_id=run_id)["config"])
+    dispatcher = dispatcher or make_dispatcher(cfg, progress)
+    state = graph.run(run_id, dispatcher=dispatcher, progress=progress)
+    store.update_run(run_id=run_id, status="finished", metrics={"history": state.get("history", [])})
+    return RunResult(run_id, dict(state), build_report(run_id, cfg, list(state.get("history") or [])))
+
+
+def curves(history: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """Per-iteration series: rollout success (oracle), training reward, upper bound, test success per split."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for h in history:
+        it = h.get("iteration", 0)
+        if h["kind"] == "rollout":
+            out.setdefault("rollout success (oracle)", []).append((it, h["oracle_success"]))
+            out.setdefault("rollout reward", []).append((it, h["reward"]))
+        elif h["kind"] == "filter":
+            out.setdefault("upper bound", []).append((it, h["upper_bound"]))
+        elif h["kind"] == "test":
+            for split, v in (h.get("success") or {}).items():
+                out.setdefault(f"test: {split}", []).append((it, v))
+    return out
+
+
+def plot_curves(history: list[dict[str, Any]], title: str):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for name, pts in curves(history).items():
+        if pts:
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, marker="o", label=name, linestyle="--" if name == "upper bound" else "-")
+    ax.set_xlabel("iteration (policy updates)")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> Report:
+    tests = [h for h in history if h["kind"] == "test" and "success" in h]
+    first, last = (tests[0], tests[-1]) if tests else ({}, {})
+    summ = ", ".join(f"{k}: {first.get('success', {}).get(k, 0):.2f} → {v:.2f}"
+                     for k, v in (last.get("success") or {}).items())
+    report = Report(title=f"PAE run {cfg.name} ({run_id[:8]})", summary=f"test success (oracle) {summ}")
+    report.metrics.update({"run_id": run_id, "iterations": cfg.iterations, "reward": cfg.reward})
+    for k, v in (last.get("success") or {}).items():
+        report.metrics[f"final_{k}"] = v
+    rows = [[h["iteration"], k, v, h["n"].get(k.split("/")[0], 0)] for h in tests
+            for k, v in h.get("per_site", {}).items()]
+    report.add_table("Test success per site (oracle)", ["iteration", "split/site", "success", "n"], rows)
+    roll = [h for h in history if h["kind"] in ("rollout", "filter", "train")]
+    report.add_table("Iterations", ["iteration", "record"], [[h["iteration"], json.dumps(
+        {k: v for k, v in h.items() if k not in ("kind", "iteration")}, default=str)[:300]] for h in roll])
+    report.add_figure("curves.png", plot_curves(history, f"PAE ({cfg.reward} reward)"),
+                      caption="per-iteration success and upper bound")
+    report.data["history"] = history
+    return report

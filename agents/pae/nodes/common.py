@@ -1,0 +1,41 @@
+"""What every node reads: the run's configuration, the progress context and the dispatcher.
+
+The progress context and dispatcher travel in ``config["configurable"]`` (they are
+process objects, never checkpointed); the run configuration is re-read from the
+``pae_runs`` row, so a resumed graph sees exactly the configuration it started with.
+"""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+
+from agents.pae import store
+from agents.pae.config import RunConfig
+from agents.pae.dispatch import Dispatcher, InlineDispatcher
+from services.jobs import JobContext, null_context
+
+
+def load_config(run_id: str) -> RunConfig:
+    run = store.get_run(run_id=run_id)
+    if run is None:
+        raise KeyError(f"no PAE run {run_id!r}")
+    return RunConfig.model_validate(run["config"])
+
+
+def progress_of(config: RunnableConfig | None) -> JobContext:
+    ctx = ((config or {}).get("configurable") or {}).get("progress")
+    return ctx if isinstance(ctx, JobContext) else null_context()
+
+
+def dispatcher_of(config: RunnableConfig | None) -> Dispatcher:
+    d = ((config or {}).get("configurable") or {}).get("dispatcher")
+    return d if d is not None else InlineDispatcher(progress_of(config))
+
+
+def rollout_params(cfg: RunConfig, *, run_id: str, iteration: int, phase: str, assignments: list[tuple[int, str]],
+                   policy: dict, temperature: float) -> dict:
+    """Keyword arguments of :func:`agents.pae.work.do_rollouts` (also the ``pae.rollouts`` job params)."""
+    return dict(run_id=run_id, iteration=iteration, phase=phase, assignments=assignments, policy=policy,
+                temperature=temperature, max_tokens=cfg.policy_max_tokens, max_steps=cfg.max_steps,
+                wait_s=cfg.wait_s, parallel=cfg.parallel_browsers, seed=cfg.seed, content_seed=cfg.seed,
+                keep_screenshots=cfg.keep_screenshots)
