@@ -5,7 +5,7 @@ Splits:
 * ``demo``: other template tasks the scripted oracle demonstrates for the SFT start;
 * ``test``: held-out template tasks of the training sites (unseen tasks);
 * ``heldout_site``: template tasks of sites never practised on (unseen websites);
-* ``webarena``: the first N of the 89 WebArena map tasks, on the local MiniMap.
+* ``webarena``: N evenly spaced of the 89 WebArena map tasks, on the local MiniMap.
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
 
         path = default_path(get_settings().data_dir)
         if path.exists():
-            store.add_tasks(run_id=run_id, tasks=load_map_tasks(path)[: cfg.webarena_tasks], split="webarena")
+            every = load_map_tasks(path)
+            picks = sorted({round(i * len(every) / cfg.webarena_tasks) for i in range(cfg.webarena_tasks)})
+            store.add_tasks(run_id=run_id, tasks=[every[i] for i in picks], split="webarena")  # evenly spaced
         else:
             log.warning("WebArena map tasks not found at %s: the webarena split is empty", path)
     record = {"kind": "propose", "iteration": 0, "proposed": counts, "train": len(train), "demo": len(demo),
