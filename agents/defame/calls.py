@@ -127,14 +127,15 @@ def plan_regex(names: list[str], image_ids: list[str]) -> str:
     img_names = [n for n in names if n not in text_names]
     alts = []
     if text_names:
-        alts.append(rf'(?:{"|".join(text_names)})\("[A-Za-z0-9 ,.\'-]{{3,80}}"\)')
+        alts.append(rf'(?:{"|".join(text_names)})\("[A-Za-z0-9 ,.\'-]{{3,60}}"\)')
     if img_names and image_ids:
         alts.append(rf'(?:{"|".join(img_names)})\(<image:(?:{"|".join(image_ids)})>\)')
-    line = "(?:" + "|".join(alts) + ")" if alts else r'web_search\("[A-Za-z0-9 ,.\'-]{3,80}"\)'
-    return rf"[A-Za-z0-9 ,.'-]{{0,160}}\n```\n{line}(?:\n{line}){{0,2}}\n```"
+    line = "(?:" + "|".join(alts) + ")" if alts else r'web_search\("[A-Za-z0-9 ,.\'-]{3,60}"\)'
+    return rf"[A-Za-z0-9 ,.'-]{{0,100}}\n```\n{line}(?:\n{line}){{0,2}}\n```"
 
 
 def judge_regex(labels: list[str]) -> str:
-    """A short reasoning paragraph ending in one allowed label in backticks."""
+    """A short reasoning sentence (at most 120 characters, so a small token budget always reaches the
+    label) ending in one allowed label in backticks."""
     alts = "|".join(re.escape(lbl) for lbl in labels)
-    return rf"[A-Za-z0-9 ,.;:'()%-]{{10,400}}`(?:{alts})`"
+    return rf"[A-Za-z0-9 ,.;:'()%-]{{10,120}}`(?:{alts})`"

@@ -61,7 +61,9 @@ def averitec_documents(claims: list[dict[str, Any]], ids: Iterable[int] | None =
                     text = f"{text}. {a['boolean_explanation'].strip()}"
                 if not text or a.get("answer_type") == "Unanswerable" or text.lower() == "no answer could be found.":
                     continue
-                url = (a.get("source_url") or "").strip() or f"averitec://dev/{idx}/{qi}/{ai}"
+                url = (a.get("source_url") or "").strip()
+                if not url.startswith(("http://", "https://")):  # e.g. "Metadata": the claim's own metadata
+                    url = f"averitec://dev/{idx}/{qi}/{ai}"
                 docs.append({"id": f"av-{idx}-{qi}-{ai}", "text": text, "url": url,
                              "title": unwrap_archive(url).split("//")[-1][:120],
                              "gold_for": str(idx), "source_medium": a.get("source_medium") or ""})

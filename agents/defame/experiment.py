@@ -15,7 +15,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from agents.defame.config import DefameConfig
+from agents.defame.config import DefameConfig, StageBudget
 from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
 from agents.defame.datasets import Item, load, mocheg_documents
 from agents.defame.evaluate import averitec_predictions, run_items, summarise
@@ -24,6 +24,11 @@ from services.jobs import JobContext, Report
 log = logging.getLogger(__name__)
 
 MOCHEG_COLLECTION = "defame-mocheg-oracle"
+COMPACT = dict(max_prompt_chars=3000, max_source_chars=600,
+               budget=StageBudget(plan=96, summarize=48, merge=64, develop=64, judge=64, justify=64))
+"""Budgets of the CPU reproduction (the paper allows 2,048 tokens per answer; a 135M model on shared cores
+cannot afford that). The loop, limits, filters and parsing are unchanged."""
+
 DEFAULT_FILES = {"averitec": "averitec/dev.json", "mocheg": "mocheg/Corpus2_for_controllable_generation_dry_run.csv",
                  "verite": "verite/VERITE.csv"}
 
@@ -92,7 +97,7 @@ def run_dataset(dataset: str, *, path: str | Path | None, limit: int, corpus: st
         raise ValueError(f"no claims could be loaded from {path}")
     progress(0.02, f"building the {dataset} corpus")
     collection = corpus or prepare_corpus(dataset, items, path, store)
-    cfg = DefameConfig(model=model, benchmark=dataset, corpus=collection)
+    cfg = DefameConfig(model=model, benchmark=dataset, corpus=collection, **COMPACT)
 
     def on_claim(i: int, n: int, oc: Any) -> None:
         progress(0.05 + 0.95 * i / n, f"{dataset} claim {i}/{n}: DEFAME {oc.defame} / baseline {oc.baseline} "
@@ -143,7 +148,7 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
     settings = get_settings()
     model_name = model or settings.llm_model
     report = Report(title="DEFAME — reproduction on CPU (oracle corpus)",
-                    summary=f"`paperworks reproduce defame --limit {limit}`: {len(av_out)} AVeriTeC dev claims and "
+                    summary=f"`paperworks reproduce defame -o limit={limit}`: {len(av_out)} AVeriTeC dev claims and "
                             f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`, {minutes:.1f} min wall.")
     report.add_section("Setup", "\n".join([
         f"- Model: `{model_name}` (text-only: images reach it through tool text). Temperature "
@@ -202,8 +207,9 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
                      [[o.id, o.gold, o.defame, o.baseline, o.rounds, len(o.defame_calls)] for o in av_out])
     report.add_json("averitec_predictions.json", preds, caption="official AVeriTeC prediction format")
     report.add_json("summary.json", {"averitec": av_sum, "mocheg": mo_sum})
-    report.add_section("Command", f"```\npaperworks reproduce defame --limit {limit} --mocheg-limit {mocheg_limit}"
-                                  + (f" --model {model}" if model else "") + "\n```")
+    report.add_section("Command", f"```\nOMP_NUM_THREADS=1 paperworks reproduce defame -o limit={limit} "
+                                  f"-o mocheg_limit={mocheg_limit}" + (f" -o model={model}" if model else "")
+                                  + "\n```")
     report.metrics.update({"averitec_accuracy": d.get("metrics", {}).get("accuracy"),
                            "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"), "minutes": round(minutes, 1)})
     return report

@@ -1,0 +1,91 @@
+"""Evaluation: the reproducer's pipeline with a scripted LLM, the batch job's loaders, and the real local model
+end to end on 2 AVeriTeC claims over an oracle corpus (tiny budget, 1 round)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.defame.config import DefameConfig, StageBudget
+from agents.defame.corpus import averitec_documents, build_averitec_oracle
+from agents.defame.datasets import load_averitec, load_mocheg, mocheg_documents
+from agents.defame.evaluate import averitec_predictions, run_items, summarise
+from agents.defame.labels import Label
+
+
+def _small_oracle(store, data_dir, n=8, collection="defame-test-oracle"):
+    claims = json.loads((data_dir / "averitec" / "dev.json").read_text())
+    docs = averitec_documents(claims, ids=range(n))
+    store.add(collection, ids=[d["id"] for d in docs], documents=[d["text"] for d in docs],
+              metadatas=[{"url": d["url"], "title": d["title"], "gold_for": d["gold_for"]} for d in docs])
+    return claims, collection
+
+
+def test_oracle_corpus_documents(data_dir):
+    claims = json.loads((data_dir / "averitec" / "dev.json").read_text())
+    docs = averitec_documents(claims)
+    assert len(docs) > 900 and all(d["text"] for d in docs)
+    assert {d["gold_for"] for d in docs} >= {"0", "1", "399"}
+    boolean = next(d for d in docs if ". " in d["text"] and d["text"].split(". ")[0] in ("Yes", "No"))
+    assert boolean["text"].startswith(("Yes. ", "No. "))
+
+
+def test_loaders(data_dir):
+    av = load_averitec(data_dir / "averitec" / "dev.json", limit=3)
+    assert [i.id for i in av] == ["0", "1", "2"] and av[0].claim["date"] == "2020-10-31"
+    mo = load_mocheg(data_dir / "mocheg" / "Corpus2_for_controllable_generation_dry_run.csv")
+    assert len(mo) == 48 and {i.gold for i in mo} == {"NEI", "supported"}
+    assert mo[0].claim["text"].startswith("A photograph shared to Reddit")
+    assert len(mocheg_documents(mo[:2])) >= 2
+
+
+def test_dataset_run_metrics_and_official_predictions(stage_llm, ephemeral_store, data_dir):
+    claims, collection = _small_oracle(ephemeral_store, data_dir)
+    model, script = stage_llm({"plan": ['```\nweb_search("who wrote the letter")\n```'],
+                               "summarize": ["The letter came from a satire site."], "merge": ["Satire [x](u)."],
+                               "develop": ["Satire."], "judge": ["`refuted`"], "justify": ["It was satire."],
+                               "baseline": ["No idea.", "Probably `supported`"]})
+    items = load_averitec(data_dir / "averitec" / "dev.json", limit=2)
+    cfg = DefameConfig(model=model, benchmark="averitec", corpus=collection)
+    outcomes = run_items(items, cfg, store=ephemeral_store, checkpointer=None)
+    s = summarise(outcomes, cfg)
+    assert [o.defame for o in outcomes] == ["Refuted", "Refuted"]
+    assert s["defame"]["metrics"]["accuracy"] == pytest.approx(
+        sum(o.gold == "Refuted" for o in outcomes) / 2)
+    assert s["defame"]["parse"]["judge"]["rate"] == 1.0 and s["defame"]["parse"]["plan"]["rate"] == 1.0
+    assert s["baseline"]["parse"]["baseline"]["first_try_rate"] == 0.5  # 1st baseline answer had no label
+    assert s["defame"]["retrieved_sources"] > 0 and 0 < s["defame"]["gold_source_share"] <= 1
+    preds = averitec_predictions(outcomes)
+    assert preds[0]["label"] == "Refuted" and preds[0]["questions"][0]["question"] == "who wrote the letter"
+    assert preds[0]["questions"][0]["answers"][0]["answer"].startswith("Satire")
+    from methods.averitec_eval.scorer import score
+
+    sc = score(preds, [claims[0], claims[1]])
+    assert 0.0 < sc.question_answer < 1.0 and sc.veracity["acc"] == s["defame"]["metrics"]["accuracy_all"]
+
+
+def test_real_local_model_end_to_end_two_claims(ephemeral_store, data_dir):
+    """SmolLM2-135M through the gateway: every claim ends with a complete report and a label (REFUSED counted)."""
+    _, collection = _small_oracle(ephemeral_store, data_dir, n=6)
+    items = load_averitec(data_dir / "averitec" / "dev.json", limit=2)
+    cfg = DefameConfig(benchmark="averitec", corpus=collection, max_iterations=1, limit_per_search=1, retries=1,
+                       max_prompt_chars=1200, max_source_chars=200,
+                       budget=StageBudget(plan=24, summarize=6, merge=6, develop=6, judge=24, justify=6))
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # two shared cores: OpenMP threads spinning against each other cost 10x
+    try:
+        outcomes = run_items(items, cfg, store=ephemeral_store, baseline=False, checkpointer=None)
+    finally:
+        torch.set_num_threads(threads)
+    for o in outcomes:
+        r = o.result
+        assert r["verdict"] in {lbl.value for lbl in Label}
+        assert "## Claim" in r["markdown"] and "## Final Judgement" in r["markdown"]
+        stages = {c["stage"] for c in r["calls"]}
+        assert {"plan", "judge"} <= stages
+        assert all(c["prompt_tokens"] > 0 for c in r["calls"])
+        if r["verdict"] != Label.REFUSED.value:
+            assert "### Verdict:" in r["markdown"] and "justify" in stages
