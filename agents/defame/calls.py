@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from agents.defame.config import DefameContext
@@ -72,7 +73,7 @@ def _interleave(prompt: str, media: dict[str, str]) -> list[Any]:
         parts.append(prompt[pos:m.end()])
         path = media.get(m.group(1))
         if path:
-            parts.append(path)
+            parts.append(Path(path))  # a Path (not a str) is an image for the gateway
         pos = m.end()
     parts.append(prompt[pos:])
     return parts
