@@ -38,11 +38,20 @@ class SortedRows:
     def __init__(self, x: torch.Tensor, w: torch.Tensor) -> None:
         self.xs, self.perm = x.sort(dim=1)
         self.ws = w.gather(1, self.perm)
-        xs64, ws64 = self.xs.double(), self.ws.double()
-        zero = torch.zeros(x.shape[0], 1, dtype=torch.float64, device=x.device)
-        self.p0 = torch.cat([zero, ws64.cumsum(1)], dim=1)
-        self.p1 = torch.cat([zero, (ws64 * xs64).cumsum(1)], dim=1)
-        self.p2 = torch.cat([zero, (ws64 * xs64 * xs64).cumsum(1)], dim=1)
+        r, k = x.shape
+        self.p0 = torch.zeros(r, k + 1, dtype=torch.float64, device=x.device)
+        self.p1 = torch.zeros_like(self.p0)
+        torch.cumsum(self.ws, dim=1, dtype=torch.float64, out=self.p0[:, 1:])
+        torch.cumsum(self.ws * self.xs, dim=1, dtype=torch.float64, out=self.p1[:, 1:])
+        self._p2: torch.Tensor | None = None
+
+    @property
+    def p2(self) -> torch.Tensor:
+        """Prefix sums of ωu² (built on first use: only seeding and objectives need them)."""
+        if self._p2 is None:
+            self._p2 = torch.zeros_like(self.p0)
+            torch.cumsum(self.ws * self.xs * self.xs, dim=1, dtype=torch.float64, out=self._p2[:, 1:])
+        return self._p2
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -51,8 +60,9 @@ class SortedRows:
     def subset(self, idx: torch.Tensor) -> "SortedRows":
         """The rows ``idx`` (shares nothing; used to drop converged rows)."""
         sub = SortedRows.__new__(SortedRows)
-        for name in ("xs", "perm", "ws", "p0", "p1", "p2"):
+        for name in ("xs", "perm", "ws", "p0", "p1"):
             setattr(sub, name, getattr(self, name)[idx])
+        sub._p2 = None if self._p2 is None else self._p2[idx]
         return sub
 
     def bounds(self, centroids_sorted: torch.Tensor) -> torch.Tensor:
@@ -149,7 +159,7 @@ def kmeans_plusplus(rows: SortedRows, k: int, generator: torch.Generator,
         c = cand.double()
         gain = (prefix(cum, hi) - prefix(cum, lo)).double() - (s2 - 2 * c * s1 + c * c * s0)
         best = cand[ridx, gain.argmax(dim=1)][:, None]
-        d2 = torch.minimum(d2, (xs - best) ** 2)
+        d2 = torch.minimum(d2, (xs - best).square_(), out=d2)
         centers = torch.cat([centers, best], dim=1).sort(dim=1).values
     return centers
 

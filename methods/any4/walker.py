@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import nn
 
-from methods.any4.calibrate import collect_input_means
+from methods.any4.calibrate import OnlineCalibrator, collect_input_means
 from methods.any4.config import QuantConfig
 from methods.any4.modules import CpuMode, QuantLinear
 from methods.any4.quantizers import create_quantizer
@@ -107,14 +107,15 @@ def quantize_model(model: nn.Module, cfg: QuantConfig, *, calib_ids: torch.Tenso
         raise ValueError(f"{cfg.label()} needs calibration token ids")
     quantizer = create_quantizer(cfg)
     means: dict[str, torch.Tensor] = {}
+    online = OnlineCalibrator(model, calib_ids) if cfg.uses_calibration and cfg.calibration == "online" else None
     if cfg.uses_calibration and cfg.calibration == "offline":
         means = collect_input_means(model, calib_ids, dict(targets))
     summary = QuantizationSummary(config=cfg.to_dict(), skipped=skipped)
     for idx, (name, layer) in enumerate(targets):
         sample_weight = None
         if cfg.uses_calibration:
-            if cfg.calibration == "online":
-                sample_weight = collect_input_means(model, calib_ids, {name: layer}, stop_after=name)[name]
+            if online is not None:
+                sample_weight = online.means(name, layer)
             else:
                 sample_weight = means[name]
         w = layer.weight.detach().float().cpu()

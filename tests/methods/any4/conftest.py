@@ -29,3 +29,9 @@ def tiny_llama():
 @pytest.fixture
 def calib_ids():
     return torch.randint(0, 96, (1, 24), generator=torch.Generator().manual_seed(5))
+
+
+@pytest.fixture
+def tiny_llama_factory():
+    """``make_tiny_llama`` for tests that need more than one instance or other sizes."""
+    return make_tiny_llama

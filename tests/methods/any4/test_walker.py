@@ -103,3 +103,17 @@ def test_default_prompt_is_byte_exact(data_dir):
     text = read_default_prompt(data_dir)
     assert hashlib.sha256(text.encode()).hexdigest() == \
         "eccb766a5d869e92447175639a592715dfea1a0242943c19c037668b387369b2"
+
+
+def test_online_block_replay_equals_a_full_pass(tiny_llama, calib_ids):
+    """Re-running only the enclosing block gives the same input means as a full forward pass."""
+    from methods.any4.calibrate import OnlineCalibrator, enclosing_block
+
+    quantize_model(tiny_llama, QuantConfig(fmt="int4", group_size=32))
+    cal = OnlineCalibrator(tiny_llama, calib_ids)
+    for name in ("model.layers.0.self_attn.q_proj", "model.layers.1.self_attn.o_proj", "model.layers.1.mlp.down_proj"):
+        layer = tiny_llama.get_submodule(name)
+        assert enclosing_block(tiny_llama, name) == ".".join(name.split(".")[:3])
+        full = collect_input_means(tiny_llama, calib_ids, {name: layer}, stop_after=name)[name]
+        torch.testing.assert_close(cal.means(name, layer), full, rtol=1e-5, atol=1e-6)
+    assert enclosing_block(tiny_llama, "lm_head") is None

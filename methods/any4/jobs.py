@@ -1,0 +1,112 @@
+"""any4 jobs: ``any4.quantize``, ``any4.evaluate`` and the reproducer ``any4``.
+
+Queue of ``any4.quantize``: the registry's queue is fixed when this module is
+imported, so it is chosen here once: ``gpu`` when this process sees CUDA (a GPU
+worker, or an API host with a GPU), else ``cpu``. The k-means itself always runs
+on the CPU; on a GPU the quantized model is evaluated through the Triton kernel.
+A CPU-only API host therefore routes quantization to CPU workers, which run every
+step correctly, only slower. ``any4.evaluate`` is cheap and stays on ``cpu``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Literal
+
+import torch
+from pydantic import BaseModel as Params, Field, field_validator
+
+from services.config import get_settings
+from services.jobs import JobContext, Report, register_method, register_reproducer
+
+log = logging.getLogger(__name__)
+
+QUANTIZE_QUEUE = "gpu" if torch.cuda.is_available() else "cpu"
+_CKPT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,119}$")
+
+
+class QuantizeParams(Params):
+    model: Literal["clean-llama", "smollm2-135m-instruct"] = Field(
+        "clean-llama", description="clean-llama (trained from scratch in fp32) or SmolLM2 (pre-quantized GGUF).")
+    fmt: Literal["int4", "int3", "int2", "nf4", "fp4", "any4", "any3", "any2"] = Field("any4", description="Format.")
+    group_size: Literal[32, 64, 128] = Field(64, description="g along K (must divide every K of the model).")
+    calibration: Literal["none", "offline", "online"] = Field("offline", description="any-formats' sample weights.")
+    init: Literal["kmeans++", "random", "int", "nf4"] = Field("kmeans++", description="k-means initialization.")
+    eval_windows: int = Field(4, ge=1, le=64, description="WikiText-2 windows to score.")
+    seqlen: int = Field(256, ge=32, le=2048, description="Tokens per window.")
+    inspect_layer: str | None = Field(None, max_length=200, pattern=r"^[A-Za-z0-9_.]*$",
+                                      description="Layer whose row LUTs are returned (default: a middle MLP).")
+    save_checkpoint: bool = Field(True, description="Save the quantized model for any4.evaluate.")
+
+
+class EvaluateParams(Params):
+    checkpoint: str = Field(..., description="Checkpoint id returned by any4.quantize.")
+    eval_set: Literal["wikitext2", "math"] = Field("wikitext2", description="Text to score.")
+    eval_windows: int = Field(4, ge=1, le=64)
+    seqlen: int = Field(256, ge=32, le=2048)
+
+    @field_validator("checkpoint")
+    @classmethod
+    def _safe(cls, v: str) -> str:
+        if not _CKPT_RE.match(v):
+            raise ValueError("checkpoint ids are lowercase letters, digits, '.', '_' and '-'")
+        return v
+
+
+def checkpoint_root() -> Path:
+    return Path(get_settings().cache_dir) / "any4" / "checkpoints"
+
+
+@register_method("any4.quantize", title="any4: quantize a model", queue=QUANTIZE_QUEUE, tags=("quantization",))
+def quantize_job(params: QuantizeParams, progress: JobContext) -> Report:
+    """Quantize a causal LM to any4/int/nf4/fp4 and compare its perplexity with full precision."""
+    from methods.any4.jobs_impl import run_quantize
+
+    return run_quantize(params, progress, checkpoint_root())
+
+
+@register_method("any4.evaluate", title="any4: evaluate a quantized checkpoint", queue="cpu", tags=("quantization",))
+def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
+    """Perplexity of a saved quantized checkpoint against its full-precision base model."""
+    from methods.any4.jobs_impl import run_evaluate
+
+    return run_evaluate(params, progress, checkpoint_root())
+
+
+def checkpoint_id(params: QuantizeParams) -> str:
+    blob = json.dumps(params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}),
+                      sort_keys=True)
+    return f"{params.model}-{params.fmt}-g{params.group_size}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
+
+
+_OPTION_TYPES = {"group_sizes": list, "variants": list, "smollm2": bool, "smol_windows": int, "smol_seqlen": int,
+                 "clean_windows": int, "dataset_calib_windows": int, "seed": int, "threads": int,
+                 "clean_steps": int}
+
+
+@register_reproducer("any4", description="Perplexity of fp/int4/fp4/nf4/any4/any3/any2 at g=64 and 32 on two models")
+def reproduce(out_dir: Path, progress: JobContext, **options) -> Path:
+    """Run the CPU-scale experiment of spec §6 and write ``<out_dir>/any4.md`` (+ ``any4/`` figures)."""
+    import dataclasses
+
+    from methods.any4.experiment import ReproduceOptions, run_reproduction
+    from methods.any4.report import build_report
+
+    unknown = set(options) - set(_OPTION_TYPES)
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)}; known: {sorted(_OPTION_TYPES)}")
+    kw = {k: (tuple(v) if _OPTION_TYPES[k] is list else _OPTION_TYPES[k](v)) for k, v in options.items()}
+    steps = kw.pop("clean_steps", None)
+    opts = ReproduceOptions(**kw)
+    if steps is not None:
+        opts.clean = dataclasses.replace(opts.clean, steps=steps)
+    s = get_settings()
+    res = run_reproduction(opts, progress, data_dir=Path(s.data_dir), cache_dir=Path(s.cache_dir))
+    cmd = "paperworks reproduce any4" + "".join(f" -o {k}={json.dumps(v, separators=(',', ':'))}"
+                                                for k, v in options.items())
+    report = build_report(res, cmd)
+    return report.write_markdown(Path(out_dir) / "any4.md")

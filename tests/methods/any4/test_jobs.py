@@ -1,0 +1,82 @@
+"""The any4 jobs through the registry, on a tiny random llama standing in for the base model."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from services.jobs import InvalidParams, get_method, get_reproducer, null_context
+
+
+@pytest.fixture
+def tiny_base(monkeypatch, tmp_path, tiny_llama_factory):
+    from methods.any4 import jobs, jobs_impl
+    from methods.any4.sources import BaseModel
+
+    model = tiny_llama_factory(hidden=64)
+
+    def fake_load_base(name, **_):
+        return BaseModel("clean-llama", model, lambda text: [ord(c) % 96 for c in text], ["tiny test model"], {})
+
+    monkeypatch.setattr(jobs_impl, "load_base", fake_load_base)
+    monkeypatch.setattr(jobs, "checkpoint_root", lambda: tmp_path / "ckpts")
+    return model
+
+
+def test_registered_with_queues_and_reproducer():
+    spec = get_method("any4.quantize")
+    assert spec.queue == ("gpu" if torch.cuda.is_available() else "cpu")
+    assert get_method("any4.evaluate").queue == "cpu"
+    assert get_reproducer("any4").name == "any4"
+    with pytest.raises(InvalidParams):
+        spec.validate({"fmt": "any5"})
+    with pytest.raises(InvalidParams):
+        spec.validate({"eval_windows": 1000})
+    with pytest.raises(InvalidParams):
+        get_method("any4.evaluate").validate({"checkpoint": "../../etc/passwd"})
+
+
+def test_quantize_then_evaluate(tiny_base, data_dir):
+    q = get_method("any4.quantize")
+    params = q.validate({"model": "clean-llama", "fmt": "any4", "group_size": 32, "calibration": "online",
+                         "eval_windows": 2, "seqlen": 48})
+    rep = q.run(params, null_context())
+    assert rep.metrics["ppl_quantized"] > 1 and rep.metrics["ppl_fp"] > 1
+    assert rep.metrics["bits_per_weight"] == pytest.approx(4 + 32 / 32 + 16 * 16 / 64, rel=0.2)
+    luts = rep.data["row_luts"]
+    assert len(luts) == 16 and len(luts[0]["learned"]) == 16 and len(luts[0]["nf4"]) == 16
+    assert min(luts[0]["weights"]) <= min(luts[0]["learned"]) + 1e-6  # levels live inside the group's range
+    assert rep.artifact("lut_row0.png") is not None
+    ckpt = rep.data["checkpoint"]
+
+    ev = get_method("any4.evaluate")
+    rep2 = ev.run(ev.validate({"checkpoint": ckpt, "eval_windows": 2, "seqlen": 48}), null_context())
+    assert rep2.metrics["ppl_quantized"] == pytest.approx(rep.metrics["ppl_quantized"], rel=1e-5)
+    assert rep2.metrics["ppl_fp"] == pytest.approx(rep.metrics["ppl_fp"], rel=1e-5)
+    with pytest.raises(ValueError, match="unknown checkpoint"):
+        ev.run(ev.validate({"checkpoint": "nope"}), null_context())
+
+
+def test_group_size_must_divide_k(tiny_base, data_dir):
+    q = get_method("any4.quantize")
+    with pytest.raises(ValueError, match="does not divide"):
+        q.run(q.validate({"fmt": "int4", "group_size": 128, "eval_windows": 1, "seqlen": 32,
+                          "calibration": "none"}), null_context())
+
+
+def test_direction_checks_follow_the_numbers():
+    from methods.any4.report import direction_checks
+
+    def rows(ppl_by_variant, g):
+        return [{"variant": v, "group_size": g, "ppl": {"w": p}} for v, p in ppl_by_variant.items()]
+
+    good = {"int4": 12.0, "nf4": 11.0, "fp4": 13.0, "any4:none": 10.8, "any4:offline": 10.7, "any4:online": 10.6,
+            "any3:offline": 14.0, "any2:offline": 40.0}
+    worse = {k: v * (1.02 if k.startswith("any4") else 1.05) for k, v in good.items()}
+    suite = {"fp_ppl": {"w": 9.8}, "rows": rows(good, 32) + rows(worse, 64)}
+    checks = direction_checks(suite, [32, 64], "w")
+    assert all(ok for _, ok, _ in checks), checks
+    bad = dict(good, nf4=12.5)
+    suite = {"fp_ppl": {"w": 9.8}, "rows": rows(bad, 32) + rows(worse, 64)}
+    outcome = {name.split(" [")[0]: ok for name, ok, _ in direction_checks(suite, [32, 64], "w")}
+    assert outcome["nf4 < int4"] is False
