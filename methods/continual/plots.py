@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,8 +23,8 @@ def accuracy_matrix_figure(matrices: dict[str, np.ndarray], *, title: str = ""):
     """One heat map per head: rows = after task t, columns = task j, cell = accuracy (%)."""
     heads = list(matrices)
     n = len(heads)
-    fig, axes = _figure(1, n, (2.9 * n + 0.6, 3.2))
-    for ax, h in zip(axes[0], heads):
+    fig, axes = _figure(1, n, (3.1 * n + 0.8, 3.6))
+    for i, (ax, h) in enumerate(zip(axes[0], heads)):
         A = np.asarray(matrices[h], dtype=float)
         T = A.shape[0]
         masked = np.ma.masked_invalid(A * 100)
@@ -36,8 +37,9 @@ def accuracy_matrix_figure(matrices: dict[str, np.ndarray], *, title: str = ""):
         ax.set_xticks(range(T), [str(j + 1) for j in range(T)])
         ax.set_yticks(range(T), [str(t + 1) for t in range(T)])
         ax.set_xlabel("evaluated task")
-        ax.set_ylabel("after task")
-        ax.set_title(h, fontsize=9)
+        if i == 0:
+            ax.set_ylabel("after task")
+        ax.set_title("\n".join(textwrap.wrap(h, 24)), fontsize=8)
     fig.colorbar(im, ax=list(axes[0]), shrink=0.8, label="accuracy (%)")
     if title:
         fig.suptitle(title, fontsize=10)
@@ -46,7 +48,7 @@ def accuracy_matrix_figure(matrices: dict[str, np.ndarray], *, title: str = ""):
 
 def curves_figure(curves: dict[str, dict[str, Sequence[float]]], *, title: str = ""):
     """Left: accuracy on all seen classes per task. Right: old vs new accuracy per head."""
-    fig, axes = _figure(1, 2, (10, 3.6))
+    fig, axes = _figure(1, 2, (11, 4.2))
     left, right = axes[0]
     for i, (h, c) in enumerate(curves.items()):
         x = np.arange(1, len(c["seen"]) + 1)
@@ -54,14 +56,17 @@ def curves_figure(curves: dict[str, dict[str, Sequence[float]]], *, title: str =
         left.plot(x, np.asarray(c["seen"]) * 100, marker="o", color=color, label=h)
         right.plot(x[1:], np.asarray(c["old"][1:]) * 100, marker="o", color=color, label=f"{h} old")
         right.plot(x[1:], np.asarray(c["new"][1:]) * 100, marker="x", ls="--", color=color, label=f"{h} new")
-    left.set_xlabel("task")
+    left.set_xlabel("after task")
     left.set_ylabel("accuracy on seen classes (%)")
-    left.legend(fontsize=7)
-    right.set_xlabel("task")
-    right.set_ylabel("accuracy (%)  solid old / dashed new")
-    right.legend(fontsize=6, ncol=2)
+    left.legend(fontsize=7, loc="lower left")
+    right.set_xlabel("after task")
+    right.set_ylabel("old (solid) / new (dashed) accuracy (%)")
+    right.legend(fontsize=6, ncol=1, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    n_tasks = max((len(c["seen"]) for c in curves.values()), default=1)
     for ax in (left, right):
         ax.grid(alpha=0.3)
+        ax.set_xticks(range(1, n_tasks + 1))
+        ax.set_ylim(-2, 102)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

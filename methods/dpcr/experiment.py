@@ -32,6 +32,21 @@ MAIN_HEADS = ["lwf", "ridge_uncal", "tssp", "dpcr", "oracle"]
 TSSP_PASSES = 8
 
 
+NOTES = "\n".join([
+    "- All arms share one LwF training trajectory per seed; they differ only in how the stored per-class "
+    "statistics are moved when the backbone changes, so differences between (b)–(d′) are caused by the shift "
+    "estimate alone, and (e) bounds what any statistics-based classifier could reach with this backbone.",
+    "- (d′) keeps every singular value s > 0. Round-off directions of a rank-deficient Gram (of order "
+    "1e-15·s_max in float64) pass that test, so Π_c is the identity in practice and (d′) coincides with (c), "
+    "as the spec predicts for the reference's fp32 code.",
+    "- With the rank-revealing tolerance (d), Π_c is the row space of class c's stored features, a subspace "
+    "of the previous backbone's feature space, and W_c = P_t Π_c keeps only those directions of the shifted "
+    "statistics. Directions the class did not occupy under f_{t−1} — units that were dead then, or the "
+    "64 − 32 missing directions at 32 samples/class — are removed even where the class does occupy them under "
+    "f_t. The prototype-shift and Π_c-rank columns below show how much this moves the statistics.",
+])
+
+
 def _experiments() -> list[tuple[str, str, int | None, dict]]:
     base = dict(tssp_passes=TSSP_PASSES)
     ablation_arms = ("ridge_uncal", "tssp", "dpcr", "dpcr_literal")
@@ -142,6 +157,7 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
     report.metrics["cpu_seconds"] = round(cpu, 1)
     report.add_section("Setup", _setup_text(exps, seeds, quick, threads, elapsed, cpu))
     report.add_section("Expected directions (spec §7), as measured", _directions(exps))
+    report.add_section("How the arms relate", NOTES)
     for key, title, _, _ in plan:
         exp = exps[key]
         heads = [h for h in MAIN_HEADS if h in exp.heads] or exp.heads
@@ -180,7 +196,7 @@ def _setup_text(exps: dict[str, ExperimentResult], seeds: int, quick: bool, thre
         "training data (Grams averaged over passes). The reference makes one pass; with n_t ≈ 64 ≤ d = 64 "
         "(32/class) a single pass makes P_t a near-interpolating fit, see the `spc32_1pass` ablation.",
         "- Oracle arm: ridge on current-backbone features of every seen class's training data (it alone keeps data).",
-        f"- Machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} CPUs shared with other jobs, "
+        f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, "
         f"torch {torch.__version__}, {threads} torch thread(s). Wall time {elapsed / 60:.1f} min under the shared "
         f"load, CPU time {cpu / 60:.1f} min (≈ the wall time on an idle machine with one thread); mean wall seconds "
         "per seed: " + ", ".join(f"{k} {v:.0f}" for k, v in sec_per_run.items()) + ".",
