@@ -3,7 +3,7 @@
 from typer.testing import CliRunner
 
 
-def test_continual_methods_and_a_quick_two_task_run(tmp_path):
+def test_continual_methods_and_a_quick_one_task_run(tmp_path):
     from services.cli.main import app
 
     runner = CliRunner()
