@@ -135,3 +135,20 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
     again = check_claim(CLAIM, cfg, store=corpus_store, checkpointer=saver, thread_id="t1")
     assert len(script.order) == n and again.label == Label.REFUTED
     conn.close()
+
+
+def test_postgres_checkpointer_when_the_app_db_is_postgres(stage_llm, corpus_store, settings, postgres_url,
+                                                           monkeypatch):
+    """With a PostgreSQL app database the default checkpointer is langgraph's PostgresSaver, and resumes work."""
+    from agents.defame.checkpoint import open_checkpointer
+
+    monkeypatch.setattr(settings, "database_url", postgres_url)
+    with open_checkpointer() as saver:
+        assert type(saver).__name__ == "PostgresSaver"
+    model, script = stage_llm({"plan": [PLAN_1], "summarize": ["The bridge opened in 1937."], "merge": ["1937."],
+                               "develop": ["1937."], "judge": [JUDGE_REF], "justify": ["Because 1937."]})
+    cfg = DefameConfig(model=model, corpus="defame-test", limit_per_search=2)
+    first = check_claim(CLAIM, cfg, store=corpus_store, thread_id="pg-1")
+    n = len(script.order)
+    again = check_claim(CLAIM, cfg, store=corpus_store, thread_id="pg-1")
+    assert first.label == again.label == Label.REFUTED and again.resumed and len(script.order) == n
