@@ -115,6 +115,21 @@ def _any4_gemm_kernel(
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
+_TUNED = None
+
+
+def _tuned_kernel():
+    """The kernel autotuned over BLOCK_N and warps on CUDA (built lazily; never used by the interpreter).
+
+    The key leaves out M, so a model's varying token counts reuse one choice per (N, K, path).
+    """
+    global _TUNED
+    if _TUNED is None:
+        configs = [triton.Config({"BLOCK_N": bn}, num_warps=w) for bn in (16, 32, 64, 128) for w in (2, 4)]
+        _TUNED = triton.autotune(configs=configs, key=["N", "K", "GEMV", "BLOCK_M"])(_any4_gemm_kernel)
+    return _TUNED
+
+
 def _block_k(group_size: int) -> int:
     """Largest power of two ≤ 64 dividing the group size (the K step never crosses a group)."""
     bk = 64
@@ -138,7 +153,8 @@ def any4_gemm(x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor, scales_a
         group_size: g; K must be a multiple of it.
         out: optional (M, N) output buffer in ``x.dtype`` (every element is written).
         lut_in_registers: gather from the program's table slice in registers.
-        block_n, block_k: tile sizes (defaults: 64, and the largest power of two ≤ 64 dividing g).
+        block_n, block_k: tile sizes (defaults: autotuned BLOCK_N on CUDA, 64 elsewhere; and the
+            largest power of two ≤ 64 dividing g).
     Returns:
         (..., N) in ``x.dtype``.
     """
@@ -166,18 +182,13 @@ def any4_gemm(x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor, scales_a
         raise ValueError(f"block_k={bk} must be a power of two dividing group_size={group_size}")
     gemv = m == 1
     bm = 1 if gemv else min(64, max(16, triton.next_power_of_2(m)))
-    bn = block_n or 64
-    grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
-    _any4_gemm_kernel[grid](
-        x2, packed, lut_c, sz, out,
-        m, n, k,
-        x2.stride(0), x2.stride(1),
-        packed.stride(0), packed.stride(1),
-        lut_c.stride(0) if lut_c.dim() == 2 else 0,
-        sz.stride(0), sz.stride(1),
-        out.stride(0), out.stride(1),
-        GROUP_SIZE=group_size, ROW_LUT=lut_c.dim() == 2, LUT_IN_REGISTERS=lut_in_registers,
-        GEMV=gemv, FP32_DOT=x.dtype == torch.float32,
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=num_warps,
-    )
+    args = (x2, packed, lut_c, sz, out, m, n, k, x2.stride(0), x2.stride(1), packed.stride(0), packed.stride(1),
+            lut_c.stride(0) if lut_c.dim() == 2 else 0, sz.stride(0), sz.stride(1), out.stride(0), out.stride(1))
+    meta = dict(GROUP_SIZE=group_size, ROW_LUT=lut_c.dim() == 2, LUT_IN_REGISTERS=lut_in_registers, GEMV=gemv,
+                FP32_DOT=x.dtype == torch.float32, BLOCK_M=bm, BLOCK_K=bk)
+    if x.is_cuda and block_n is None:
+        _tuned_kernel()[lambda cfg: (triton.cdiv(m, bm), triton.cdiv(n, cfg["BLOCK_N"]))](*args, **meta)
+    else:
+        bn = block_n or 64
+        _any4_gemm_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](*args, **meta, BLOCK_N=bn, num_warps=num_warps)
     return out.reshape(*lead, n)
