@@ -85,6 +85,8 @@ class DatasetSizes:
     ``queries`` the queries used for selection statistics (per subject for MATH),
     ``nll_queries`` the first queries scored by gold NLL, ``acc_queries`` the first
     queries decoded for accuracy, ``theory_queries × theory_demos`` the theory check.
+    ``all_modes`` indexes every representation mode and layer for the query-dependence
+    table (else the reference one only); ``min_lambda`` overrides the experiment's.
     """
 
     pool: int | None
@@ -94,6 +96,8 @@ class DatasetSizes:
     theory_queries: int
     theory_demos: int
     max_new_tokens: int
+    all_modes: bool = True
+    min_lambda: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,17 +131,19 @@ PRESETS: dict[str, ExperimentConfig] = {
             "math": DatasetSizes(pool=300, queries=20, nll_queries=20, acc_queries=0,
                                  theory_queries=30, theory_demos=20, max_new_tokens=0),
         }),
-    # What `paperworks reproduce lms3` runs by default: the same protocol, shrunk to
-    # ~15 minutes on 2 shared cores (set in docs/results/lms3.md).
+    # What `paperworks reproduce lms3` runs by default: the same protocol shrunk to
+    # ~240k forward tokens (~15 min on 2 lightly shared cores). MATH pools of 20 per
+    # subject give λ = int(0.2) = 0, which rejects everything; min_lambda = 1 there.
     "cpu_small": ExperimentConfig(
         name="cpu_small",
         sizes={
-            "gsm8k": DatasetSizes(pool=500, queries=100, nll_queries=24, acc_queries=6,
-                                  theory_queries=8, theory_demos=8, max_new_tokens=192),
-            "mawps": DatasetSizes(pool=500, queries=100, nll_queries=40, acc_queries=30,
-                                  theory_queries=12, theory_demos=8, max_new_tokens=24),
-            "math": DatasetSizes(pool=60, queries=3, nll_queries=1, acc_queries=0,
-                                 theory_queries=7, theory_demos=6, max_new_tokens=0),
+            "gsm8k": DatasetSizes(pool=150, queries=50, nll_queries=10, acc_queries=3,
+                                  theory_queries=5, theory_demos=6, max_new_tokens=192),
+            "mawps": DatasetSizes(pool=300, queries=100, nll_queries=40, acc_queries=20,
+                                  theory_queries=10, theory_demos=8, max_new_tokens=24),
+            "math": DatasetSizes(pool=20, queries=2, nll_queries=1, acc_queries=0,
+                                 theory_queries=7, theory_demos=3, max_new_tokens=0,
+                                 all_modes=False, min_lambda=1),
         },
         selection=SelectionConfig(k=1, l=0.01, min_lambda=0)),
     # A seconds-long run for tests.
@@ -149,7 +155,8 @@ PRESETS: dict[str, ExperimentConfig] = {
             "mawps": DatasetSizes(pool=20, queries=3, nll_queries=2, acc_queries=2,
                                   theory_queries=2, theory_demos=3, max_new_tokens=8),
             "math": DatasetSizes(pool=4, queries=1, nll_queries=1, acc_queries=0,
-                                 theory_queries=1, theory_demos=3, max_new_tokens=0),
+                                 theory_queries=2, theory_demos=3, max_new_tokens=0, all_modes=False,
+                                 min_lambda=1),
         },
         bootstrap=200),
 }

@@ -64,6 +64,7 @@ class DatasetResult:
     theory: dict[str, list[float]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     examples: list[dict[str, Any]] = field(default_factory=list)
+    work: dict[str, int] = field(default_factory=dict)  # computed vs reused from the cache
 
 
 class Experiment:
@@ -80,6 +81,7 @@ class Experiment:
         self.proj = attention_projections(self.model)
         self.cache = cache or ResultCache(None)
         self.keys = [(m, layer) for m in MODES for layer in LAYERS]
+        self.counts = {"nll_scored": 0, "nll_reused": 0, "decoded": 0, "decode_reused": 0}
 
     # --- helpers -------------------------------------------------------------------
     def _sub(self, pool: DemoPool, q: Problem, memo: dict[str, DemoPool]) -> DemoPool:
@@ -94,6 +96,8 @@ class Experiment:
         keys = [ResultCache.key("nll", self.hash, p, g) for p, g in pairs]
         todo = {k: pg for k, pg in zip(keys, pairs) if self.cache.get(k) is None}
         items = list(todo.items())
+        self.counts["nll_scored"] += len(items)
+        self.counts["nll_reused"] += len(set(keys)) - len(items)
         step = max(1, self.cfg.batch_size)
         for b0 in range(0, len(items), step):
             chunk = items[b0:b0 + step]
@@ -111,6 +115,9 @@ class Experiment:
         if hit is None:
             hit = greedy_complete(self.model, self.tok, prompt, max_new)
             self.cache.put(k, hit)
+            self.counts["decoded"] += 1
+        else:
+            self.counts["decode_reused"] += 1
         return hit
 
     # --- phases --------------------------------------------------------------------
@@ -159,6 +166,7 @@ class Experiment:
             memo: dict[str, DemoPool] = {}
             for o in ORIENTATIONS:
                 top_score, top_sim, top_cos, chosen, shares, ratios = [], [], [], [], [], []
+                same_as_stab, stab_var_share = 0, []
                 rejected = rejected_ref = 0
                 for j, q in enumerate(queries):
                     sub = self._sub(pools[key], q, memo)
@@ -170,8 +178,11 @@ class Experiment:
                     top_cos.append([int(gidx[int(np.argmin(cosine_distance(x, sub.x)))])])
                     chosen.append(gidx[c.chosen].tolist())
                     rejected += int(c.rejected)
-                    lam0 = rejection_lambda(len(sub), sel_cfg.l, 0)
+                    lam0 = rejection_lambda(len(sub), sel_cfg.l, 0, warn=False)
                     rejected_ref += int(not set(c.score_top.tolist()) & set(np.argsort(c.sim, kind="stable")[:lam0].tolist()))
+                    same_as_stab += int(int(c.score_top[0]) == int(np.argmin(sub.stab)))
+                    var_score = float(np.var(np.log(c.score)))
+                    stab_var_share.append(float(np.var(np.log(sub.stab))) / var_score if var_score > 0 else float("nan"))
                     pn = np.linalg.norm(sub.p[o], axis=1)
                     shares.append(share_explained_by_norm(c.sim[None, :], pn))
                     ratios.append(float(np.median(pn) / (np.linalg.norm(x) + 1e-12)))
@@ -181,6 +192,8 @@ class Experiment:
                              "rejection_rate": rejected / max(1, len(queries)),
                              "rejection_rate_min_lambda0": rejected_ref / max(1, len(queries)),
                              "share_explained_by_norm": float(np.nanmean(shares)),
+                             "score_top1_is_stab_top1": same_as_stab / max(1, len(queries)),
+                             "stab_share_of_log_score_var": float(np.nanmean(stab_var_share)),
                              "median_norm_ratio": float(np.median(ratios))})
         return rows
 
@@ -269,8 +282,12 @@ def run_experiment(cfg: ExperimentConfig, *, store: VectorStore, progress: JobCo
     for i, name in enumerate(cfg.datasets):
         sub = progress.sub(i / len(cfg.datasets), (i + 1) / len(cfg.datasets))
         t = time.perf_counter()
+        before = dict(exp.counts)
+        passes = exp.encoder.forward_passes
         res = exp.run_dataset(name, sub)
         res.seconds["total"] = time.perf_counter() - t
+        res.work = {k: v - before[k] for k, v in exp.counts.items()}
+        res.work["encoder_forward_passes"] = exp.encoder.forward_passes - passes
         log.info("lms3 %s done in %.0fs", name, res.seconds["total"])
         out.append(res)
     return out

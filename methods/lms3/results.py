@@ -73,16 +73,20 @@ def build_report(results: list[DatasetResult], cfg: ExperimentConfig, *, wall_s:
 
 
 def _setup_md(results: list[DatasetResult], cfg: ExperimentConfig, wall_s: float) -> str:
-    rows = ["| dataset | pool | λ | selection queries | NLL queries | accuracy queries | theory queries × demos | seconds |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| dataset | pool | λ | selection queries | NLL queries | accuracy queries | theory queries × demos | "
+            "seconds | NLL sequences scored (reused) | decodes (reused) | encoder passes |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s = cfg.sizes[r.dataset]
         lam = ", ".join(f"{k or 'all'}: {v}" for k, v in sorted(r.lambdas.items()))
         n_nll = len(r.nll.get("zero_shot", []))
         n_acc = next(iter(r.accuracy.values()), (0, 0))[1]
         n_th = len(r.theory.get("score", []))
+        w = r.work
         rows.append(f"| {r.dataset} | {r.pool_size} ({r.pool_name}) | {lam} | {r.n_queries} | {n_nll} | {n_acc} | "
-                    f"{n_th} × {s.theory_demos} | {r.seconds.get('total', 0):.0f} |")
+                    f"{n_th} × {s.theory_demos} | {r.seconds.get('total', 0):.0f} | {w.get('nll_scored', 0)} "
+                    f"({w.get('nll_reused', 0)}) | {w.get('decoded', 0)} ({w.get('decode_reused', 0)}) | "
+                    f"{w.get('encoder_forward_passes', 0)} |")
     return ("\n".join(rows) + "\n\n"
             f"Preset `{cfg.name}`, seed {cfg.seed}, k = {cfg.selection.k}, l = {cfg.selection.l}, "
             f"min_lambda = {cfg.selection.min_lambda}; representation `reference` (128-token EOS right-padding, "
@@ -111,17 +115,20 @@ def _selection_md(results: list[DatasetResult]) -> str:
     out = ["Per representation mode, layer and projection orientation, over all selection queries: distinct "
            "demonstrations chosen as top-1 (a value of 1 means every query got the same demo), the LMS3 rejection "
            "rate, the mean over queries of corr(Sim_q(X), ‖P·x_X‖)² across the pool (1.0 = the Sim ranking is "
-           "fixed by ‖P·x_X‖ alone, whatever the query), and the median ‖P·x_X‖ / ‖x_q‖.", ""]
+           "fixed by ‖P·x_X‖ alone, whatever the query), the median ‖P·x_X‖ / ‖x_q‖, how often the Score top-1 is "
+           "simply the pool's smallest-Stab item, and the mean over queries of var(log Stab) / var(log Score) across "
+           "the pool (log Score = log Sim + log Stab; near 1 means Stab alone decides the Score ranking).", ""]
     for r in results:
         out += [f"**{r.dataset}** ({r.n_queries} queries, pool {r.pool_size}, min_lambda = {r.min_lambda})", "",
                 "| mode | layer | P | distinct Score top-1 | distinct Sim top-1 | distinct cosine top-1 | "
                 "distinct LMS3 picks | rejection rate | rejection rate at min_lambda = 0 | share explained by ‖P·x‖ | "
-                "median ‖P·x‖/‖x_q‖ |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"]
+                "median ‖P·x‖/‖x_q‖ | Score top-1 = Stab top-1 | var(log Stab)/var(log Score) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for s in r.selection_stats:
             out.append(f"| {s['mode']} | {s['layer']} | {s['orientation']} | {s['distinct_score_top1']} | "
                        f"{s['distinct_sim_top1']} | {s['distinct_cosine_top1']} | {s['distinct_lms3']} | "
-                       f"{s['rejection_rate']:.0%} | {s['rejection_rate_min_lambda0']:.0%} | {s['share_explained_by_norm']:.3f} | {s['median_norm_ratio']:.2f} |")
+                       f"{s['rejection_rate']:.0%} | {s['rejection_rate_min_lambda0']:.0%} | {s['share_explained_by_norm']:.3f} | {s['median_norm_ratio']:.2f} | "
+                       f"{s['score_top1_is_stab_top1']:.0%} | {s['stab_share_of_log_score_var']:.2f} |")
         out.append("")
     return "\n".join(out)
 
@@ -192,4 +199,4 @@ def _plot(results: list[DatasetResult], cfg: ExperimentConfig):
 def _raw(r: DatasetResult) -> dict[str, Any]:
     return {"dataset": r.dataset, "pool": r.pool_name, "pool_size": r.pool_size, "lambdas": r.lambdas,
             "nll": r.nll, "with_demo": r.with_demo, "accuracy": r.accuracy, "theory": r.theory,
-            "selection_stats": r.selection_stats, "seconds": r.seconds}
+            "selection_stats": r.selection_stats, "seconds": r.seconds, "work": r.work}

@@ -19,15 +19,19 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 
-def rejection_lambda(pool_size: int, l: float, min_lambda: int = 0) -> int:  # noqa: E741
+_WARNED: set[tuple[int, float]] = set()
+
+
+def rejection_lambda(pool_size: int, l: float, min_lambda: int = 0, *, warn: bool = True) -> int:  # noqa: E741
     """``λ = int(l·|D|)`` truncated toward zero, raised to ``min_lambda``, capped at ``|D|``.
 
     ``λ(7473, 0.01) = 74``, ``λ(1537, 0.01) = 15``, ``λ(99, 0.01) = 0``. With λ = 0
-    every query is rejected (the reference behaviour); a warning is logged.
+    every query is rejected (the reference behaviour); a warning is logged once per (|D|, l).
     """
     lam = int(l * pool_size)
     lam = min(max(lam, int(min_lambda)), pool_size)
-    if lam == 0 and pool_size > 0:
+    if lam == 0 and pool_size > 0 and warn and (pool_size, l) not in _WARNED:
+        _WARNED.add((pool_size, l))
         log.warning("λ = int(%g · %d) = 0: every query will be rejected to zero-shot; set min_lambda=1 "
                     "for small pools", l, pool_size)
     return lam
