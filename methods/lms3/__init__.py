@@ -9,7 +9,7 @@ Library use::
 """
 
 from methods.lms3.config import RepresentationConfig, SelectionConfig
-from methods.lms3.pool import PoolSpec
+from methods.lms3.data import PoolSpec
 from methods.lms3.service import Lms3Service
 
 __all__ = ["Lms3Service", "PoolSpec", "RepresentationConfig", "SelectionConfig"]

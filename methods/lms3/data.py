@@ -116,3 +116,19 @@ def query_subset(problems: tuple[Problem, ...], size: int) -> list[Problem]:
 def pool_key(dataset: str, size: int | None, seed: int) -> str:
     """A short name for a pool definition, used in collection names (``gsm8k-n2000s0``)."""
     return f"{dataset}-full" if size is None else f"{dataset}-n{size}s{seed}"
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A pool definition: a dataset's train split, or a seeded subset of it (per subject for MATH)."""
+
+    dataset: str
+    size: int | None = None
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return pool_key(self.dataset, self.size, self.seed)
+
+    def problems(self) -> list[Problem]:
+        return pool_subset(load_split(self.dataset, "pool"), self.size, self.seed)

@@ -27,9 +27,9 @@ from methods.lms3.accuracy import extract_gsm8k, extract_mawps, greedy_complete,
 from methods.lms3.analysis import distinct, share_explained_by_norm, spearman
 from methods.lms3.cache import ResultCache
 from methods.lms3.config import LAYERS, MODES, ORIENTATIONS, ExperimentConfig, SelectionConfig
-from methods.lms3.data import Problem, load_split, query_subset
+from methods.lms3.data import PoolSpec, Problem, load_split, query_subset
 from methods.lms3.nll import gold_nll
-from methods.lms3.pool import DemoPool, PoolSpec, index_pool, load_pool
+from methods.lms3.pool import DemoPool, index_pool, load_pool
 from methods.lms3.projections import attention_projections
 from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder

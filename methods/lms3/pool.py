@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from methods.lms3.config import ORIENTATIONS, RepresentationLayer, RepresentationMode
-from methods.lms3.data import Problem, load_split, pool_key, pool_subset
+from methods.lms3.data import Problem
 from methods.lms3.projections import AttentionProjections
 from methods.lms3.representation import Encoder
 from services.vectorstore import VectorStore, collection_name
@@ -34,22 +34,6 @@ log = logging.getLogger(__name__)
 
 Key = tuple[RepresentationMode, RepresentationLayer]
 Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class PoolSpec:
-    """A pool definition: a dataset's train split, or a seeded subset of it (per subject for MATH)."""
-
-    dataset: str
-    size: int | None = None
-    seed: int = 0
-
-    @property
-    def name(self) -> str:
-        return pool_key(self.dataset, self.size, self.seed)
-
-    def problems(self) -> list[Problem]:
-        return pool_subset(load_split(self.dataset, "pool"), self.size, self.seed)
 
 
 def collection_for(model_hash: str, pool_name: str, key: Key, kind: str) -> str:
@@ -215,3 +199,31 @@ def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) 
     with _CACHE_LOCK:
         _CACHE[cache_key] = (n, pool)
     return pool
+
+
+@dataclass(frozen=True)
+class IndexedPool:
+    """A pool found in the store: its name (``mawps-full``), representation and size."""
+
+    pool: str
+    mode: str
+    layer: str
+    items: int
+
+
+def indexed_pools(store: VectorStore, model_hash: str) -> list[IndexedPool]:
+    """Every pool indexed for ``model_hash`` (read from the ``…-x`` collection names)."""
+    from methods.lms3.config import LAYERS, MODES
+
+    prefix = f"lms3-{model_hash}-"
+    out = []
+    for name in sorted(store.list_collections()):
+        if not (name.startswith(prefix) and name.endswith("-x")):
+            continue
+        rest = name[len(prefix):-2]
+        mode = next((m for m in MODES if rest.startswith(m + "-")), None)
+        layer = next((la for la in LAYERS if mode and rest[len(mode) + 1:].startswith(la + "-")), None)
+        if mode is None or layer is None:
+            continue
+        out.append(IndexedPool(rest[len(mode) + len(layer) + 2:], mode, layer, store.count(name)))
+    return out

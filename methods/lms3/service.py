@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from methods.lms3.config import RepresentationConfig, SelectionConfig
-from methods.lms3.pool import DemoPool, IndexStats, Key, PoolSpec, index_pool, load_pool
+from methods.lms3.data import PoolSpec
+from methods.lms3.params import MAX_QUERY_CHARS
+from methods.lms3.pool import DemoPool, IndexStats, Key, index_pool, load_pool
 from methods.lms3.projections import AttentionProjections, attention_projections
 from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
@@ -29,7 +31,6 @@ from services.vectorstore import VectorStore, get_vectorstore
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 8000
 
 
 @dataclass(frozen=True)
