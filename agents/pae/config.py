@@ -44,6 +44,7 @@ class RunConfig(BaseModel):
     dispatch: Dispatch = Field("inline", description="Run rollouts/evaluation in this process or as Celery jobs.")
     reward: RewardSource = Field("oracle", description="Training reward: site oracle, LLM judge, or random.")
     judge_model: str | None = Field(None, max_length=200, description="Gateway model of the LLM judge.")
+    judge_max_tokens: int = Field(96, ge=4, le=1000, description="Judge reply budget (paper: 1000).")
     judge_tests: bool = Field(True, description="Also run the LLM judge on test trajectories (agreement).")
     policy_model: str | None = Field(None, max_length=300,
                                      description="Gateway model of the policy; default the local SmolLM2.")

@@ -56,6 +56,7 @@ class EvaluateParams(BaseModel):
     trajectory_ids: list[str] = Field(..., max_length=1024)
     judge: bool = False
     judge_model: str | None = Field(None, max_length=200)
+    judge_max_tokens: int = Field(96, ge=4, le=1000)
     torch_threads: int = Field(1, ge=0, le=64)
 
 
@@ -86,7 +87,7 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
 
     set_threads(params.torch_threads)
     counts = do_evaluate(trajectory_ids=params.trajectory_ids, judge=params.judge, judge_model=params.judge_model,
-                         progress=progress)
+                         judge_max_tokens=params.judge_max_tokens, progress=progress)
     report = Report(title="PAE evaluation", summary=f"{counts}")
     report.metrics.update(counts)
     return report

@@ -87,11 +87,11 @@ def _seeded(factory, seed: int, iteration: int, phase: str, scripted: bool):
 
 
 def do_evaluate(*, trajectory_ids: list[str], judge: bool, judge_model: str | None = None,
-                progress: JobContext | None = None) -> dict[str, int]:
+                judge_max_tokens: int = 96, progress: JobContext | None = None) -> dict[str, int]:
     """Oracle verdicts (tasks with a reference) and, if asked, LLM-judge verdicts for each trajectory."""
     progress = progress or null_context()
     oracle = OracleEvaluator()
-    llm = LLMJudge(judge_model) if judge else None
+    llm = LLMJudge(judge_model, max_tokens=judge_max_tokens) if judge else None
     counts = {"oracle": 0, "judge": 0, "judge_calls": 0}
     for i, tid in enumerate(trajectory_ids):
         d = store.trajectory_detail(trajectory_id=tid)

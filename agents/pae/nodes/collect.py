@@ -45,7 +45,7 @@ def evaluate(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     cfg = load_config(run_id)
     rows = store.trajectory_rows(run_id=run_id, phase="rollout", iteration=it)
     dispatcher_of(config).evaluate(trajectory_ids=[r["id"] for r in rows], judge=cfg.reward == "llm",
-                                   judge_model=cfg.judge_model)
+                                   judge_model=cfg.judge_model, judge_max_tokens=cfg.judge_max_tokens)
     rows = store.trajectory_rows(run_id=run_id, phase="rollout", iteration=it)
     oracle = [r["oracle_reward"] for r in rows if r["oracle_reward"] is not None]
     p_oracle = sum(oracle) / len(oracle) if oracle else 0.0

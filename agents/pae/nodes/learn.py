@@ -96,7 +96,7 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     ids = dispatcher_of(config).rollouts(**rollout_params(
         cfg, run_id=run_id, iteration=0, phase="demo", assignments=[(i, rid) for i, (rid, _, _) in enumerate(demos)],
         policy={"kind": "scripted"}, temperature=0.0))
-    dispatcher_of(config).evaluate(trajectory_ids=ids, judge=False)
+    dispatcher_of(config).evaluate(trajectory_ids=ids, judge=False, judge_max_tokens=cfg.judge_max_tokens)
     good = [r["id"] for r in store.trajectory_rows(run_id=run_id, phase="demo") if (r["oracle_reward"] or 0) > 0]
     cache = Path(get_settings().cache_dir) / "pae" / "sft" / f"{_sft_key(cfg, [t.id for _, t, _ in demos])}.tar.gz"
     if cache.exists():
@@ -133,7 +133,11 @@ def train(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     rng = random.Random(f"train:{cfg.seed}:{it}")
     chosen = sample_for_training(kept, cfg.actor_trajectories, rng)
     policy = state["policy"]
-    if not chosen:
+    trainable = policy.get("kind") == "adapter" or str(policy.get("model", "")).startswith("local/")
+    if not trainable:
+        record = {"kind": "train", "iteration": it, "trajectories": len(chosen), "examples": 0,
+                  "note": f"policy {policy.get('model')} has no local weights to fine-tune: unchanged"}
+    elif not chosen:
         record = {"kind": "train", "iteration": it, "trajectories": 0, "examples": 0,
                   "note": "no successful trajectory to clone: policy unchanged"}
     else:

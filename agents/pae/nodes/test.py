@@ -47,7 +47,8 @@ def test(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     ids = dispatcher_of(config).rollouts(**rollout_params(
         cfg, run_id=run_id, iteration=it, phase="test", assignments=list(enumerate(rid for rid, _ in tasks)),
         policy=state["policy"], temperature=cfg.test_temperature))
-    dispatcher_of(config).evaluate(trajectory_ids=ids, judge=cfg.judge_tests, judge_model=cfg.judge_model)
+    dispatcher_of(config).evaluate(trajectory_ids=ids, judge=cfg.judge_tests, judge_model=cfg.judge_model,
+                                   judge_max_tokens=cfg.judge_max_tokens)
     rows = store.trajectory_rows(run_id=run_id, phase="test", iteration=it)
     record = {"kind": "test", "iteration": it, **summarize(rows)}
     store.update_run(run_id=run_id, metrics={f"test_{it}": record})

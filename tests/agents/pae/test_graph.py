@@ -1,0 +1,78 @@
+"""The PAE graph's control flow, storage and resume, driven by a scripted gateway policy (fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.pae import store
+from agents.pae.config import RunConfig
+from agents.pae.dispatch import InlineDispatcher
+from agents.pae.loop import run_pae
+
+pytestmark = pytest.mark.integration
+
+
+def _policy(messages):
+    """Answers map zip-code questions from the page, otherwise gives up ("N/A")."""
+    user = messages[-1]["content"]
+    if "zip code of" in user and "/map/place/" in user:
+        page = user.split("Page text:", 1)[1]
+        zips = [w.strip(",") for w in page.split() if w.strip(",").isdigit() and len(w.strip(",")) == 5]
+        return f"Thought: the address shows it.\nAction: ANSWER; [{zips[0] if zips else 'N/A'}]"
+    if "zip code of" in user and "/map/search" not in user:
+        name = user.split("zip code of", 1)[1].split("?")[0].strip()
+        return f"Thought: search it.\nAction: Type [1]; [{name}]"
+    if "zip code of" in user:
+        return "Thought: open the first result.\nAction: Click [3]"
+    return "Thought: I give up.\nAction: ANSWER; [N/A]"
+
+
+class CrashOnce(InlineDispatcher):
+    """Dies after storing part of the second rollout batch (a worker killed mid-iteration)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def rollouts(self, **params):
+        self.calls += 1
+        if params["phase"] == "rollout" and self.calls == 2:
+            params["assignments"] = params["assignments"][:1]
+            super().rollouts(**params)
+            raise RuntimeError("worker lost")
+        return super().rollouts(**params)
+
+
+def test_loop_stores_everything_and_resumes(scripted_llm):
+    scripted_llm("pae-graph", _policy)
+    cfg = RunConfig(name="graph-test", train_sites=["map"], heldout_sites=["news"], tasks_per_site=4,
+                    test_tasks_per_site=1, iterations=1, rollouts_per_iteration=3, policy_model="scripted/pae-graph",
+                    judge_tests=False, max_steps=4, wait_s=0.0)
+    crash = CrashOnce()
+    with pytest.raises(RuntimeError, match="worker lost"):
+        run_pae(cfg, dispatcher=crash)
+    (run,) = [r for r in store.list_runs() if r["name"] == "graph-test"]
+    partial = store.trajectory_rows(run_id=run["id"], phase="rollout")
+    assert [r["slot"] for r in partial] == [0]
+
+    res = run_pae(cfg, run_id=run["id"], dispatcher=InlineDispatcher())
+    kinds = [h["kind"] for h in res.history]
+    assert kinds == ["propose", "sft", "test", "collected", "rollout", "filter", "train", "test"]
+    rows = store.trajectory_rows(run_id=run["id"], phase="rollout")
+    assert sorted(r["slot"] for r in rows) == [0, 1, 2]  # the stored slot was kept, not replayed
+    assert rows[0]["id"] == partial[0]["id"]
+    zips = [r for r in rows if "zip code" in r["question"]]
+    assert all(r["oracle_reward"] == r["reward"] for r in rows)
+    assert all(r["reward"] == 1.0 for r in zips) and all(r["length"] == 3 for r in zips)
+    flt = next(h for h in res.history if h["kind"] == "filter")
+    assert flt["upper_bound"] == pytest.approx(len({r["task_id"] for r in zips}) / len({r["task_id"] for r in rows}))
+    detail = store.trajectory_detail(trajectory_id=rows[0]["id"])
+    assert all(s["screenshots"].get("before") for s in detail["steps"])
+    assert detail["verdicts"][0]["evaluator"] == "oracle"
+    test = [h for h in res.history if h["kind"] == "test"]
+    assert set(test[0]["success"]) == {"test", "heldout_site"}
+    assert res.report.tables and any(a.name == "curves.png" for a in res.report.artifacts)
+    # running a finished run again changes nothing
+    again = run_pae(cfg, run_id=run["id"], dispatcher=InlineDispatcher())
+    assert len(store.trajectory_rows(run_id=run["id"])) == len(store.trajectory_rows(run_id=res.run_id))
+    assert [h["kind"] for h in again.history] == kinds

@@ -1,0 +1,41 @@
+"""One LoRA behaviour-cloning step on real trajectories raises the log-probability of the kept actions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from agents.pae.rollout import run_episode
+from agents.pae.scripted import ScriptedPolicy
+from agents.pae.sites import build_sites
+from methods.pae_learner.bc import BCExample, LoRAConfig, make_lora_model, target_logprob, train_bc
+
+pytestmark = pytest.mark.integration
+
+
+def test_one_lora_step_raises_logprob_of_kept_actions(env):
+    from services.llm import get_local_model
+
+    site = build_sites(0)["dictionary"]
+    task = next(t for t in site.template_tasks(random.Random(2), 4) if t.template == "pos")
+    traj = run_episode(env, ScriptedPolicy(task), task)  # a real, successful 2-step trajectory
+    assert traj.length == 2 and traj.answer
+    examples = [BCExample.from_messages(s.prompt, s.reply) for s in traj.steps]
+    assert "Elements:" in examples[0].messages[-1][1] and examples[0].target.startswith("Thought:")
+
+    lm = get_local_model()
+    shared_before = {k: v.clone() for k, v in list(lm.model.state_dict().items())[:3]}
+    cfg = LoRAConfig(r=8, alpha=16, lr=1e-3, grad_accum=len(examples), epochs=1, max_len=200, seed=0)
+    model = make_lora_model(lm.model, cfg)
+    before = [target_logprob(model, lm.tokenizer, ex, cfg.max_len) for ex in examples]
+    stats = train_bc(model, lm.tokenizer, examples, cfg)
+    after = [target_logprob(model, lm.tokenizer, ex, cfg.max_len) for ex in examples]
+    assert stats.optimizer_steps == 1 and stats.examples == 2
+    assert sum(after) > sum(before) + 0.5, (before, after)
+    assert all(a > b for a, b in zip(after, before))
+    # the gateway's shared model is untouched (LoRA lives on a copy)
+    for k, v in shared_before.items():
+        assert torch.equal(lm.model.state_dict()[k], v)
+    assert not any("lora" in n for n, _ in lm.model.named_parameters())
