@@ -87,7 +87,8 @@ def _compile(kind: str, source: str) -> str:
     """An llguidance grammar for a constraint, validated (cached by the constraint's text)."""
     import json
 
-    from llguidance import LLMatcher, gbnf_to_lark
+    from llguidance import LLMatcher
+    from llguidance.gbnf_to_lark import gbnf_to_lark
 
     try:
         if kind == "json_schema":

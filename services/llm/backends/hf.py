@@ -50,7 +50,9 @@ class TransformersBackend:
         with self._lock, torch.inference_mode():
             if seq.req.seed is not None:
                 torch.manual_seed(seq.req.seed)
-            out = lm.model(input_ids=torch.tensor([seq.prompt]), use_cache=True)
+            kw = _forward_kwargs(lm.model)
+            out = lm.model(input_ids=torch.tensor([seq.prompt]), use_cache=True,
+                           **{k: v for k, v in kw.items() if k != "_cache"})
             while True:
                 token = seq.choose(out.logits[0, -1].float().numpy())
                 piece = seq.push(token)
@@ -58,8 +60,9 @@ class TransformersBackend:
                     yield piece
                 if seq.finished:
                     return
-                out = lm.model(input_ids=torch.tensor([[token]]), past_key_values=out.past_key_values,
-                               use_cache=True)
+                cache = out.cache if getattr(out, "cache", None) is not None else out.past_key_values
+                out = lm.model(input_ids=torch.tensor([[token]]), use_cache=True, **{kw["_cache"]: cache},
+                               **{k: v for k, v in kw.items() if k != "_cache"})
 
     def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:
         """Text pieces as they are decoded, then the :class:`GenerationResult`."""
@@ -76,3 +79,16 @@ class TransformersBackend:
     def stream(self, req: GenerationRequest) -> Iterator[str]:
         lm, seq = self._sequence(req)
         yield from self._decode(lm, seq)
+
+
+def _forward_kwargs(model) -> dict:
+    """Keyword names of this transformers version: the KV-cache argument and last-logits-only."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    kw: dict = {"_cache": "cache" if "cache" in params else "past_key_values"}
+    for name in ("logits_to_keep", "num_logits_to_keep"):
+        if name in params:
+            kw[name] = 1  # the prompt pass computes the vocabulary projection for its last position only
+            break
+    return kw

@@ -70,6 +70,10 @@ class _Engine:
             logger.setLevel(logging.ERROR)
         ll.llama_backend_init()
         mp = ll.llama_model_default_params()
+        # No "extra" weight layouts: a native build on a CPU with AMX picks the AMX kernels, which
+        # crash (SIGSEGV in ggml_backend_amx_mul_mat) inside this project's VMs; Q4_1 has no
+        # repacked AVX2 layout, so the default model loses nothing.
+        mp.use_extra_bufts = False
         self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
         if not self.model:
             raise BackendUnavailable(f"llama.cpp could not load {path}")
@@ -198,13 +202,13 @@ class LlamaCppBackend:
 
     def __init__(self, model_name: str) -> None:
         try:
-            import llama_cpp  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"the llama.cpp binding is not installed ({e}); {INSTALL_HINT}") from None
-        try:
             self.path = gguf_path(model_name)
         except LocalModelError as e:
             raise BackendUnavailable(str(e)) from None
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"the llama.cpp binding is not installed ({e}); {INSTALL_HINT}") from None
         self.model_name = model_name
         self.tokenizer = load_tokenizer(model_name)
         self.stop_ids = eos_ids(self.tokenizer)
