@@ -51,9 +51,9 @@ def run_items(items: list[Item], config: DefameConfig, *, store: Any = None, bas
     for i, item in enumerate(items):
         oc = ClaimOutcome(id=item.id, gold=item.gold)
         if defame:
-            t0 = time.perf_counter()
             fc: FactCheck = check_claim(item.claim, config, store=store, checkpointer=checkpointer)
-            oc.defame_seconds = fc.seconds if not fc.resumed else time.perf_counter() - t0
+            # Stage wall times live in the (checkpointed) state, so a resumed run still counts its first part.
+            oc.defame_seconds = sum(t["seconds"] for t in fc.state.get("timings") or []) or fc.seconds
             oc.defame = bench.dataset_label(fc.label)
             oc.defame_calls = list(fc.state.get("calls") or [])
             oc.rounds = int(fc.state.get("iteration", 0))
