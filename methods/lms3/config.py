@@ -132,17 +132,18 @@ PRESETS: dict[str, ExperimentConfig] = {
                                  theory_queries=30, theory_demos=20, max_new_tokens=0),
         }),
     # What `paperworks reproduce lms3` runs by default: the same protocol shrunk to
-    # ~240k forward tokens (~15 min on 2 lightly shared cores). MATH pools of 20 per
-    # subject give λ = int(0.2) = 0, which rejects everything; min_lambda = 1 there.
+    # ~130k forward tokens (~10 min on 2 otherwise idle cores; MAWPS prompts are 3-4x
+    # cheaper than GSM8K/MATH ones, so MAWPS gets most of the NLL budget). MATH pools
+    # of 10 per subject give λ = int(0.1) = 0, which rejects everything: min_lambda = 1.
     "cpu_small": ExperimentConfig(
         name="cpu_small",
         sizes={
-            "gsm8k": DatasetSizes(pool=150, queries=50, nll_queries=10, acc_queries=3,
-                                  theory_queries=5, theory_demos=6, max_new_tokens=192),
-            "mawps": DatasetSizes(pool=300, queries=100, nll_queries=40, acc_queries=20,
-                                  theory_queries=10, theory_demos=8, max_new_tokens=24),
-            "math": DatasetSizes(pool=20, queries=2, nll_queries=1, acc_queries=0,
-                                 theory_queries=7, theory_demos=3, max_new_tokens=0,
+            "gsm8k": DatasetSizes(pool=100, queries=30, nll_queries=6, acc_queries=0,
+                                  theory_queries=4, theory_demos=4, max_new_tokens=192),
+            "mawps": DatasetSizes(pool=200, queries=60, nll_queries=24, acc_queries=10,
+                                  theory_queries=8, theory_demos=5, max_new_tokens=24),
+            "math": DatasetSizes(pool=10, queries=1, nll_queries=1, acc_queries=0,
+                                 theory_queries=4, theory_demos=3, max_new_tokens=0,
                                  all_modes=False, min_lambda=1),
         },
         selection=SelectionConfig(k=1, l=0.01, min_lambda=0)),

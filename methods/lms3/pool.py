@@ -70,7 +70,7 @@ def _stored_ids(store: VectorStore, col: str) -> set[str]:
 
 def index_pool(problems: Sequence[Problem], pool_name: str, *, store: VectorStore, encoder: Encoder,
                projections: AttentionProjections, model_hash: str,
-               keys: Iterable[Key] = (("reference", "final_norm_output"),), chunk_size: int = 64,
+               keys: Iterable[Key] = (("reference", "final_norm_output"),), chunk_size: int = 32,
                progress: Progress | None = None) -> IndexStats:
     """Embed every pool item not yet stored, for every representation in ``keys``.
 

@@ -95,7 +95,7 @@ def _setup_md(results: list[DatasetResult], cfg: ExperimentConfig, wall_s: float
             f"Machine: {platform.machine()}, {platform.system()}, 2 shared CPU cores; wall time {wall_s / 60:.1f} min. "
             "Pools are seeded subsets of the train split (per subject for MATH), queries the first items of "
             "test/dev (per subject for MATH). Sizes are smaller than the spec's CPU default (`spec_cpu` preset) "
-            "so that the run fits ~15 minutes; pass `-o preset=spec_cpu` for those.")
+            "so that the run fits ~10-15 minutes on 2 otherwise idle cores; pass `-o preset=spec_cpu` for those.")
 
 
 def _nll_table(r: DatasetResult, cfg: ExperimentConfig):
