@@ -38,7 +38,7 @@ def test_registered_with_queues_and_reproducer():
 
 def test_quantize_then_evaluate(tiny_base, data_dir):
     q = get_method("any4.quantize")
-    params = q.validate({"model": "clean-llama", "fmt": "any4", "group_size": 32, "calibration": "online",
+    params = q.validate({"model": "clean-llama", "fmt": "any4", "group_size": 32, "calibration": "offline",
                          "eval_windows": 2, "seqlen": 48})
     rep = q.run(params, null_context())
     assert rep.metrics["ppl_quantized"] > 1 and rep.metrics["ppl_fp"] > 1
