@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from methods.any4 import plots
-from services.jobs import Report
+from services.jobs import Report, Table
 
 #: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4, repo README) — for the ratio column only.
 PAPER_WIKI2 = {"fp": 9.76, "int4": 11.89, "fp4": 13.01, "nf4": 10.99, "any4": 10.63}
@@ -16,6 +16,12 @@ def _ppl(suite: dict, variant: str, g: int, eval_set: str) -> float:
     return float("nan")
 
 
+def _add(report: Report, section: str, table: Table, text: str = "") -> None:
+    """A table inside a titled section, so the document reads in order (also kept in ``report.tables``)."""
+    report.tables.append(table)
+    report.add_section(section, (text + "\n\n" if text else "") + table.to_markdown())
+
+
 def _ppl_table(report: Report, suite: dict, sizes: list[int], title: str, note: str) -> None:
     sets = list(suite["fp_ppl"])
     cols = ["format"] + [f"{e} g={g}" for g in sizes for e in sets] + [f"bits/w g={g}" for g in sizes]
@@ -25,7 +31,7 @@ def _ppl_table(report: Report, suite: dict, sizes: list[int], title: str, note: 
         bits = [next((r["bits_per_weight"] for r in suite["rows"] if r["variant"] == variant
                       and r["group_size"] == g), float("nan")) for g in sizes]
         rows.append([label] + [_ppl(suite, variant, g, e) for g in sizes for e in sets] + bits)
-    report.add_table(title, cols, rows, note=note)
+    _add(report, title, Table(title=title, columns=cols, rows=rows, note=note))
 
 
 def _error_table(report: Report, suite: dict, sizes: list[int], title: str) -> None:
@@ -38,8 +44,9 @@ def _error_table(report: Report, suite: dict, sizes: list[int], title: str) -> N
         rows.append([label] + [by_g[g]["weight_mse"] if g in by_g else float("nan") for g in sizes]
                     + [by_g[g]["output_mse"] if g in by_g else float("nan") for g in sizes]
                     + [round(by_g[g]["quantize_s"], 1) if g in by_g else float("nan") for g in sizes])
-    report.add_table(title, cols, rows, note="Weight MSE over all quantized weights; layer output MSE = mean over "
-                     "layers of mean((XWᵀ − XŴᵀ)²) with X the layer's fp inputs on the calibration prompt.")
+    _add(report, title, Table(title=title, columns=cols, rows=rows,
+                              note="Weight MSE over all quantized weights; layer output MSE = mean over layers of "
+                              "mean((XWᵀ − XŴᵀ)²) with X the layer's fp inputs on the calibration prompt."))
 
 
 def direction_checks(suite: dict, sizes: list[int], eval_set: str) -> list[tuple[str, bool, str]]:
@@ -136,9 +143,10 @@ def build_report(res: dict, command: str) -> Report:
     ratios = [[k, v, v / PAPER_WIKI2["fp"], (_ppl(clean, {"any4": cal}.get(k, k), g, "wikitext2")
                                               / clean["fp_ppl"]["wikitext2"]) if k != "fp" else 1.0]
               for k, v in PAPER_WIKI2.items()]
-    rep.add_table("Paper (Llama-3.2-1B, WikiText-2, g=128) beside ours (clean model, g=%d): ppl / fp ratio" % g,
-                  ["format", "paper ppl", "paper ratio", "our ratio"], ratios,
-                  note="Different model and scale; only the ordering and rough size of the gaps are comparable.")
+    title = "Paper (Llama-3.2-1B, WikiText-2, g=128) beside ours (clean model, g=%d): ppl / fp ratio" % g
+    _add(rep, "Paper numbers beside ours", Table(
+        title=title, columns=["format", "paper ppl", "paper ratio", "our ratio"], rows=ratios,
+        note="Different model and scale; only the ordering and rough size of the gaps are comparable."))
     if len(suites) > 1:
         smol = suites[1]
         _ppl_table(rep, smol, sizes, "SmolLM2-135M-Instruct (weights pre-quantized, Q4_1): perplexity",
@@ -157,7 +165,15 @@ def build_report(res: dict, command: str) -> Report:
     keys = [f"{v}@{g}" for v in ("int4", "nf4", "fp4", "any4:offline", "any4:online")]
     rep.add_figure("layer_output_mse.png", plots.layer_output_mse(clean["layer_mse"], keys, "clean model, g=%d" % g),
                    caption="per-layer output MSE on the calibration prompt")
+    figs = ["![WikiText-2 perplexity per format, both models, both group sizes (log scale)](artifact:perplexity.png)",
+            "![The levels one row's first group can use under each format, over that group's weights]"
+            "(artifact:lut_levels.png)",
+            "![Per-layer output MSE on the calibration prompt, clean model](artifact:layer_output_mse.png)"]
     if clean["notes"].get("losses"):
         rep.add_figure("clean_model_loss.png", plots.loss_curve(clean["notes"]["losses"]), caption="training loss")
+        figs.append("![Training loss of the clean model](artifact:clean_model_loss.png)")
+    rep.add_section("Figures", "\n\n".join(figs))
+    timing = [f"- {su['model']}: {su['notes'].get('seconds', 0) / 60:.1f} min" for su in suites]
+    rep.add_section("Timing", "\n".join(timing) + f"\n- total: {res['seconds'] / 60:.1f} min")
     rep.data = {"results": res}
     return rep
