@@ -28,26 +28,27 @@ def test_index_then_select_with_smollm2(store, data_dir):
 
     queries = load_split("mawps", "queries")[:3]
     seen = []
-    for q in queries:
-        for l_frac, min_lam in ((0.01, 0), (0.2, 0)):
-            rep = select.run(select.validate({**params, "query": q.text, "k": 2, "l": l_frac,
-                                              "min_lambda": min_lam}), null_context())
-            data = rep.data
-            assert data["pool_size"] == 20 and data["lam"] == int(l_frac * 20)
-            assert len(data["candidates"]) == 2
-            cand = [c["score"] for c in data["candidates"]]
-            assert cand == sorted(cand) and all(c["sim"] > 0 and c["stab"] > 0 for c in data["candidates"])
-            if data["lam"] == 0:
-                assert data["rejected"] and data["prompt"] == "Let's think step by step: " + q.text + "\nA: "
-            else:
-                chosen = [d["index"] for d in data["demos"]]
-                assert chosen == [c["index"] for c in data["candidates"] if c["in_sim_top_lambda"]]
-                assert data["rejected"] == (not chosen)
-                if chosen:
-                    assert data["prompt"].startswith("Here are some examples you can refer to.\n\nQ: ")
-                    assert data["prompt"].endswith("\n\nQ: " + q.text + "\nA: ")
-            seen.append(data["candidates"][0]["index"])
+    for q, l_frac in zip(queries, (0.01, 0.2, 0.5)):  # λ = 0 (reference: reject all), 4, 10
+        rep = select.run(select.validate({**params, "query": q.text, "k": 2, "l": l_frac}), null_context())
+        data = rep.data
+        assert data["pool_size"] == 20 and data["lam"] == int(l_frac * 20)
+        assert len(data["candidates"]) == 2
+        cand = [c["score"] for c in data["candidates"]]
+        assert cand == sorted(cand) and all(c["sim"] > 0 and c["stab"] > 0 for c in data["candidates"])
+        if data["lam"] == 0:
+            assert data["rejected"] and data["prompt"] == "Let's think step by step: " + q.text + "\nA: "
+        else:
+            chosen = [d["index"] for d in data["demos"]]
+            assert chosen == [c["index"] for c in data["candidates"] if c["in_sim_top_lambda"]]
+            assert data["rejected"] == (not chosen)
+            if chosen:
+                assert data["prompt"].startswith("Here are some examples you can refer to.\n\nQ: ")
+                assert data["prompt"].endswith("\n\nQ: " + q.text + "\nA: ")
+        seen.append(data["candidates"][0]["index"])
     assert all(0 <= i < 1537 for i in seen)
+    # the pool index is a line of the train split, and the shown problem is that line's
+    pool = load_split("mawps", "pool")
+    assert data["candidates"][0]["problem"] == pool[data["candidates"][0]["index"]].text
 
 
 def test_select_params_validation():
