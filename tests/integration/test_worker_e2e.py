@@ -56,6 +56,16 @@ def test_postgres_redis_failures_and_sigkill_redelivery(make_stack, postgres_url
     ok = stack.submit("diag.sleep", {"seconds": 0.1, "steps": 1})
     assert stack.wait_job(ok["id"])["status"] == "succeeded"
 
+    # a real method in the worker process: a 2-task class-incremental DPCR run
+    tiny = {"channels": [4, 8, 8], "epochs_first": 2, "milestones_first": [1], "epochs_inc": 1,
+            "milestones_inc": [1], "tssp_passes": 2}
+    cl = stack.submit("continual.run", {"method": "dpcr", "n_tasks": 2, "samples_per_class": 30, "options": tiny})
+    done = stack.wait_job(cl["id"], timeout=300)
+    assert done["status"] == "succeeded", done
+    with stack.client as c:
+        metrics = c.get(f"/v1/jobs/{cl['id']}/report").json()["body"]["metrics"]
+    assert 0.0 <= metrics["A_f"] <= 1.0
+
     # idempotency through the real stack
     key = uuid.uuid4().hex
     a = stack.submit("diag.sleep", {"seconds": 0.1}, key=key)
