@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agents.pae.sites import SITE_NAMES
 
@@ -36,6 +36,7 @@ class RunConfig(BaseModel):
     webarena_tasks: int = Field(0, ge=0, le=89, description="WebArena map tasks (of 89) added to the test set.")
     iterations: int = Field(3, ge=0, le=200, description="Global iterations (paper: 200).")
     rollouts_per_iteration: int = Field(16, ge=1, le=1024, description="Trajectories per iteration (paper: 1024).")
+    initial_test: bool = Field(True, description="Test the starting policy before the first update.")
     eval_every: int = Field(3, ge=1, le=100, description="Test every k iterations, and at the start (paper: 3).")
     max_steps: int = Field(10, ge=1, le=30, description="Episode step cap (paper: 10).")
     wait_s: float = Field(5.0, ge=0, le=30, description="Seconds the Wait action waits (paper: 5).")
@@ -66,6 +67,11 @@ class RunConfig(BaseModel):
     sft_adapter: str | None = Field(None, max_length=500,
                                     description="Directory of an SFT adapter to start from (skips SFT).")
     keep_screenshots: bool = Field(True, description="Store a screenshot per step.")
+
+    @model_validator(mode="after")
+    def _sites_known(self) -> "RunConfig":
+        self.validate_sites()
+        return self
 
     def validate_sites(self) -> None:
         unknown = [s for s in [*self.train_sites, *self.heldout_sites] if s not in SITE_NAMES]

@@ -98,6 +98,11 @@ class BrowserEnv:
                     log.debug("closing %s failed", obj, exc_info=True)
         self._context = self._browser = self._pw = self.page = None
 
+    @property
+    def browser(self):  # noqa: ANN201 - playwright Browser
+        """The chromium instance (its other contexts are not bound by this environment's allow-list)."""
+        return self._browser
+
     def __enter__(self) -> "BrowserEnv":
         return self.start()
 

@@ -18,7 +18,7 @@ from agents.pae import prompts
 from agents.pae.sites.grading import grade
 
 EVALUATOR_STATES = 3  # spec: evaluator_imgs = 3
-STATE_CHARS = 700
+STATE_CHARS = 400
 
 
 @dataclass(frozen=True)

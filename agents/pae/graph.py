@@ -27,6 +27,13 @@ log = logging.getLogger(__name__)
 PROPOSE, SFT, TEST, ROLLOUT, EVALUATE, FILTER, TRAIN = "propose", "sft", "test", "rollout", "evaluate", "filter", "train"
 
 
+def after_sft(state: PaeState) -> Literal["test", "rollout", "__end__"]:
+    cfg = load_config(state["run_id"])
+    if cfg.initial_test:
+        return TEST
+    return ROLLOUT if cfg.iterations > 0 else END
+
+
 def after_test(state: PaeState) -> Literal["rollout", "__end__"]:
     cfg = load_config(state["run_id"])
     return ROLLOUT if state.get("iteration", 0) < cfg.iterations else END
@@ -49,7 +56,7 @@ def build() -> StateGraph:
     g.add_node(TRAIN, train)
     g.add_edge(START, PROPOSE)
     g.add_edge(PROPOSE, SFT)
-    g.add_edge(SFT, TEST)
+    g.add_conditional_edges(SFT, after_sft, [TEST, ROLLOUT, END])
     g.add_conditional_edges(TEST, after_test, [ROLLOUT, END])
     g.add_edge(ROLLOUT, EVALUATE)
     g.add_edge(EVALUATE, FILTER)

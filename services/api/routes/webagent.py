@@ -1,0 +1,96 @@
+"""``/v1/webagent``: start PAE runs and browse their trajectories step by step.
+
+* ``GET  /webagent/sites`` — the local sites (name, title, description, example tasks);
+* ``POST /webagent/runs`` — submit a ``pae.train`` job (body: the run configuration) → the job (201);
+* ``GET  /webagent/runs`` — recent runs; ``GET /webagent/runs/{id}`` — one run with its per-iteration history;
+* ``GET  /webagent/runs/{id}/trajectories?phase=&iteration=&site=&limit=`` — trajectory rows;
+* ``GET  /webagent/trajectories/{id}`` — steps (thought, action, URL, screenshots) and verdicts;
+* ``GET  /webagent/screenshots/{sha256}`` — a stored step screenshot (PNG).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Path, Query, Response, status
+
+from services.api.deps import ApiKeyDep, submit
+from services.api.schemas import JobPublic
+
+router = APIRouter(prefix="/webagent", tags=["webagent"])
+
+RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="A PAE run id.")]
+
+
+@router.get("/sites")
+def sites(_: ApiKeyDep) -> list[dict[str, Any]]:
+    from agents.pae.sites import build_sites
+
+    return [{"name": s.name, "title": s.title, "description": s.description, "demos": list(s.demos)}
+            for s in build_sites(0).values()]
+
+
+@router.post("/runs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+def start_run(body: dict[str, Any], key: ApiKeyDep, response: Response,
+              idempotency_key: Annotated[str | None, Query(max_length=200)] = None) -> JobPublic:
+    """Queue a ``pae.train`` job; an invalid configuration (unknown sites included) is a 422."""
+    job, created = submit("pae.train", body, key=key, idempotency_key=idempotency_key)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return JobPublic.model_validate(job)
+
+
+@router.get("/runs")
+def runs(_: ApiKeyDep, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
+    from agents.pae import store
+
+    return store.list_runs(limit=limit)
+
+
+@router.get("/runs/{run_id}")
+def run(run_id: RunId, _: ApiKeyDep) -> dict[str, Any]:
+    from agents.pae import store
+
+    r = store.get_run(run_id=run_id)
+    if r is None:
+        raise HTTPException(404, f"no PAE run {run_id}")
+    return r
+
+
+@router.get("/runs/{run_id}/trajectories")
+def trajectories(run_id: RunId, _: ApiKeyDep,
+                 phase: Annotated[Literal["rollout", "test", "demo"] | None, Query()] = None,
+                 iteration: Annotated[int | None, Query(ge=0, le=100_000)] = None,
+                 site: Annotated[str | None, Query(max_length=40)] = None,
+                 limit: Annotated[int, Query(ge=1, le=2000)] = 500) -> list[dict[str, Any]]:
+    from agents.pae import store
+
+    if store.get_run(run_id=run_id) is None:
+        raise HTTPException(404, f"no PAE run {run_id}")
+    rows = store.trajectory_rows(run_id=run_id, phase=phase, iteration=iteration)
+    return [r for r in rows if site is None or r["site"] == site][:limit]
+
+
+@router.get("/trajectories/{trajectory_id}")
+def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], _: ApiKeyDep) -> dict[str, Any]:
+    from agents.pae import store
+
+    d = store.trajectory_detail(trajectory_id=trajectory_id)
+    if d is None:
+        raise HTTPException(404, f"no trajectory {trajectory_id}")
+    return d
+
+
+@router.get("/screenshots/{sha256}", response_class=Response,
+            responses={200: {"content": {"image/png": {}}}})
+def screenshot(sha256: Annotated[str, Path(pattern=r"^[0-9a-f]{64}$")], _: ApiKeyDep) -> Response:
+    """Only digests recorded as PAE screenshots are served (not arbitrary artifacts)."""
+    from agents.pae import store
+    from services.artifacts import get_artifact_store
+
+    if not store.screenshot_known(sha256=sha256):
+        raise HTTPException(404, "no such screenshot")
+    path = get_artifact_store().path_for(sha256)
+    if not path.exists():
+        raise HTTPException(404, "screenshot file missing")
+    return Response(path.read_bytes(), media_type="image/png", headers={"Cache-Control": "max-age=86400"})

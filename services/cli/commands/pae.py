@@ -1,0 +1,151 @@
+"""PAE on the command line.
+
+* ``paperworks sites serve [--port 8765] [--seed 0]`` — serve the local websites (shop, recipes, dictionary,
+  news, map) in the foreground;
+* ``paperworks pae run [--preset small] [-o key=value ...]`` — a ``pae.train`` job in this process with a
+  progress bar (``--remote`` queues it for the workers instead), then the per-site test table;
+* ``paperworks pae runs`` / ``paperworks pae show RUN_ID`` — stored runs and their per-iteration history;
+* ``paperworks pae episode --site shop "What is the price of the Smart Kettle?"`` — one episode, printed step by
+  step (thought, action, URL), screenshots in a folder.
+
+``paperworks reproduce pae`` regenerates ``docs/results/pae.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from services.cli.progress import console, progress_bar
+
+sites_app = typer.Typer(help="The self-hosted websites PAE practises on.", no_args_is_help=True)
+pae_app = typer.Typer(help="PAE: proposer-agent-evaluator web-agent training.", no_args_is_help=True)
+
+
+@sites_app.command("serve")
+def serve(port: Annotated[int, typer.Option(min=1024, max=65535)] = 8765, seed: int = 0,
+          host: Annotated[str, typer.Option(help="Bind address (keep loopback unless you mean it).")] = "127.0.0.1"
+          ) -> None:
+    """Serve every site under http://HOST:PORT/<site>/ (Ctrl-C stops)."""
+    from agents.pae.sites import SITE_NAMES
+    from agents.pae.sites.server import serve_forever
+
+    console.print("sites: " + ", ".join(f"http://{host}:{port}/{n}/" for n in SITE_NAMES))
+    serve_forever(seed=seed, host=host, port=port)
+
+
+def _params(preset: str | None, pairs: list[str]) -> dict[str, Any]:
+    from agents.pae.reproduce import PRESETS
+
+    if preset is not None and preset not in PRESETS:
+        raise typer.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    params: dict[str, Any] = dict(PRESETS[preset]) if preset else {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+        k, v = pair.split("=", 1)
+        try:
+            params[k.strip()] = json.loads(v)
+        except json.JSONDecodeError:
+            params[k.strip()] = v
+    return params
+
+
+@pae_app.command("run")
+def run(preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/reproduce.py).")] = None,
+        option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
+        remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False) -> None:
+    """Train with PAE and print the test success per site before/after."""
+    from services.db import crud, migrate
+    from services.db.session import session_scope
+    from services.jobs.lifecycle import run_inline
+    from services.jobs.registry import InvalidParams
+    from services.jobs.report import Report
+
+    params = _params(preset, option)
+    migrate.upgrade()
+    if remote:
+        from services.cli.remote import run_remote
+
+        raise typer.Exit(code=run_remote("pae.train", params, None))
+    try:
+        with progress_bar("pae.train") as update:
+            job_id, outcome = run_inline("pae.train", params, sink=update)
+    except InvalidParams as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from None
+    if outcome.status != "succeeded":
+        console.print(f"job {job_id}: [bold red]{outcome.status}[/bold red] {outcome.error or ''}")
+        raise typer.Exit(code=1)
+    with session_scope() as s:
+        report = Report.model_validate(crud.get_report_for_job(s, job_id=job_id).body)
+    t = Table(*report.tables[0].columns, title=f"{report.title}: {report.summary}")
+    for row in report.tables[0].rows:
+        t.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(t)
+
+
+@pae_app.command("runs")
+def runs(limit: int = 20) -> None:
+    """Recent PAE runs."""
+    from agents.pae import store
+    from services.db import migrate
+
+    migrate.upgrade()
+    t = Table("id", "name", "status", "iteration", "created")
+    for r in store.list_runs(limit=limit):
+        t.add_row(r["id"], r["name"], r["status"], str(r["iteration"]), r["created_at"][:19])
+    console.print(t)
+
+
+@pae_app.command("show")
+def show(run_id: str) -> None:
+    """The per-iteration history of a run."""
+    from agents.pae import store
+
+    r = store.get_run(run_id=run_id)
+    if r is None:
+        console.print(f"[red]no run {run_id}[/red]")
+        raise typer.Exit(code=1)
+    for h in r["metrics"].get("history", []):
+        console.print(json.dumps(h, default=str)[:300])
+
+
+@pae_app.command("episode")
+def episode(task: Annotated[str, typer.Argument(help="The task, in words.")],
+            site: Annotated[str, typer.Option(help="Start site.")] = "shop",
+            model: Annotated[str | None, typer.Option(help="Gateway model (default: the local SmolLM2).")] = None,
+            max_steps: Annotated[int, typer.Option(min=1, max=30)] = 10,
+            screenshots: Annotated[Path, typer.Option(help="Folder for the step screenshots.")] = Path("pae-episode"),
+            threads: Annotated[int, typer.Option(min=0, help="torch threads (0 = default).")] = 1) -> None:
+    """Play one task on the local sites and print every step."""
+    from agents.pae.env import BrowserEnv, EnvConfig
+    from agents.pae.jobs import set_threads
+    from agents.pae.policy import LLMPolicy, PolicyConfig, local_model_string
+    from agents.pae.rollout import run_episode
+    from agents.pae.sites import SITE_NAMES
+    from agents.pae.sites.base import SiteTask
+    from agents.pae.sites.server import SiteServer
+
+    if site not in SITE_NAMES:
+        raise typer.BadParameter(f"unknown site {site!r}; known: {', '.join(SITE_NAMES)}")
+    if not 3 <= len(task) <= 500:
+        raise typer.BadParameter("the task must be 3..500 characters")
+    set_threads(threads)
+    policy = LLMPolicy(PolicyConfig(model=model or local_model_string(None), temperature=0.0))
+    t = SiteTask(id="cli", site=site, question=task, start_path=f"/{site}/", proposer="user")
+    with SiteServer() as srv, BrowserEnv(srv.base_url, EnvConfig(max_steps=max_steps)) as env:
+        traj = run_episode(env, policy, t, screenshots / "step")
+    for s in traj.steps:
+        console.print(f"[bold]{s.idx}[/bold] {s.url}\n  thought: {s.thought}\n  action: {s.action}"
+                      + (f"\n  [yellow]{s.message}[/yellow]" if s.message else ""))
+    console.print(f"answer: {traj.answer!r} ({traj.length} steps; screenshots in {screenshots})")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sites_app, name="sites")
+    app.add_typer(pae_app, name="pae")
