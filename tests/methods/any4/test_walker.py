@@ -117,3 +117,14 @@ def test_online_block_replay_equals_a_full_pass(tiny_llama, calib_ids):
         full = collect_input_means(tiny_llama, calib_ids, {name: layer}, stop_after=name)[name]
         torch.testing.assert_close(cal.means(name, layer), full, rtol=1e-5, atol=1e-6)
     assert enclosing_block(tiny_llama, "lm_head") is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: QuantLinear dispatches to Triton there")
+def test_quantized_model_on_cuda_uses_the_kernel_and_matches_cpu(tiny_llama, calib_ids):
+    quantize_model(tiny_llama, QuantConfig(fmt="any4", group_size=32), calib_ids=calib_ids)
+    ids = torch.randint(0, 96, (1, 8), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        cpu = tiny_llama(input_ids=ids).logits
+        gpu = tiny_llama.cuda()(input_ids=ids.cuda()).logits.cpu()
+    torch.testing.assert_close(gpu, cpu, rtol=1e-4, atol=1e-4)
