@@ -21,13 +21,15 @@ AGENT_SYSTEM_COMPACT = """You are a web agent. Reply with
 Thought: <short>
 Action: Click [n] | Type [n]; [text] | Scroll [WINDOW]; [down] | GoBack | ANSWER; [text]"""
 
-AGENT_USER = """Task: {task}
-URL: {url}
+# The task comes last, right before the reply: a 135M model copies from nearby context far more reliably.
+AGENT_USER = """URL: {url}
 Page text:
 {page_text}
 Elements:
 {elements}
-History: {history}{feedback}"""
+History: {history}{feedback}
+Task: {task}"""
+PROMPT_VERSION = 2  # bump when the observation format changes (invalidates cached SFT adapters)
 
 PROPOSER_SYSTEM = """We are training a model to navigate websites. Given the website and example tasks, write {n} more
 tasks that a typical user of this website would ask it to do.

@@ -25,9 +25,10 @@ log = logging.getLogger(__name__)
 
 PRESETS: dict[str, dict[str, Any]] = {
     # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
-    "small": dict(tasks_per_site=20, test_tasks_per_site=3, webarena_tasks=6, iterations=2,
-                  rollouts_per_iteration=8, sft_demos_per_site=3, sft_epochs=2, eval_every=100, max_steps=10,
-                  policy_max_tokens=40, judge_max_tokens=32, actor_trajectories=16, llm_tasks_per_site=0),
+    "small": dict(tasks_per_site=20, test_tasks_per_site=2, webarena_tasks=4, iterations=2,
+                  rollouts_per_iteration=6, sft_demos_per_site=3, sft_epochs=2, eval_every=100, max_steps=10,
+                  policy_max_tokens=32, judge_max_tokens=24, actor_trajectories=16, llm_tasks_per_site=0,
+                  lr=5e-4, grad_accum=2),
     # the issue's suggested scale (5 sites × 20 tasks, 16-32 rollouts, 3 iterations): hours on 2 cores
     "issue": dict(tasks_per_site=20, test_tasks_per_site=6, webarena_tasks=20, iterations=3,
                   rollouts_per_iteration=24, sft_demos_per_site=5, sft_epochs=2, eval_every=100, max_steps=10,
@@ -44,10 +45,31 @@ def _tests(res: RunResult) -> tuple[dict, dict]:
     return (tests[0] if tests else {}), (tests[-1] if tests else {})
 
 
+def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
+    """One LLM-proposer request per training site: how many valid, new tasks the local model writes."""
+    from agents.pae.proposer import LLMProposer
+    from agents.pae.sites import build_sites
+
+    sites = build_sites(cfg.seed)
+    rows = []
+    for i, name in enumerate(cfg.train_sites):
+        prop = LLMProposer(max_tokens=max_tokens)
+        t = time.perf_counter()
+        got = prop.propose(sites[name], 5, seed=cfg.seed + i)
+        rows.append([name, 5, len(got), round(time.perf_counter() - t, 1),
+                     (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160])])
+    return rows
+
+
 def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
     size = str(options.pop("size", "small"))
+    proposer_tokens = int(options.pop("proposer_max_tokens_probe", 160))
     base = RunConfig(**{**PRESETS[size], **options, "seed": int(options.get("seed", 0))})
+    from services.db import migrate
+
+    migrate.upgrade()  # the PAE tables (idempotent)
     t0 = time.perf_counter()
+    proposer_rows = probe_proposer(base, proposer_tokens) if proposer_tokens > 0 else []
     results: dict[str, RunResult] = {}
     plan = [("oracle", {}), ("llm", {"initial_test": False, "judge_tests": True}),
             ("random", {"initial_test": False, "judge_tests": False})]
@@ -72,9 +94,14 @@ def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
     report.add_table("Rollout success and upper bound per iteration", ["reward", "iteration", "rollout success "
                      "(oracle)", "training reward", "upper bound (training reward)", "kept", "BC examples"],
                      _iteration_rows(results))
-    report.add_table("LLM judge vs oracle", ["trajectories", "agreement", "Cohen's kappa", "precision", "recall"],
-                     [[a["n"], a["agreement"], a["kappa"], a["precision"], a["recall"]]
-                      for a in [_agreement(results)]])
+    report.add_table("LLM judge vs oracle", ["which", "trajectories", "agreement", "Cohen's kappa", "precision",
+                                             "recall"],
+                     [[label, a["n"], a["agreement"], a["kappa"], a["precision"], a["recall"]]
+                      for label, a in _agreement(results).items()])
+    if proposer_rows:
+        report.add_table("LLM proposer (local model, one request of 5 tasks per site)",
+                         ["site", "asked", "valid new tasks", "seconds", "first valid task (or raw reply)"],
+                         proposer_rows)
     report.add_figure("curves.png", _plot(results), caption="per-iteration success and upper bound")
     report.data.update({"size": size, "config": base.model_dump(mode="json"), "minutes": minutes,
                         "runs": {k: r.run_id for k, r in results.items()},
@@ -103,15 +130,18 @@ def _iteration_rows(results: dict[str, RunResult]) -> list[list[Any]]:
     return rows
 
 
-def _agreement(results: dict[str, RunResult]) -> dict[str, float]:
+def _agreement(results: dict[str, RunResult]) -> dict[str, dict[str, float]]:
+    """Judge vs oracle on every judged trajectory, and on those that answered (the judge was actually asked)."""
     from agents.pae.evaluator import agreement
 
-    pairs = []
+    pairs, answered = [], []
     for res in results.values():
         for r in store.trajectory_rows(run_id=res.run_id):
             if r["judge_reward"] is not None and r["oracle_reward"] is not None:
                 pairs.append((r["judge_reward"], r["oracle_reward"]))
-    return agreement(pairs)
+                if r["answer"] is not None:
+                    answered.append(pairs[-1])
+    return {"all judged": agreement(pairs), "answered only": agreement(answered)}
 
 
 def _plot(results: dict[str, RunResult]):

@@ -44,11 +44,11 @@ class ScriptedPolicy:
         kind, hint, text = self.task.plan[self.i]
         if kind == "answer":
             self.i += 1
-            return f"Thought: The page shows the answer.\nAction: ANSWER; [{text}]"
+            return f"Thought: The page shows it.\nAction: ANSWER; [{text}]"
         el = find_element(obs.elements, hint, want_input=kind == "type")
         if el is None:  # not in the viewport: scroll and retry this plan step
-            return "Thought: The element I need is not visible, so I scroll.\nAction: Scroll [WINDOW]; [down]"
+            return "Thought: Scroll to find it.\nAction: Scroll [WINDOW]; [down]"
         self.i += 1
         if kind == "type":
-            return f"Thought: I type '{text}' into the {el.label} box.\nAction: Type [{el.index}]; [{text}]"
-        return f"Thought: I open '{el.label}'.\nAction: Click [{el.index}]"
+            return f"Thought: Type '{text}'.\nAction: Type [{el.index}]; [{text}]"
+        return f"Thought: Open '{el.label}'.\nAction: Click [{el.index}]"

@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agents.pae import store
+from agents.pae import prompts, store
 from agents.pae.config import RunConfig
 from agents.pae.nodes.common import dispatcher_of, load_config, progress_of, rollout_params
 from agents.pae.runtime import store_adapter
@@ -75,7 +75,8 @@ def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
     from services.llm import model_hash
 
     blob = json.dumps({"demos": sorted(demo_keys), "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
-                       "model": model_hash(), "policy_max_tokens": cfg.policy_max_tokens, "v": 1}, sort_keys=True)
+                       "model": model_hash(), "policy_max_tokens": cfg.policy_max_tokens,
+                       "prompt": prompts.PROMPT_VERSION}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
