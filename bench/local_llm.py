@@ -60,13 +60,13 @@ class RawLlama:
     def run(self, ids: list[int], max_tokens: int) -> tuple[int, int, float, float, float]:
         """(prompt tokens, completion tokens, t_first, t_end, t_start) for one greedy reply."""
         with self.lock:
-            self.llm.reset()
-            self.llm._input_ids = self.llm._input_ids[:0]  # no prefix reuse between runs
+            self.llm.reset()  # n_tokens = 0: no prompt-prefix reuse between runs
             t0 = time.perf_counter()
             t_first, n = None, 0
-            for _ in self.llm.create_completion(ids, max_tokens=max_tokens, temperature=0.0, stream=True):
-                n += 1
-                t_first = t_first or time.perf_counter()
+            for chunk in self.llm.create_completion(ids, max_tokens=max_tokens, temperature=0.0, stream=True):
+                if chunk["choices"][0]["finish_reason"] is None:  # the closing chunk carries no token
+                    n += 1
+                    t_first = t_first or time.perf_counter()
             return len(ids), n, t_first or time.perf_counter(), time.perf_counter(), t0
 
 
@@ -169,9 +169,9 @@ def concurrent(engines: list, tok, levels: list[int], max_tokens: int) -> list[l
     return rows
 
 
-def agreement(fast, ref, max_tokens: int) -> tuple[list[list], dict]:
+def agreement(fast, ref, max_tokens: int, n: int) -> tuple[list[list], dict]:
     rows, exact, prefix_frac = [], 0, []
-    for p in P.AGREEMENT_PROMPTS:
+    for p in P.AGREEMENT_PROMPTS[:n]:
         req = GenerationRequest(messages=_msgs(p), max_tokens=max_tokens)
         a, b = fast.generate(req).token_ids, ref.generate(req).token_ids
         k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
@@ -179,7 +179,7 @@ def agreement(fast, ref, max_tokens: int) -> tuple[list[list], dict]:
         exact += same
         prefix_frac.append(k / max(len(a), len(b), 1))
         rows.append([p, len(a), len(b), k, "yes" if same else f"diverges at token {k}"])
-    return rows, {"exact": exact, "n": len(P.AGREEMENT_PROMPTS), "prefix": statistics.mean(prefix_frac)}
+    return rows, {"exact": exact, "n": len(rows), "prefix": statistics.mean(prefix_frac)}
 
 
 def parse_rates(cases: list, kind: str, max_tokens: int) -> list[list]:
@@ -213,12 +213,17 @@ def main(argv: list[str] | None = None) -> Path:
     ap.add_argument("--max-tokens", type=int, default=60)
     ap.add_argument("--levels", default="1,2,4")
     ap.add_argument("--parse-n", type=int, default=10)
+    ap.add_argument("--agree-n", type=int, default=20)
+    ap.add_argument("--agree-tokens", type=int, default=48)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     s = get_settings()
     threads = s.local_threads or len(os.sched_getaffinity(0))
     tok = load_tokenizer(MODEL)
     import llama_cpp
+    import torch
+
+    torch.set_num_threads(threads)  # the transformers engines get the same cores as llama.cpp
 
     load0, t_start = os.getloadavg(), time.time()
     ids = prompt_ids(tok, _msgs(P.SPEED_PROMPT))
@@ -229,7 +234,7 @@ def main(argv: list[str] | None = None) -> Path:
     levels = [int(x) for x in args.levels.split(",")]
     conc_rows = concurrent([raw, fast], tok, levels, args.max_tokens)
     conc_rows += concurrent([ref], tok, [1, max(levels)], args.max_tokens)
-    agree_rows, agree = agreement(fast.backend, ref.backend, 48)
+    agree_rows, agree = agreement(fast.backend, ref.backend, args.agree_tokens, args.agree_n)
     cases = (P.judge_cases(s.data_dir, args.parse_n) + P.planner_cases(s.data_dir, args.parse_n // 2)
              + P.pae_cases(s.data_dir, args.parse_n))
     parse_rows = parse_rates(cases, "llamacpp", 200)
@@ -261,7 +266,7 @@ A `Llama` object decodes one request at a time, so N callers queue behind one lo
 
 {_table(["engine", "N", "new tok (total)", "wall s", "aggregate tok/s", "mean latency s"], conc_rows)}
 
-## 3. Greedy agreement, `llamacpp` vs `transformers` backend (same prompt ids, 48 new tokens at most)
+## 3. Greedy agreement, `llamacpp` vs `transformers` backend (same prompt ids, {args.agree_tokens} new tokens at most)
 
 Identical replies: **{agree['exact']}/{agree['n']}**; mean shared prefix {100 * agree['prefix']:.0f}% of the reply.
 The backends share weights but not arithmetic: llama.cpp multiplies Q4_1 weights with activations

@@ -78,7 +78,7 @@ def _canonical(spec: ConstraintSpec) -> tuple[str, str]:
     import json
 
     if spec.json_schema is not None:
-        return "json_schema", json.dumps(spec.json_schema, sort_keys=True)
+        return "json_schema", json.dumps(spec.json_schema)  # key order kept: it is the output's order
     return spec.kind, spec.regex if spec.regex is not None else str(spec.grammar)
 
 

@@ -19,7 +19,7 @@ from services.llm import complete
 VERDICT = {
     "type": "object",
     "properties": {
-        "insights": {"type": "string", "maxLength": 160},
+        "insights": {"type": "string", "maxLength": 120},
         "verdict": {"enum": ["supported", "refuted", "not enough information", "conflicting"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
@@ -29,9 +29,9 @@ VERDICT = {
 PLAN = {
     "type": "object",
     "properties": {
-        "reasoning": {"type": "string", "maxLength": 120},
-        "actions": {"type": "array", "minItems": 1, "maxItems": 3,
-                    "items": {"type": "string", "pattern": r'^(web_search|wiki_lookup)\("[^"\n]{1,60}"\)$'}},
+        "reasoning": {"type": "string", "maxLength": 100},
+        "actions": {"type": "array", "minItems": 1, "maxItems": 2,
+                    "items": {"type": "string", "pattern": r'^(web_search|wiki_lookup)\("[^"\n]{1,40}"\)$'}},
     },
     "required": ["reasoning", "actions"],
     "additionalProperties": False,
