@@ -58,7 +58,7 @@ def curves(history: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
             out.setdefault("rollout success (oracle)", []).append((it, h["oracle_success"]))
             out.setdefault("rollout reward", []).append((it, h["reward"]))
         elif h["kind"] == "filter":
-            out.setdefault("upper bound", []).append((it, h["upper_bound"]))
+            out.setdefault("upper bound", []).append((it, h.get("upper_bound_pool", h["upper_bound"])))
         elif h["kind"] == "test":
             for split, v in (h.get("success") or {}).items():
                 out.setdefault(f"test: {split}", []).append((it, v))

@@ -92,7 +92,8 @@ def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
     report.add_table("Test success (oracle) before and after PAE, per site", ["reward", "split/site", "before",
                                                                                "after"], rows)
     report.add_table("Rollout success and upper bound per iteration", ["reward", "iteration", "rollout success "
-                     "(oracle)", "training reward", "upper bound (training reward)", "kept", "BC examples"],
+                     "(oracle)", "training reward", "upper bound (seen tasks)", "upper bound (pool)", "kept",
+                     "BC examples"],
                      _iteration_rows(results))
     report.add_table("LLM judge vs oracle", ["which", "trajectories", "agreement", "Cohen's kappa", "precision",
                                              "recall"],
@@ -132,11 +133,12 @@ def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:
     b = avg(before)
     for reward, res in results.items():
         _, after = _tests(res)
-        ub = [h["upper_bound"] for h in res.history if h["kind"] == "filter"]
+        ub = [h.get("upper_bound_pool", h["upper_bound"]) for h in res.history if h["kind"] == "filter"]
         mono = all(x <= y + 1e-9 for x, y in zip(ub, ub[1:]))
         kept = sum(h.get("kept", 0) for h in res.history if h["kind"] == "filter")
         parts.append(f"- **{reward} reward**: held-out average (unseen tasks + unseen site) {b:.2f} → {avg(after):.2f}; "
-                     f"upper bound per iteration {', '.join(f'{x:.2f}' for x in ub) or 'n/a'} "
+                     f"upper bound (training tasks solved so far / pool) per iteration "
+                     f"{', '.join(f'{x:.2f}' for x in ub) or 'n/a'} "
                      f"({'non-decreasing' if mono else 'DECREASED'}); {kept} kept trajectories over the run.")
     parts.append("Expected (spec §7): the upper bound never decreases; with the oracle as reward success should "
                  "rise; with random rewards it should not. Differences of one or two episodes are within noise "
@@ -154,7 +156,8 @@ def _iteration_rows(results: dict[str, RunResult]) -> list[list[Any]]:
             if "rollout" not in d:
                 continue
             rows.append([reward, it, d["rollout"]["oracle_success"], d["rollout"]["reward"],
-                         d.get("filter", {}).get("upper_bound"), d.get("filter", {}).get("kept"),
+                         d.get("filter", {}).get("upper_bound"), d.get("filter", {}).get("upper_bound_pool"),
+                         d.get("filter", {}).get("kept"),
                          d.get("train", {}).get("examples")])
     return rows
 

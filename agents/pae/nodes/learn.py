@@ -121,8 +121,11 @@ def filter_node(state: PaeState, config: RunnableConfig) -> dict[str, Any]:  # n
     trajs = [_Traj(r["task_id"], r["reward"] or 0.0, r["length"], r["id"]) for r in rows]
     kept = filter_trajectories(trajs, cfg.top_p_filter)
     oracle_trajs = [_Traj(r["task_id"], r["oracle_reward"] or 0.0, r["length"], r["id"]) for r in rows]
+    pool = len(store.load_tasks(run_id=run_id, split="train")) or 1
+    solved = len({t.task_id for t in trajs if t.reward > 0})
     record = {"kind": "filter", "iteration": it, "buffer": len(trajs), "kept": len(kept),
               "kept_tasks": len({k.task_id for k in kept}), "upper_bound": calculate_upperbound(trajs),
+              "upper_bound_pool": solved / pool,
               "upper_bound_oracle": calculate_upperbound(oracle_trajs)}
     return {"kept": [k.id for k in kept], "history": [record]}
 
