@@ -127,6 +127,7 @@ class FactCheck:
                 "media": self.state.get("media") or {}, "rounds": self.state.get("iteration", 0),
                 "usage": self.usage(), "llm_calls": len(calls), "calls": calls, "seconds": round(self.seconds, 3),
                 "thread_id": self.thread_id, "resumed": self.resumed, "claim": self.state.get("claim"),
+                **self.extra,
                 "config": self.config.model_dump(mode="json")}
 
 
@@ -169,10 +170,15 @@ def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | N
             return dict(snap.values), True
         return graph.invoke({"claim": claim}, run_cfg, context=ctx), False
 
-    if checkpointer == "default":
-        with open_checkpointer() as saver:
-            state, resumed = _run(saver)
-    else:
-        state, resumed = _run(checkpointer)
+    from services.llm import track_usage
+
+    with track_usage() as tally:  # the gateway's own count of this invocation's calls, by stage tag
+        if checkpointer == "default":
+            with open_checkpointer() as saver:
+                state, resumed = _run(saver)
+        else:
+            state, resumed = _run(checkpointer)
+    gateway = {"calls": tally.calls, "prompt_tokens": tally.prompt_tokens,
+               "completion_tokens": tally.completion_tokens, "by_tag": dict(tally.by_tag)}
     return FactCheck(state=dict(state), config=config, seconds=time.perf_counter() - t0, thread_id=thread_id,
-                     resumed=resumed)
+                     resumed=resumed, extra={"gateway_usage_this_invocation": gateway})

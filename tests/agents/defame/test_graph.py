@@ -51,6 +51,11 @@ def test_script_a_two_rounds_then_refuted(stage_llm, corpus_store):
     assert len(urls) == len(set(urls))
     assert not any("snopes" in u or "later.example" in u for u in urls)
     assert fc.state["iteration"] == 2
+    # The gateway's tally (tag= per stage) agrees with the agent's own call log.
+    gw = fc.to_json()["gateway_usage_this_invocation"]
+    assert gw["calls"] == len(order) == len(fc.state["calls"])
+    assert gw["by_tag"]["plan"] == 2 and gw["by_tag"]["judge"] == 2 and gw["by_tag"]["justify"] == 1
+    assert fc.usage()["plan"]["calls"] == 2
 
 
 def test_script_b_three_rounds_nei(stage_llm, corpus_store):
