@@ -114,6 +114,21 @@ def test_thought_action_regex_always_matches(fast_backend):
         assert re.fullmatch(PAE_ACTION, out.text), out.text
 
 
+def test_pydantic_response_format(fast_backend):
+    from typing import Literal
+
+    from pydantic import BaseModel, Field
+
+    class Verdict(BaseModel):
+        verdict: Literal["supported", "refuted"]
+        score: int = Field(ge=1, le=5)
+
+    out = complete("Claim: the Moon is made of cheese. Give a verdict and a score from 1 to 5.",
+                   max_tokens=40, response_format=Verdict)
+    v = Verdict.model_validate_json(out.text)
+    assert v.verdict in ("supported", "refuted") and 1 <= v.score <= 5
+
+
 def test_gbnf_grammar_option(fast_backend):
     out = complete("Is the sky green? Answer yes or no.", max_tokens=5, grammar='root ::= "yes" | "no"')
     assert out.text in ("yes", "no")
