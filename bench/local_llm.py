@@ -51,10 +51,24 @@ class RawLlama:
     name = "llama.cpp (llama-cpp-python `Llama`)"
 
     def __init__(self, threads: int, n_ctx: int) -> None:
+        import llama_cpp.llama_cpp as C
         from llama_cpp import Llama
 
-        self.llm = Llama(model_path=str(gguf_path(MODEL)), n_ctx=n_ctx, n_threads=threads,
-                         n_threads_batch=threads, n_batch=512, verbose=False)
+        # The same model parameters as the paperworks engine: no "extra" buffer types (on a native
+        # build for an AMX CPU those kernels crash here; Q4_1 has no other repacked layout).
+        default = C.llama_model_default_params
+
+        def params():
+            p = default()
+            p.use_extra_bufts = False
+            return p
+
+        C.llama_model_default_params = params
+        try:
+            self.llm = Llama(model_path=str(gguf_path(MODEL)), n_ctx=n_ctx, n_threads=threads,
+                             n_threads_batch=threads, n_batch=512, verbose=False)
+        finally:
+            C.llama_model_default_params = default
         self.lock = threading.Lock()  # a Llama object is not thread-safe: requests queue up
 
     def run(self, ids: list[int], max_tokens: int) -> tuple[int, int, float, float, float]:
