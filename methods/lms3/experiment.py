@@ -79,7 +79,7 @@ class Experiment:
         self.hash = model_hash(model_name)
         self.encoder = Encoder(self.model, self.tok, batch_size=cfg.batch_size)
         self.proj = attention_projections(self.model)
-        self.cache = cache or ResultCache(None)
+        self.cache = cache if cache is not None else ResultCache(None)  # an empty cache is falsy
         self.keys = [(m, layer) for m in MODES for layer in LAYERS]
         self.counts = {"nll_scored": 0, "nll_reused": 0, "decoded": 0, "decode_reused": 0}
 

@@ -101,3 +101,16 @@ def test_attention_orientation_changes_sim(tiny_llama_dir, ephemeral_store, data
     sa = [d.sim for d in a.select(q, spec, arm="sim_only", selection=SelectionConfig(k=3)).demos]
     sb = [d.sim for d in b.select(q, spec, arm="sim_only", selection=SelectionConfig(k=3)).demos]
     assert not np.allclose(sa, sb)
+
+
+def test_experiment_keeps_an_empty_persistent_cache(tiny_llama_dir, ephemeral_store, tmp_path):
+    """Regression: an empty ResultCache is falsy and must not be swapped for a memory-only one."""
+    from methods.lms3.cache import ResultCache
+    from methods.lms3.config import PRESETS
+    from methods.lms3.experiment import Experiment
+
+    cache = ResultCache(tmp_path / "r.jsonl")
+    exp = Experiment(PRESETS["tiny"], store=ephemeral_store, model_name=str(tiny_llama_dir), cache=cache)
+    assert exp.cache is cache
+    exp._nll([("Q: 1+1\nA: ", "2.0")])
+    assert len(ResultCache(tmp_path / "r.jsonl")) == 1

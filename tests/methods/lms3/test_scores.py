@@ -110,3 +110,18 @@ def test_selection_config_validates(bad):
 
     with pytest.raises(ValueError):
         SelectionConfig(**bad)
+
+
+def test_result_cache_persists_and_survives_a_torn_line(tmp_path):
+    from methods.lms3.cache import ResultCache
+
+    path = tmp_path / "c.jsonl"
+    c = ResultCache(path)
+    assert len(c) == 0
+    k = ResultCache.key("nll", "hash", "prompt", "gold")
+    c.put(k, 1.25)
+    with path.open("a") as fh:
+        fh.write('{"k": "torn')  # a crash mid-write
+    again = ResultCache(path)
+    assert again.get(k) == 1.25 and len(again) == 1
+    assert ResultCache.key("a", "bc") != ResultCache.key("ab", "c")
