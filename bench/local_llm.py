@@ -16,21 +16,37 @@ Usage: ``python bench/local_llm.py [--out docs/bench/local_llm.md] [--reps 3]``
 
 from __future__ import annotations
 
-import argparse
-import logging
-import os
-import platform
-import statistics
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# `python bench/local_llm.py` puts bench/ first on sys.path, where bench/platform.py would
+# shadow the standard library's `platform` (imported by pydantic, torch, ...).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import local_llm_prompts as P  # noqa: E402
+
+def _load_prompts():
+    """bench/local_llm_prompts.py by path (bench/ is no package, and its platform.py would shadow the stdlib)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("local_llm_prompts", Path(__file__).with_name("local_llm_prompts.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+P = _load_prompts()
 
 from services.config import get_settings  # noqa: E402
 from services.llm import complete  # noqa: E402
