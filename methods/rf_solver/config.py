@@ -10,10 +10,16 @@ from typing import Any
 class DiTConfig:
     """Shape of the DiT-style velocity model.
 
-    The first ``single_from`` blocks are image-only DiT blocks (standing in for FLUX's
-    double-stream blocks, with the label entering through adaLN); the rest are
-    "single-stream" blocks where ``label_tokens`` label tokens are concatenated with the
-    image tokens, as in FLUX. V sharing (RF-Edit) happens only in the single blocks.
+    The label is the "prompt": ``label_tokens`` learned tokens per label. The first
+    ``single_from`` blocks stand in for FLUX's double-stream blocks: image tokens attend
+    jointly to the label tokens and themselves, and only the image tokens are updated
+    (the label stream is not refined, to stay within the parameter budget). The rest are
+    "single-stream" blocks where label and image tokens are concatenated and processed
+    with shared weights, as in FLUX. V sharing (RF-Edit) happens only in the single blocks.
+
+    ``label_in_vector`` also adds a label embedding to the adaLN vector (FLUX adds pooled
+    CLIP text there). It is off in the presets: in a model this small the vector route
+    dominates and, since V sharing cannot reach it, edits would ignore the injected V.
     """
 
     image_size: int = 16
@@ -26,6 +32,7 @@ class DiTConfig:
     mlp_ratio: float = 2.0
     cond_dim: int = 32
     label_tokens: int = 1
+    label_in_vector: bool = False
     labels: tuple[str, ...] = tuple(str(i) for i in range(10))
 
     @property

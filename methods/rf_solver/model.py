@@ -1,7 +1,8 @@
 """A DiT-style rectified-flow transformer with FLUX's late single-stream blocks (spec §6.2).
 
-Layout (bottom-up): patch embedding + learned positions → ``single_from`` image-only
-adaLN-zero DiT blocks (the label and time enter through the modulation vector) →
+Layout (bottom-up): patch embedding + learned positions → ``single_from`` adaLN-zero
+DiT blocks in which image tokens attend to ``[label tokens ; image tokens]`` (stand-ins
+for FLUX's double-stream blocks; time enters through the modulation vector) →
 single-stream blocks on ``[label tokens ; image tokens]`` with FLUX's fused
 attention + MLP → adaLN final layer → unpatchify. The output is the velocity
 v_θ(Z_t, t, c) ≈ ε − X_0 (spec §3.1).
@@ -68,7 +69,11 @@ def attention(qkv: torch.Tensor, heads: int, norm: QKNorm, block_id: int,
 
 
 class ImageBlock(nn.Module):
-    """adaLN-zero DiT block on image tokens (our stand-in for FLUX's double-stream blocks)."""
+    """adaLN-zero DiT block: image tokens attend to the label tokens and themselves; only they are updated.
+
+    Our stand-in for FLUX's double-stream blocks (which also refine the text stream with their
+    own weights; here the label tokens pass through unchanged).
+    """
 
     def __init__(self, cfg: DiTConfig, block_id: int) -> None:
         super().__init__()
@@ -84,10 +89,12 @@ class ImageBlock(nn.Module):
         nn.init.zeros_(self.ada.weight)
         nn.init.zeros_(self.ada.bias)
 
-    def forward(self, x: torch.Tensor, c: torch.Tensor, tap: AttentionTap | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, ctx: torch.Tensor, c: torch.Tensor, tap: AttentionTap | None) -> torch.Tensor:
+        """x: image tokens (B, L, D); ctx: label tokens (B, n, D), read but not updated."""
         sh1, sc1, g1, sh2, sc2, g2 = self.ada(c).chunk(6, dim=-1)
-        h = self.qkv(modulate(self.norm1(x), sh1, sc1))
-        x = x + g1[:, None] * self.proj(attention(h, self.heads, self.qk_norm, self.block_id, tap))
+        h = self.qkv(modulate(self.norm1(torch.cat([ctx, x], dim=1)), sh1, sc1))
+        a = attention(h, self.heads, self.qk_norm, self.block_id, tap)[:, ctx.shape[1]:]
+        x = x + g1[:, None] * self.proj(a)
         return x + g2[:, None] * self.mlp(modulate(self.norm2(x), sh2, sc2))
 
 
@@ -127,7 +134,7 @@ class RFDiT(nn.Module):
         self.patch = nn.Linear(cfg.channels * p * p, d)
         self.pos = nn.Parameter(torch.randn(1, cfg.tokens, d) * 0.02)
         self.t_mlp = nn.Sequential(nn.Linear(64, cfg.cond_dim), nn.SiLU(), nn.Linear(cfg.cond_dim, cfg.cond_dim))
-        self.y_vec = nn.Embedding(cfg.num_labels + 1, cfg.cond_dim)           # pooled "prompt" vector
+        self.y_vec = nn.Embedding(cfg.num_labels + 1, cfg.cond_dim) if cfg.label_in_vector else None
         self.y_tok = nn.Embedding(cfg.num_labels + 1, cfg.label_tokens * d)   # "prompt" tokens
         self.blocks = nn.ModuleList(
             [ImageBlock(cfg, i) if i < cfg.single_from else SingleStreamBlock(cfg, i) for i in range(cfg.depth)])
@@ -157,13 +164,19 @@ class RFDiT(nn.Module):
         b = x.shape[0]
         if not torch.is_tensor(t) or t.ndim == 0:
             t = torch.full((b,), float(t), device=x.device)
-        c = F.silu(self.t_mlp(timestep_embedding(t, 64)) + self.y_vec(y))
+        vec = self.t_mlp(timestep_embedding(t, 64))
+        if self.y_vec is not None:
+            vec = vec + self.y_vec(y)
+        c = F.silu(vec)
         h = self.patch(self.patchify(x)) + self.pos
-        n_lab = self.cfg.label_tokens
+        ctx = self.y_tok(y).view(b, self.cfg.label_tokens, -1)   # the "prompt" tokens
         for block in self.blocks:
-            if isinstance(block, SingleStreamBlock) and h.shape[1] == self.cfg.tokens:
-                h = torch.cat([self.y_tok(y).view(b, n_lab, -1), h], dim=1)   # join the label tokens
-            h = block(h, c, tap)
+            if isinstance(block, ImageBlock):
+                h = block(h, ctx, c, tap)
+            else:
+                if h.shape[1] == self.cfg.tokens:
+                    h = torch.cat([ctx, h], dim=1)                # join the label tokens
+                h = block(h, c, tap)
         h = h[:, -self.cfg.tokens:]
         shift, scale = self.final_ada(c).chunk(2, dim=-1)
         return self.unpatchify(self.out(modulate(self.final_norm(h), shift, scale)))

@@ -29,9 +29,15 @@ def test_spec_model_shape():
     assert (cfg.patch_size, cfg.depth, cfg.width, cfg.heads) == (2, 6, 128, 4)
 
 
-def test_label_tokens_join_in_single_blocks():
+def test_label_enters_only_through_its_tokens():
+    """Every attention sees [label tokens ; image tokens]; with label_in_vector off, the label has no other route."""
     cfg = PRESETS["tiny"].model
+    assert not cfg.label_in_vector
     model = RFDiT(cfg)
+    with torch.no_grad():                      # zero-initialised gates would hide the attention path
+        for p in model.parameters():
+            if p.abs().sum() == 0:
+                p.normal_(0, 0.05)
     lengths = {}
 
     class Tap:
@@ -39,9 +45,12 @@ def test_label_tokens_join_in_single_blocks():
             lengths[block_id] = v.shape[2]
             return q, k, v
 
-    model(torch.randn(1, 1, 16, 16), 0.5, torch.tensor([3]), Tap())
-    for b in range(cfg.depth):
-        assert lengths[b] == cfg.tokens + (cfg.label_tokens if b in cfg.single_blocks else 0)
+    x = torch.randn(1, 1, 16, 16)
+    out3 = model(x, 0.5, torch.tensor([3]), Tap())
+    assert lengths == {b: cfg.tokens + cfg.label_tokens for b in range(cfg.depth)}
+    assert not torch.allclose(out3, model(x, 0.5, torch.tensor([4])))
+
+    assert "y_vec" not in dict(model.named_parameters()) and model.y_vec is None
 
 
 def test_patchify_roundtrip():
