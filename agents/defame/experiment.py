@@ -142,6 +142,7 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
         mo_out, mo_sum, _ = run_dataset("mocheg", path=None, limit=mocheg_limit, corpus=None, model=model,
                                         baseline=baseline, progress=progress.sub(0.75, 1.0))
     minutes = (time.perf_counter() - t0) / 60
+    stage_minutes = sum(o.defame_seconds + o.baseline_seconds for o in [*av_out, *mo_out]) / 60
     preds = averitec_predictions(av_out)
     refs = json.loads(default_path("averitec").read_text(encoding="utf-8"))
     scores = score(preds, [refs[int(o.id)] for o in av_out])
@@ -149,7 +150,9 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
     model_name = model or settings.llm_model
     report = Report(title="DEFAME — reproduction on CPU (oracle corpus)",
                     summary=f"`paperworks reproduce defame -o limit={limit}`: {len(av_out)} AVeriTeC dev claims and "
-                            f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`, {minutes:.1f} min wall.")
+                            f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`; {stage_minutes:.1f} min of "
+                            f"LLM stage time in all (claims finished by an earlier, interrupted invocation are "
+                            f"resumed from their checkpoints; this invocation took {minutes:.1f} min).")
     report.add_section("Setup", "\n".join([
         f"- Model: `{model_name}` (text-only: images reach it through tool text). Temperature "
         f"{av_cfg.temperature}, seed {av_cfg.seed}; at most {av_cfg.max_iterations} rounds, {av_cfg.max_actions} "
@@ -195,14 +198,13 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
                      note="The paper's DEFAME emits no Q&A; here each web_search query is a question and its "
                           "evidence summary the answer, scored by our implementation of the official scorer.")
     if av_out and av_out[0].result:
-        from agents.defame.report import stage_usage
-
         first = av_out[0].result
         report.add_table("Per-stage usage, claim 0", ["stage", "LLM calls", "prompt tokens", "completion tokens",
                                                       "seconds"],
                          [[k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
-                          for k, v in stage_usage(first["calls"], []).items()])
-        report.add_section("Example fact-checking document (AVeriTeC claim 0)", first["markdown"])
+                          for k, v in first["usage"].items()])
+        report.add_section("Example fact-checking document (AVeriTeC claim 0, as the model wrote it)",
+                           "````markdown\n" + first["markdown"] + "\n````")
     report.add_table("Predictions (AVeriTeC)", ["id", "gold", "DEFAME", "baseline", "rounds", "LLM calls"],
                      [[o.id, o.gold, o.defame, o.baseline, o.rounds, len(o.defame_calls)] for o in av_out])
     report.add_json("averitec_predictions.json", preds, caption="official AVeriTeC prediction format")
@@ -211,5 +213,6 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
                                   f"-o mocheg_limit={mocheg_limit}" + (f" -o model={model}" if model else "")
                                   + "\n```")
     report.metrics.update({"averitec_accuracy": d.get("metrics", {}).get("accuracy"),
-                           "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"), "minutes": round(minutes, 1)})
+                           "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"),
+                           "llm_stage_minutes": round(stage_minutes, 1)})
     return report
