@@ -9,14 +9,18 @@ Both are measured in the same run, side by side; the machine's load average is r
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import random
-import time
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# bench/ holds modules named like the stdlib's (bench/platform.py): run from the repository root instead
+sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import random  # noqa: E402
+import time  # noqa: E402
 
 
 def _tasks(n: int):

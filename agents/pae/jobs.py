@@ -61,11 +61,19 @@ class EvaluateParams(BaseModel):
 
 
 def set_threads(n: int) -> None:
-    """Pin torch's intra-op threads (oversubscribed cores make multi-threaded matmuls many times slower)."""
+    """Pin torch's intra-op threads, and llama.cpp's unless configured (``PAPERWORKS_LOCAL_THREADS``).
+
+    On oversubscribed cores multi-threaded matmuls (and llama.cpp's spinning workers) run many times slower.
+    """
     if n > 0:
         import torch
 
+        from services.config import get_settings
+
         torch.set_num_threads(n)
+        settings = get_settings()
+        if settings.local_threads == 0:
+            settings.local_threads = n  # read when the llama.cpp engine is first built in this process
 
 
 @register_method("pae.rollouts", title="PAE: a batch of rollouts", queue="cpu")
