@@ -134,7 +134,7 @@ def _clean_suite(opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_di
              for g in opts.group_sizes]
     res = run_suite("clean-llama (from scratch, fp32)", cm.model, cm.encode, windows, calib, opts,
                     progress.sub(0.5, 1.0), extra=extra, lut_layer="model.layers.1.mlp.down_proj")
-    res.notes.update({"calib_tokens": calib.shape[1], "train_log": {k: v for k, v in cm.log.items() if k != "losses"},
+    res.notes.update({"trained_now": cm.trained_now, "calib_tokens": calib.shape[1], "train_log": {k: v for k, v in cm.log.items() if k != "losses"},
                       "losses": cm.log.get("losses", []), "rare_fraction_wikitext":
                       float((windows["wikitext2"] == 0).float().mean()),
                       "rare_fraction_math": float((windows["math"] == 0).float().mean())})
