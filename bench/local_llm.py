@@ -89,9 +89,9 @@ class RawLlama:
 
     def run(self, ids: list[int], max_tokens: int) -> tuple[int, int, float, float, float]:
         """(prompt tokens, completion tokens, t_first, t_end, t_start) for one greedy reply."""
+        t0 = time.perf_counter()  # before the lock: waiting for the model is part of the latency
         with self.lock:
             self.llm.reset()  # n_tokens = 0: no prompt-prefix reuse between runs
-            t0 = time.perf_counter()
             t_first, n = None, 0
             for chunk in self.llm.create_completion(ids, max_tokens=max_tokens, temperature=0.0, stream=True):
                 if chunk["choices"][0]["finish_reason"] is None:  # the closing chunk carries no token

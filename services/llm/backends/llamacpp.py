@@ -188,6 +188,10 @@ class _Engine:
                 job.pending = [token]
 
 
+_ENGINES: dict[str, _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
 class LlamaCppBackend:
     """Text generation on llama.cpp with continuous batching of concurrent requests.
 
@@ -212,22 +216,23 @@ class LlamaCppBackend:
         self.model_name = model_name
         self.tokenizer = load_tokenizer(model_name)
         self.stop_ids = eos_ids(self.tokenizer)
-        self._engine_lock = threading.Lock()
-        self._engine: _Engine | None = None
         engine = self.engine()
         if engine.n_vocab != len(self.tokenizer):
             raise BackendUnavailable(f"GGUF vocabulary ({engine.n_vocab}) differs from the tokenizer's "
                                      f"({len(self.tokenizer)})")
 
     def engine(self) -> _Engine:
-        """The process's engine (rebuilt in a forked child, where the parent's thread does not exist)."""
-        with self._engine_lock:
-            if self._engine is None or self._engine.pid != os.getpid():
+        """The process's engine for this model file, shared by every backend object (``auto`` and
+        ``llamacpp``); rebuilt in a forked child, where the parent's engine thread does not exist."""
+        key = str(self.path)
+        with _ENGINES_LOCK:
+            engine = _ENGINES.get(key)
+            if engine is None or engine.pid != os.getpid():
                 s = get_settings()
-                self._engine = _Engine(self.path, s.local_context, max(1, s.local_parallel), _threads())
+                engine = _ENGINES[key] = _Engine(self.path, s.local_context, max(1, s.local_parallel), _threads())
                 log.info("llama.cpp backend: %s, %d threads, %d slots x %d tokens", self.path.name,
-                         _threads(), self._engine.n_parallel, self._engine.n_ctx_seq)
-            return self._engine
+                         _threads(), engine.n_parallel, engine.n_ctx_seq)
+            return engine
 
     def _job(self, req: GenerationRequest) -> tuple[_Engine, _Job]:
         spec = spec_from(req.json_schema, req.regex, req.grammar)

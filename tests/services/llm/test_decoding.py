@@ -61,17 +61,19 @@ def test_end_of_turn_token_finishes_with_stop(tokenizer):
 
 def test_json_mask_forces_a_valid_object(tokenizer):
     """Random logits, masked by the schema, always decode into a valid instance."""
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
+    schema = {"type": "object",
+              "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": -99, "maximum": 999}},
               "required": ["ok", "n"], "additionalProperties": False}
     rng = np.random.default_rng(0)
-    for _ in range(3):
+    for _ in range(5):
         seq = Sequence(_req(json_schema=schema, max_tokens=40), [1], tokenizer, eos_ids(tokenizer))
         while not seq.finished:
             logits = rng.normal(size=len(tokenizer)).astype(np.float32)
             logits[tokenizer.eos_token_id] -= 5.0  # make early stopping unlikely, not impossible
             seq.push(seq.choose(logits))
+        assert seq.finish_reason == "stop"  # the grammar closed the object well inside the budget
         obj = json.loads(seq.text)
-        assert set(obj) == {"ok", "n"} and isinstance(obj["ok"], bool) and isinstance(obj["n"], int)
+        assert -99 <= obj["n"] <= 999 and set(obj) == {"ok", "n"} and isinstance(obj["ok"], bool) and isinstance(obj["n"], int)
 
 
 @pytest.mark.parametrize("kw, needle", [
