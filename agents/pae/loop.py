@@ -46,7 +46,15 @@ def run_pae(cfg: RunConfig, *, run_id: str | None = None, progress: JobContext |
     dispatcher = dispatcher or make_dispatcher(cfg, progress)
     state = graph.run(run_id, dispatcher=dispatcher, progress=progress)
     store.update_run(run_id=run_id, status="finished", metrics={"history": state.get("history", [])})
-    return RunResult(run_id, dict(state), build_report(run_id, cfg, list(state.get("history") or [])))
+    report = build_report(run_id, cfg, list(state.get("history") or []))
+    policy = state.get("policy") or {}
+    if policy.get("kind") == "adapter":  # the fine-tuned policy's LoRA adapters, as a checkpoint artifact
+        from services.artifacts import get_artifact_store
+
+        report.add_file("policy_adapter.tar.gz", get_artifact_store().read(policy["sha256"]), kind="checkpoint",
+                        mime="application/gzip", caption="LoRA adapters of the final policy")
+        report.metrics["policy_adapter_sha256"] = policy["sha256"]
+    return RunResult(run_id, dict(state), report)
 
 
 def curves(history: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
