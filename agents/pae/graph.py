@@ -70,12 +70,21 @@ graph = build().compile()
 
 @contextlib.contextmanager
 def checkpointer(path: Path | None = None) -> Iterator[Any]:
-    """The SQLite checkpointer under ``<home>/pae/checkpoints.sqlite``."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
+    """PostgreSQL when the app database is PostgreSQL, else SQLite under ``<home>/pae/checkpoints.sqlite``."""
     from services.config import get_settings
 
-    path = path or Path(get_settings().home) / "pae" / "checkpoints.sqlite"
+    settings = get_settings()
+    if path is None and settings.is_postgres:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        url = str(settings.database_url).replace("postgresql+psycopg://", "postgresql://", 1)
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            yield saver
+        return
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = path or Path(settings.home) / "pae" / "checkpoints.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
     with SqliteSaver.from_conn_string(str(path)) as saver:
         yield saver
