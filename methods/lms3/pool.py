@@ -166,6 +166,22 @@ _CACHE: dict[tuple[int, str], tuple[int, DemoPool]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+def _read_arrays(store: VectorStore, col: str, *, documents: bool = False
+                 ) -> tuple[list[str], np.ndarray, list[dict], list[str | None]]:
+    """Every item of a collection with its embeddings as one fp32 array.
+
+    Reads through the Chroma client directly: ``VectorStore.get`` converts each vector to a
+    Python list, which takes most of a minute for a 7k-item pool.
+    """
+    res = store.client.get_collection(col).get(
+        include=["embeddings", "metadatas"] + (["documents"] if documents else []))
+    ids = list(res["ids"])
+    emb = np.asarray(res["embeddings"], dtype=np.float32).reshape(len(ids), -1)
+    metas = [m or {} for m in (res.get("metadatas") or [{}] * len(ids))]
+    docs = list(res.get("documents") or [None] * len(ids))
+    return ids, emb, metas, docs
+
+
 def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) -> DemoPool:
     """Read an indexed pool from Chroma into numpy (cached per store while the count is unchanged)."""
     cols = {kind: collection_for(model_hash, pool_name, key, kind)
@@ -179,23 +195,24 @@ def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) 
         hit = _CACHE.get(cache_key)
         if hit is not None and hit[0] == n:
             return hit[1]
-    hits = store.get(cols["x"], include_embeddings=True)
-    hits.sort(key=lambda h: int(h.metadata.get("index", 0)))
-    ids = [h.id for h in hits]
+    ids, x, metas, docs = _read_arrays(store, cols["x"], documents=True)
+    order = np.argsort([int(m.get("index", 0)) for m in metas], kind="stable")
+    ids, x = [ids[i] for i in order], x[order]
+    metas, docs = [metas[i] for i in order], [docs[i] for i in order]
     p: dict[str, np.ndarray] = {}
     for o in ORIENTATIONS:
-        ph = {h.id: h.embedding for h in store.get(cols[f"p-{o}"], include_embeddings=True)}
-        if set(ph) != set(ids):
+        pids, pvec, _, _ = _read_arrays(store, cols[f"p-{o}"])
+        row = {pid: r for r, pid in enumerate(pids)}
+        if set(row) != set(ids):
             raise LookupError(f"pool {pool_name}: collection {cols[f'p-{o}']} is incomplete; re-run indexing")
-        p[o] = np.asarray([ph[i] for i in ids], dtype=np.float32)
+        p[o] = pvec[[row[i] for i in ids]]
     pool = DemoPool(
-        name=pool_name, ids=ids, texts=[h.document or "" for h in hits],
-        answers=[str(h.metadata.get("answer", "")) for h in hits], golds=[str(h.metadata.get("gold", "")) for h in hits],
-        subjects=np.asarray([str(h.metadata.get("subject", "")) for h in hits]),
-        indices=np.asarray([int(h.metadata.get("index", 0)) for h in hits], dtype=np.int64),
-        file_ids=[str(h.metadata.get("file_id", "")) for h in hits],
-        x=np.asarray([h.embedding for h in hits], dtype=np.float32), p=p,
-        stab=np.asarray([float(h.metadata["stab"]) for h in hits], dtype=np.float32))
+        name=pool_name, ids=ids, texts=[d or "" for d in docs],
+        answers=[str(m.get("answer", "")) for m in metas], golds=[str(m.get("gold", "")) for m in metas],
+        subjects=np.asarray([str(m.get("subject", "")) for m in metas]),
+        indices=np.asarray([int(m.get("index", 0)) for m in metas], dtype=np.int64),
+        file_ids=[str(m.get("file_id", "")) for m in metas], x=x, p=p,
+        stab=np.asarray([float(m["stab"]) for m in metas], dtype=np.float32))
     with _CACHE_LOCK:
         _CACHE[cache_key] = (n, pool)
     return pool
