@@ -82,7 +82,7 @@ def _row_levels(qmodel: nn.Module, layer: str, row: int) -> dict:
     return {"fmt": mod.fmt, "levels": (table[:used] * s + z).tolist()}
 
 
-def run_suite(name: str, model: nn.Module, encode, windows: dict[str, torch.Tensor], calib_ids: torch.Tensor,
+def run_suite(name: str, model: nn.Module, windows: dict[str, torch.Tensor], calib_ids: torch.Tensor,
               opts: ReproduceOptions, progress, *, extra: list[tuple[str, QuantConfig, torch.Tensor]] = (),
               lut_layer: str | None = None) -> SuiteResult:
     """Quantize ``model`` (never modified) under every (g, variant) and measure it."""
@@ -132,7 +132,7 @@ def _clean_suite(opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_di
     label = f"any4 (cal. {data_calib.shape[0]}×{seq} math windows)"
     extra = [(label, QuantConfig(fmt="any4", group_size=g, calibration="offline", seed=opts.seed), data_calib)
              for g in opts.group_sizes]
-    res = run_suite("clean-llama (from scratch, fp32)", cm.model, cm.encode, windows, calib, opts,
+    res = run_suite("clean-llama (from scratch, fp32)", cm.model, windows, calib, opts,
                     progress.sub(0.5, 1.0), extra=extra, lut_layer="model.layers.1.mlp.down_proj")
     res.notes.update({"trained_now": cm.trained_now, "calib_tokens": calib.shape[1], "train_log": {k: v for k, v in cm.log.items() if k != "losses"},
                       "losses": cm.log.get("losses", []), "rare_fraction_wikitext":
@@ -156,7 +156,7 @@ def _smol_suite(opts: ReproduceOptions, data_dir: Path, prompt: str, progress) -
     diag = block_diagnostics(model)
     windows = {"wikitext2": text_windows(encode, wikitext_text(data_dir), opts.smol_seqlen, opts.smol_windows)}
     calib = torch.tensor([encode(prompt)])
-    res = run_suite("SmolLM2-135M-Instruct (weights pre-quantized, Q4_1)", model, encode, windows, calib, opts,
+    res = run_suite("SmolLM2-135M-Instruct (weights pre-quantized, Q4_1)", model, windows, calib, opts,
                     progress, lut_layer="model.layers.15.mlp.down_proj")
     counts: dict[str, int] = {}
     for t in types.values():

@@ -75,7 +75,7 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
     summary = quantize_model(qmodel, cfg, calib_ids=calib, progress=progress.sub(0.3, 0.85))
     progress(0.86, "scoring the quantized model" + (" (Triton kernel)" if dev.type == "cuda" else ""))
     q_ppl = perplexity(qmodel.to(dev), windows)
-    names = [l.name for l in summary.layers]
+    names = [st.name for st in summary.layers]
     layer = params.inspect_layer or next((n for n in names[len(names) // 2:] if "mlp" in n), names[len(names) // 2])
     if layer not in names:
         raise ValueError(f"inspect_layer {layer!r} is not a quantized layer; e.g. {names[0]!r}")
@@ -106,8 +106,8 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
         rep.metrics["checkpoint"] = ckpt
     rep.data = {"config": cfg.to_dict(), "model": base.name, "flags": base.flags, "checkpoint": ckpt,
                 "ppl": {"fp": fp_ppl, "quantized": q_ppl}, "inspect_layer": layer, "row_luts": luts,
-                "layers": [{"name": l.name, "weight_mse": l.weight_mse, "bits_per_weight": l.bits_per_weight}
-                           for l in summary.layers]}
+                "layers": [{"name": st.name, "weight_mse": st.weight_mse, "bits_per_weight": st.bits_per_weight}
+                           for st in summary.layers]}
     progress(1.0, "done")
     return rep
 
