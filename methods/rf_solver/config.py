@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,12 @@ class DiTConfig:
     with shared weights, as in FLUX. V sharing (RF-Edit) happens only in the single blocks.
 
     ``label_in_vector`` also adds a label embedding to the adaLN vector (FLUX adds pooled
-    CLIP text there). It is off in the presets: in a model this small the vector route
-    dominates and, since V sharing cannot reach it, edits would ignore the injected V.
+    CLIP text there): "none", "early" (only the double-stream stand-ins) or "all". The
+    vector route is the one V sharing cannot reach, and in a model this small it dominates;
+    "early" keeps it out of the single blocks, so there the label arrives only as tokens
+    whose V is shared, while the early blocks learn the label quickly (a label seen only
+    through attention was barely learned in the CPU training budget: 23% class accuracy of
+    conditional samples after 800 steps, measured).
     """
 
     image_size: int = 16
@@ -32,7 +36,7 @@ class DiTConfig:
     mlp_ratio: float = 2.0
     cond_dim: int = 32
     label_tokens: int = 1
-    label_in_vector: bool = False
+    label_in_vector: Literal["none", "early", "all"] = "none"
     labels: tuple[str, ...] = tuple(str(i) for i in range(10))
 
     @property
@@ -100,7 +104,7 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     # 8×8 digits upsampled to 16×16, patch 2 → 64 tokens; label = the digit.
-    "digits": Preset("digits", DiTConfig(), TrainConfig(steps=800, batch_size=48), "digits"),
+    "digits": Preset("digits", DiTConfig(label_in_vector="early"), TrainConfig(steps=800, batch_size=48), "digits"),
     # 32×32 RGB crops of scikit-learn's china.jpg / flower.jpg, patch 4 → 64 tokens; 2-way label.
     "photo": Preset("photo", DiTConfig(image_size=32, channels=3, patch_size=4, labels=("china", "flower")),
                     TrainConfig(steps=600, batch_size=32), "photo"),

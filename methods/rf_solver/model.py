@@ -134,7 +134,7 @@ class RFDiT(nn.Module):
         self.patch = nn.Linear(cfg.channels * p * p, d)
         self.pos = nn.Parameter(torch.randn(1, cfg.tokens, d) * 0.02)
         self.t_mlp = nn.Sequential(nn.Linear(64, cfg.cond_dim), nn.SiLU(), nn.Linear(cfg.cond_dim, cfg.cond_dim))
-        self.y_vec = nn.Embedding(cfg.num_labels + 1, cfg.cond_dim) if cfg.label_in_vector else None
+        self.y_vec = nn.Embedding(cfg.num_labels + 1, cfg.cond_dim) if cfg.label_in_vector != "none" else None
         self.y_tok = nn.Embedding(cfg.num_labels + 1, cfg.label_tokens * d)   # "prompt" tokens
         self.blocks = nn.ModuleList(
             [ImageBlock(cfg, i) if i < cfg.single_from else SingleStreamBlock(cfg, i) for i in range(cfg.depth)])
@@ -165,20 +165,20 @@ class RFDiT(nn.Module):
         if not torch.is_tensor(t) or t.ndim == 0:
             t = torch.full((b,), float(t), device=x.device)
         vec = self.t_mlp(timestep_embedding(t, 64))
-        if self.y_vec is not None:
-            vec = vec + self.y_vec(y)
-        c = F.silu(vec)
+        c_lab = F.silu(vec + self.y_vec(y)) if self.y_vec is not None else F.silu(vec)
+        c_early = c_lab
+        c_late = c_lab if self.cfg.label_in_vector == "all" else F.silu(vec)
         h = self.patch(self.patchify(x)) + self.pos
         ctx = self.y_tok(y).view(b, self.cfg.label_tokens, -1)   # the "prompt" tokens
         for block in self.blocks:
             if isinstance(block, ImageBlock):
-                h = block(h, ctx, c, tap)
+                h = block(h, ctx, c_early, tap)
             else:
                 if h.shape[1] == self.cfg.tokens:
                     h = torch.cat([ctx, h], dim=1)                # join the label tokens
-                h = block(h, c, tap)
+                h = block(h, c_late, tap)
         h = h[:, -self.cfg.tokens:]
-        shift, scale = self.final_ada(c).chunk(2, dim=-1)
+        shift, scale = self.final_ada(c_late).chunk(2, dim=-1)
         return self.unpatchify(self.out(modulate(self.final_norm(h), shift, scale)))
 
 

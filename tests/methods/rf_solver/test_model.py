@@ -32,7 +32,7 @@ def test_spec_model_shape():
 def test_label_enters_only_through_its_tokens():
     """Every attention sees [label tokens ; image tokens]; with label_in_vector off, the label has no other route."""
     cfg = PRESETS["tiny"].model
-    assert not cfg.label_in_vector
+    assert cfg.label_in_vector == "none"
     model = RFDiT(cfg)
     with torch.no_grad():                      # zero-initialised gates would hide the attention path
         for p in model.parameters():
