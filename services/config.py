@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     llm_max_tokens: int = 256
     local_backend: Literal["transformers", "llamacpp", "auto"] = Field(
         "auto", description="Text generation backend of the `local` provider.")
-    local_threads: int = Field(0, ge=0, description="CPU threads for the local backend (0 = all cores).")
+    local_threads: int = Field(0, ge=0, description="CPU threads for the local backend (0 = half the cores).")
     local_context: int = Field(2048, ge=64, description="Context length (tokens) of one local reply.")
     local_parallel: int = Field(
         4, ge=1, le=64, description="Replies the llama.cpp backend decodes together in one batch "
