@@ -6,7 +6,7 @@
    embedded SQLite broker).
 3. Local LLM decode tokens/s through litellm (the gateway) vs transformers `generate` directly.
 
-    python bench/platform.py [--prompts 4] [--tokens 48] [--trivial 40]
+    python bench/platform_overhead.py [--prompts 4] [--tokens 48] [--trivial 40]
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def main() -> None:
     lines = [
         "# Platform overhead",
         "",
-        f"Command: `python bench/platform.py --prompts {args.prompts} --tokens {args.tokens} "
+        f"Command: `python bench/platform_overhead.py --prompts {args.prompts} --tokens {args.tokens} "
         f"--trivial {args.trivial} --reps {args.reps}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Local model: SmolLM2-135M-Instruct.",
