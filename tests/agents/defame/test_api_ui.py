@@ -123,9 +123,11 @@ def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
                 "--disable-sync", "--no-first-run"])
             page = browser.new_page(viewport={"width": 1300, "height": 2000})
             page.goto(f"http://127.0.0.1:{ui_port}/defame?job={finished_job}", timeout=60_000)
-            page.get_by_text("Verdict: REFUTED").wait_for(timeout=60_000)
+            # the page's verdict heading, and the same verdict again inside the fact-checking document
+            page.get_by_text("Verdict: REFUTED").first.wait_for(timeout=60_000)
             page.get_by_text("Fact-checking document").wait_for(timeout=30_000)
             page.get_by_text("ocr(<image:1>)").first.wait_for(timeout=30_000)
+            assert page.get_by_text("Verdict: REFUTED").count() >= 2
             page.wait_for_function("() => [...document.querySelectorAll('img')].some("
                                    "i => i.complete && i.naturalWidth >= 400)", timeout=30_000)
             shots = REPO / "docs" / "screenshots"
