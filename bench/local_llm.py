@@ -150,21 +150,33 @@ class HFGenerate:
         return len(ids), int(out["ids"].shape[1] - len(ids)), t_first or time.perf_counter(), time.perf_counter(), t0
 
 
-def _rates(sample: tuple[int, int, float, float, float]) -> dict:
-    n_in, n_out, t_first, t_end, t0 = sample
-    return {"n_in": n_in, "n_out": n_out, "pp": n_in / max(t_first - t0, 1e-9),
-            "tg": (n_out - 1) / max(t_end - t_first, 1e-9), "wall": t_end - t0}
+def _rates(full: tuple[int, int, float, float, float], first: tuple[int, int, float, float, float]) -> dict:
+    """Rates from wall-clock times only, identical for every engine (no streaming artefacts).
+
+    ``first`` is the same request with ``max_tokens=1``: its wall time is the prompt processing
+    time; decode = the remaining tokens of ``full`` over the rest of its wall time.
+    """
+    n_in, n_out, _, t_end, t0 = full
+    wall, t_pp = t_end - t0, first[3] - first[4]
+    return {"n_in": n_in, "n_out": n_out, "pp": n_in / max(t_pp, 1e-9),
+            "tg": (n_out - 1) / max(wall - t_pp, 1e-9), "wall": wall}
 
 
 def single(engines: list, ids: list[int], text: str, max_tokens: int, reps: int) -> list[list]:
+    """Round-robin over the engines (each round: a 1-token request for the prompt time, then the full
+    request), so every engine sees the same machine state; the first round warms caches and is dropped."""
+    def run(e, n):
+        return e.run(ids, n, text) if isinstance(e, Ours) else e.run(ids, n)
+
+    runs: dict[str, list[dict]] = {e.name: [] for e in engines}
+    for r in range(reps + 1):
+        for e in engines:
+            first, full = run(e, 1), run(e, max_tokens)
+            if r:
+                runs[e.name].append(_rates(full, first))
     rows = []
     for e in engines:
-        runs = []
-        for r in range(reps + 1):  # the first run warms caches and is dropped
-            s = e.run(ids, max_tokens, text) if isinstance(e, Ours) else e.run(ids, max_tokens)
-            if r:
-                runs.append(_rates(s))
-        med = {k: statistics.median(x[k] for x in runs) for k in runs[0]}
+        med = {k: statistics.median(x[k] for x in runs[e.name]) for k in runs[e.name][0]}
         rows.append([e.name, med["n_in"], med["n_out"], f"{med['pp']:.0f}", f"{med['tg']:.1f}", f"{med['wall']:.2f}"])
         log.info("single %s: %s", e.name, rows[-1])
     return rows
@@ -245,10 +257,16 @@ def main(argv: list[str] | None = None) -> Path:
     ap.add_argument("--parse-n", type=int, default=10)
     ap.add_argument("--agree-n", type=int, default=20)
     ap.add_argument("--agree-tokens", type=int, default=48)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads for every engine (0 = every usable core)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    threads = args.threads or len(os.sched_getaffinity(0))
+    # every engine gets the same threads: the paperworks backends read PAPERWORKS_LOCAL_THREADS,
+    # whose default (0 = half the cores, as llama-cpp-python's own default) would otherwise differ
+    os.environ["PAPERWORKS_LOCAL_THREADS"] = str(threads)
+    get_settings.cache_clear()
     s = get_settings()
-    threads = s.local_threads or len(os.sched_getaffinity(0))
     tok = load_tokenizer(MODEL)
     import llama_cpp
     import torch
@@ -277,10 +295,13 @@ Measured in one run on {time.strftime('%Y-%m-%d %H:%M', time.localtime(t_start))
 llama-cpp-python {llama_cpp.__version__}, greedy decoding, end-of-turn ids {eos}.
 Load average {load0[0]:.1f} at the start and {load1[0]:.1f} at the end: the machine is shared, so absolute
 numbers are noisy; engines were measured alternately in the same minutes, so ratios are the fairer reading.
+Command: `python bench/local_llm.py --threads {threads}`. (The product's default, `PAPERWORKS_LOCAL_THREADS=0`,
+is half the cores, like llama-cpp-python's own default: llama.cpp threads spin while they wait and
+collapse when the cores are busy with other work.)
 
-## 1. One request ({len(ids)}-token prompt, up to {args.max_tokens} new tokens, median of {args.reps} after a warm-up)
+## 1. One request ({len(ids)}-token prompt, up to {args.max_tokens} new tokens, median of {args.reps} interleaved rounds after a warm-up round)
 
-Prompt processing = prompt tokens / time to the first new token; decode = later tokens / their time.
+Prompt processing = prompt tokens / wall time of the same request with `max_tokens=1`; decode = the other\nnew tokens / the rest of the full request's wall time (wall-clock only, the same for every engine).
 
 {_table(["engine", "prompt tok", "new tok", "prompt tok/s", "decode tok/s", "wall s"], single_rows)}
 
