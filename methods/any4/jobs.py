@@ -10,7 +10,6 @@ step correctly, only slower. ``any4.evaluate`` is cheap and stays on ``cpu``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -75,12 +74,6 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     from methods.any4.jobs_impl import run_evaluate
 
     return run_evaluate(params, progress, checkpoint_root())
-
-
-def checkpoint_id(params: QuantizeParams) -> str:
-    blob = json.dumps(params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}),
-                      sort_keys=True)
-    return f"{params.model}-{params.fmt}-g{params.group_size}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
 _OPTION_TYPES = {"group_sizes": list, "variants": list, "smollm2": bool, "smol_windows": int, "smol_seqlen": int,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -57,10 +59,15 @@ def row_luts(qlayer: QuantLinear, w: torch.Tensor, rows: int = N_INSPECT_ROWS) -
     return out
 
 
+def checkpoint_id(params) -> str:
+    """A stable checkpoint name from the quantization parameters (evaluation-only fields excluded)."""
+    blob = json.dumps(params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}),
+                      sort_keys=True)
+    return f"{params.model}-{params.fmt}-g{params.group_size}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
+
+
 def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
     """Quantize, score fp vs quantized perplexity, return LUTs of one layer, save a checkpoint."""
-    from methods.any4.jobs import checkpoint_id
-
     s = get_settings()
     data_dir = Path(s.data_dir)
     base = load_base(params.model, data_dir=data_dir, cache_dir=Path(s.cache_dir), progress=progress.sub(0.0, 0.2))
