@@ -50,7 +50,8 @@ P = _load_prompts()
 
 from services.config import get_settings  # noqa: E402
 from services.llm import complete  # noqa: E402
-from services.llm.backends.base import GenerationRequest, GenerationResult, get_backend  # noqa: E402
+from services.llm.backends.base import GenerationRequest, GenerationResult
+from services.llm.backends.factory import get_backend  # noqa: E402
 from services.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids  # noqa: E402
 
 log = logging.getLogger("bench.local_llm")

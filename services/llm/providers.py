@@ -18,7 +18,8 @@ from litellm import CustomLLM
 from litellm.types.utils import Choices, GenericStreamingChunk, Message, ModelResponse, Usage
 
 from services.config import get_settings
-from services.llm.backends.base import GenerationRequest, GenerationResult, get_backend
+from services.llm.backends.base import GenerationRequest, GenerationResult
+from services.llm.backends.factory import get_backend
 
 
 def _request_from(messages: list, optional_params: dict) -> GenerationRequest:

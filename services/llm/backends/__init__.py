@@ -5,9 +5,9 @@ from services.llm.backends.base import (
     BackendUnavailable,
     GenerationRequest,
     GenerationResult,
-    get_backend,
 )
 from services.llm.backends.constraints import ConstraintError
+from services.llm.backends.factory import get_backend
 
 __all__ = ["Backend", "BackendUnavailable", "ConstraintError", "GenerationRequest", "GenerationResult",
            "get_backend"]

@@ -1,4 +1,4 @@
-"""The interface every local text-generation backend implements, and the backend factory.
+"""The interface every local text-generation backend implements (the factory is in :mod:`.factory`).
 
 Backends (``settings.local_backend``):
 
@@ -12,13 +12,9 @@ Backends (``settings.local_backend``):
 
 from __future__ import annotations
 
-import functools
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-log = logging.getLogger(__name__)
 
 BACKENDS = ("llamacpp", "transformers", "auto")
 
@@ -68,27 +64,3 @@ def truncate_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:
     """Cut ``text`` at the first stop string; returns (text, whether a stop matched)."""
     cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
-
-
-@functools.lru_cache(maxsize=8)
-def get_backend(kind: str, model_name: str) -> Backend:
-    """A cached backend instance for a local model.
-
-    Raises:
-        ValueError: ``kind`` is not one of :data:`BACKENDS`.
-        BackendUnavailable: ``llamacpp`` was asked for explicitly and cannot run.
-    """
-    if kind not in BACKENDS:
-        raise ValueError(f"unknown local backend {kind!r}; choose one of: {', '.join(BACKENDS)}")
-    if kind in ("llamacpp", "auto"):
-        from services.llm.backends.llamacpp import LlamaCppBackend
-
-        try:
-            return LlamaCppBackend(model_name)
-        except BackendUnavailable as e:
-            if kind == "llamacpp":
-                raise
-            log.warning("local backend auto: llama.cpp unavailable (%s); falling back to transformers", e)
-    from services.llm.backends.hf import TransformersBackend
-
-    return TransformersBackend(model_name)

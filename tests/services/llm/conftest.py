@@ -22,14 +22,14 @@ def tokenizer():
 def llamacpp_backend():
     if not HAS_LLAMA_CPP:
         pytest.skip(NO_LLAMA_CPP)
-    from services.llm.backends.base import get_backend
+    from services.llm.backends.factory import get_backend
 
     return get_backend("llamacpp", MODEL)
 
 
 @pytest.fixture(scope="session")
 def hf_backend():
-    from services.llm.backends.base import get_backend
+    from services.llm.backends.factory import get_backend
 
     return get_backend("transformers", MODEL)
 
@@ -37,6 +37,6 @@ def hf_backend():
 @pytest.fixture(scope="session")
 def fast_backend():
     """The backend ``auto`` picks: llama.cpp where installed, transformers otherwise."""
-    from services.llm.backends.base import get_backend
+    from services.llm.backends.factory import get_backend
 
     return get_backend("auto", MODEL)

@@ -10,7 +10,8 @@ import threading
 import pytest
 
 from services.llm import complete, stream
-from services.llm.backends.base import BackendUnavailable, GenerationRequest, get_backend
+from services.llm.backends.base import BackendUnavailable, GenerationRequest
+from services.llm.backends.factory import get_backend
 from services.llm.gateway import ensure_providers
 
 MODEL = "smollm2-135m-instruct"
@@ -97,7 +98,7 @@ def test_backends_agree_greedily(llamacpp_backend, hf_backend):
 
 def test_auto_falls_back_to_transformers_with_a_log_line(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp now raises ImportError
-    with caplog.at_level(logging.WARNING, logger="services.llm.backends.base"):
+    with caplog.at_level(logging.WARNING, logger="services.llm.backends.factory"):
         backend = get_backend.__wrapped__("auto", MODEL)
     assert backend.name == "transformers"
     assert "falling back to transformers" in caplog.text and "llama-cpp-python" in caplog.text
