@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 PRESETS: dict[str, dict[str, Any]] = {
     # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
     "small": dict(tasks_per_site=20, test_tasks_per_site=2, webarena_tasks=4, iterations=2,
-                  rollouts_per_iteration=6, sft_demos_per_site=3, sft_epochs=2, eval_every=100, max_steps=10,
+                  rollouts_per_iteration=6, sft_demos_per_site=8, sft_epochs=3, eval_every=100, max_steps=10,
                   policy_max_tokens=32, judge_max_tokens=24, actor_trajectories=16, llm_tasks_per_site=0,
                   lr=5e-4, grad_accum=2),
     # the suggested scale (5 sites × 20 tasks, 16-32 rollouts, 3 iterations): hours on 2 cores
