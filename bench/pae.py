@@ -108,9 +108,19 @@ def main() -> None:
     for r in rows:
         lines.append(f"| {r['policy']} | {r['browsers']} | {'yes' if r['screenshots'] else 'no'} | {r['rollouts']} "
                      f"| {r['steps']} | {r['seconds']:.1f} | {r['steps_per_s']:.2f} | {r['rollouts_per_min']:.1f} |")
-    lines += ["", "Reading: with the model in the loop, generation dominates and the transformers backend decodes one "
-              "reply at a time, so a second browser only overlaps page work with generation; browser-only work "
-              "scales with browsers until the cores are saturated."]
+    def ratio(policy: str, shots: bool) -> float | None:
+        by = {r["browsers"]: r["rollouts_per_min"] for r in rows
+              if r["policy"] == policy and bool(r["screenshots"]) == shots}
+        return by[2] / by[1] if 1 in by and 2 in by and by[1] else None
+
+    env_r, llm_r = ratio(rows[0]["policy"], True), ratio(rows[-1]["policy"], True)
+    lines += ["", "Reading (2 browsers vs 1, with screenshots): "
+              + (f"environment alone ×{env_r:.2f}, " if env_r else "")
+              + (f"with the model in the loop ×{llm_r:.2f}. " if llm_r else "")
+              + "Chromium's renderer and the Python driver already keep "
+              f"{os.cpu_count()} cores busy, so browser-only work gains from a second browser only when cores are "
+              "free; with the model in the loop a second browser overlaps page work with generation, which "
+              "dominates (the policy decodes one reply at a time)."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(args.out.read_text())
