@@ -166,22 +166,6 @@ _CACHE: dict[tuple[int, str], tuple[int, DemoPool]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _read_arrays(store: VectorStore, col: str, *, documents: bool = False
-                 ) -> tuple[list[str], np.ndarray, list[dict], list[str | None]]:
-    """Every item of a collection with its embeddings as one fp32 array.
-
-    Reads through the Chroma client directly: ``VectorStore.get`` converts each vector to a
-    Python list, which takes most of a minute for a 7k-item pool.
-    """
-    res = store.client.get_collection(col).get(
-        include=["embeddings", "metadatas"] + (["documents"] if documents else []))
-    ids = list(res["ids"])
-    emb = np.asarray(res["embeddings"], dtype=np.float32).reshape(len(ids), -1)
-    metas = [m or {} for m in (res.get("metadatas") or [{}] * len(ids))]
-    docs = list(res.get("documents") or [None] * len(ids))
-    return ids, emb, metas, docs
-
-
 def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) -> DemoPool:
     """Read an indexed pool from Chroma into numpy (cached per store while the count is unchanged)."""
     cols = {kind: collection_for(model_hash, pool_name, key, kind)
@@ -195,13 +179,13 @@ def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) 
         hit = _CACHE.get(cache_key)
         if hit is not None and hit[0] == n:
             return hit[1]
-    ids, x, metas, docs = _read_arrays(store, cols["x"], documents=True)
+    ids, x, metas, docs = store.get_arrays(cols["x"], documents=True)
     order = np.argsort([int(m.get("index", 0)) for m in metas], kind="stable")
     ids, x = [ids[i] for i in order], x[order]
     metas, docs = [metas[i] for i in order], [docs[i] for i in order]
     p: dict[str, np.ndarray] = {}
     for o in ORIENTATIONS:
-        pids, pvec, _, _ = _read_arrays(store, cols[f"p-{o}"])
+        pids, pvec, _, _ = store.get_arrays(cols[f"p-{o}"])
         row = {pid: r for r, pid in enumerate(pids)}
         if set(row) != set(ids):
             raise LookupError(f"pool {pool_name}: collection {cols[f'p-{o}']} is incomplete; re-run indexing")

@@ -166,13 +166,12 @@ class RFDiT(nn.Module):
             t = torch.full((b,), float(t), device=x.device)
         vec = self.t_mlp(timestep_embedding(t, 64))
         c_lab = F.silu(vec + self.y_vec(y)) if self.y_vec is not None else F.silu(vec)
-        c_early = c_lab
         c_late = c_lab if self.cfg.label_in_vector == "all" else F.silu(vec)
         h = self.patch(self.patchify(x)) + self.pos
         ctx = self.y_tok(y).view(b, self.cfg.label_tokens, -1)   # the "prompt" tokens
         for block in self.blocks:
             if isinstance(block, ImageBlock):
-                h = block(h, ctx, c_early, tap)
+                h = block(h, ctx, c_lab, tap)
             else:
                 if h.shape[1] == self.cfg.tokens:
                     h = torch.cat([ctx, h], dim=1)                # join the label tokens

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from services.config import get_settings
 
 _NAME_OK = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
@@ -150,6 +152,21 @@ class VectorStore:
                     metadata=(res.get("metadatas") or [{}] * len(res["ids"]))[j] or {}, distance=0.0,
                     embedding=list(embs[j]) if embs is not None and len(embs) else None)
                 for j, i in enumerate(res["ids"])]
+
+    def get_arrays(self, collection: str, *, documents: bool = False
+                   ) -> tuple[list[str], np.ndarray, list[dict[str, Any]], list[str | None]]:
+        """Every item of a vector collection at once: (ids, embeddings as one fp32 array, metadatas, documents).
+
+        The bulk read for callers that scan vectors in numpy: :meth:`get` turns each vector into a
+        Python list, which takes most of a minute for a few thousand items.
+        """
+        res = self._collection(collection, text=False).get(
+            include=["embeddings", "metadatas"] + (["documents"] if documents else []))
+        ids = list(res["ids"])
+        emb = np.asarray(res["embeddings"] if len(ids) else [], dtype=np.float32).reshape(len(ids), -1)
+        metas = [m or {} for m in (res.get("metadatas") or [{}] * len(ids))]
+        docs = list(res.get("documents") or [None] * len(ids))
+        return ids, emb, metas, docs
 
     def count(self, collection: str) -> int:
         if collection not in self.list_collections():
