@@ -91,8 +91,9 @@ def test_real_local_model_end_to_end_two_claims(ephemeral_store, data_dir):
             assert "### Verdict:" in r["markdown"] and "justify" in stages
 
 
-def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, monkeypatch):
-    """``defame.batch`` through the job runner: every claim of the MOCHEG sample file, with progress."""
+def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, monkeypatch, data_dir):
+    """``defame.batch`` through the job runner: every claim of the MOCHEG sample file (``data_dir``: skips
+    without the benchmark slices), with progress."""
     from services.jobs.lifecycle import run_inline
     from services.vectorstore import get_vectorstore
 
