@@ -45,8 +45,8 @@ def main() -> None:
     from agents.defame.datasets import load_averitec
     from agents.defame.evaluate import run_items, summarise
     from agents.defame.experiment import COMPACT, default_path
-    from services.config import get_settings
-    from services.vectorstore import get_vectorstore
+    from core.config import get_settings
+    from core.vectorstore import get_vectorstore
 
     path = default_path("averitec")
     store = get_vectorstore()

@@ -37,8 +37,8 @@ from methods.lms3.pool import collection_for, index_pool, load_pool  # noqa: E40
 from methods.lms3.projections import attention_projections  # noqa: E402
 from methods.lms3.representation import Encoder  # noqa: E402
 from methods.lms3.scores import lms3_select  # noqa: E402
-from services.llm import get_local_model, model_hash  # noqa: E402
-from services.vectorstore import VectorStore, make_client  # noqa: E402
+from core.llm import get_local_model, model_hash  # noqa: E402
+from core.vectorstore import VectorStore, make_client  # noqa: E402
 
 log = logging.getLogger("bench.lms3")
 REF = ("reference", "final_norm_output")

@@ -5,7 +5,7 @@ the same prompt token ids and the same greedy decoding:
 
 1. one request: prompt-processing and decode tokens/s of llama.cpp (``llama_cpp.Llama``),
    of the paperworks ``llamacpp`` and ``transformers`` backends, and of transformers
-   ``generate``; plus end-to-end tokens/s through ``services.llm.complete``;
+   ``generate``; plus end-to-end tokens/s through ``core.llm.complete``;
 2. N concurrent requests: aggregate decode tokens/s and mean latency (a ``Llama`` object
    serves one request at a time; the paperworks engine batches them);
 3. greedy agreement of the two paperworks backends on 20 prompts, token for token;
@@ -48,11 +48,11 @@ def _load_prompts():
 
 P = _load_prompts()
 
-from services.config import get_settings  # noqa: E402
-from services.llm import complete  # noqa: E402
-from services.llm.backends.base import GenerationRequest, GenerationResult
-from services.llm.backends.factory import get_backend  # noqa: E402
-from services.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids  # noqa: E402
+from core.config import get_settings  # noqa: E402
+from core.llm import complete  # noqa: E402
+from core.llm.backends.base import GenerationRequest, GenerationResult
+from core.llm.backends.factory import get_backend  # noqa: E402
+from core.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids  # noqa: E402
 
 log = logging.getLogger("bench.local_llm")
 MODEL = "smollm2-135m-instruct"
@@ -125,7 +125,7 @@ class HFGenerate:
     name = "transformers `generate` (fp32)"
 
     def __init__(self) -> None:
-        from services.llm import get_local_model
+        from core.llm import get_local_model
 
         self.lm = get_local_model(MODEL)
 

@@ -49,7 +49,7 @@ class Case:
 
     family: str
     prompt: str
-    constraint: dict[str, Any]  # kwargs for services.llm.complete
+    constraint: dict[str, Any]  # kwargs for core.llm.complete
     parses: Callable[[str], bool]
 
 

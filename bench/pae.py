@@ -80,7 +80,7 @@ def main() -> None:
     import torch
 
     from agents.pae.sites.server import SiteServer
-    from services.llm import get_local_model
+    from core.llm import get_local_model
 
     torch.set_num_threads(1)
     get_local_model()  # load once, outside the timings

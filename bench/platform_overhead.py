@@ -34,14 +34,14 @@ def bench_gateway(tokens: int, reps: int) -> dict:
     """Decode tokens/s of each local backend called directly vs through the gateway (litellm)."""
     import torch
 
-    from services.llm import complete, get_local_model
-    from services.llm.backends import GenerationRequest, get_backend
+    from core.llm import complete, get_local_model
+    from core.llm.backends import GenerationRequest, get_backend
 
     lm = get_local_model()
     msgs = [{"role": "user", "content": "Write a short paragraph about rivers."}]
     text = lm.tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
     enc = lm.tokenizer(text, return_tensors="pt", add_special_tokens=False)
-    from services.llm.local_models import DEFAULT_LOCAL_MODEL
+    from core.llm.local_models import DEFAULT_LOCAL_MODEL
 
     fast = get_backend("llamacpp", DEFAULT_LOCAL_MODEL)
     res: dict[str, list[float]] = {k: [] for k in ("hf_direct", "hf_gateway", "llama_direct", "llama_gateway")}
@@ -63,8 +63,8 @@ def bench_gateway(tokens: int, reps: int) -> dict:
 
 
 def bench_job_overhead(n_prompts: int, tokens: int, trivial: int, reps: int) -> dict:
-    from services.devstack import Stack
-    from services.jobs.lifecycle import run_inline
+    from core.devstack import Stack
+    from core.jobs.lifecycle import run_inline
 
     params = {"prompts": PROMPTS[:n_prompts], "max_tokens": tokens}
     run_inline("llm.complete", params)  # warm: model loaded, caches hot
@@ -113,7 +113,7 @@ def bench_job_overhead(n_prompts: int, tokens: int, trivial: int, reps: int) -> 
     finally:
         for st in stacks:
             st.close()
-        from services.db.session import get_engine
+        from core.db.session import get_engine
 
         get_engine.cache_clear()
         with admin.connect() as c:
@@ -129,7 +129,7 @@ def main() -> None:
     ap.add_argument("--trivial", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    from services.db import migrate
+    from core.db import migrate
 
     migrate.upgrade()
     g = bench_gateway(args.tokens, args.reps)
@@ -167,7 +167,7 @@ def main() -> None:
         "Tokens/s over the whole call (prompt processing included), median of interleaved repetitions; the "
         "ratio is the gateway's overhead for that backend.",
         "",
-        "| backend | direct | via `services.llm.complete` → litellm | ratio |",
+        "| backend | direct | via `core.llm.complete` → litellm | ratio |",
         "|---|---|---|---|",
         f"| transformers (`model.generate`, fp32) | {g['hf_direct']:.1f} | {g['hf_gateway']:.1f} | "
         f"{g['hf_gateway'] / g['hf_direct']:.2f} |",

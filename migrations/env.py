@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from services.config import get_settings
-from services.db.models import Base
+from core.config import get_settings
+from core.db.models import Base
 
 config = context.config
 url = config.get_main_option("sqlalchemy.url") or str(get_settings().database_url)

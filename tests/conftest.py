@@ -36,8 +36,8 @@ RABBIT_URL = os.environ.get("PAPERWORKS_TEST_AMQP", "amqp://guest:guest@127.0.0.
 @pytest.fixture(scope="session", autouse=True)
 def _migrated_home():
     """Migrate the session's SQLite database once."""
-    from services.config import get_settings
-    from services.db import migrate
+    from core.config import get_settings
+    from core.db import migrate
 
     get_settings.cache_clear()
     migrate.upgrade()
@@ -47,7 +47,7 @@ def _migrated_home():
 
 @pytest.fixture
 def settings():
-    from services.config import get_settings
+    from core.config import get_settings
 
     return get_settings()
 
@@ -64,7 +64,7 @@ def data_dir(settings) -> Path:
 @pytest.fixture
 def ephemeral_store():
     """A Chroma ephemeral client (real Chroma, in memory), reset after the test."""
-    from services.vectorstore import VectorStore, make_client
+    from core.vectorstore import VectorStore, make_client
 
     client = make_client(ephemeral=True)
     store = VectorStore(client)
@@ -76,20 +76,20 @@ def ephemeral_store():
 @pytest.fixture
 def scripted_llm():
     """``scripted_llm(name, replies_or_fn)`` installs a script for model ``scripted/<name>``."""
-    from services.llm import gateway
+    from core.llm import gateway
 
     names = []
 
     def install(name, script):
         gateway.ensure_providers()
-        from services.llm.providers import SCRIPTED
+        from core.llm.providers import SCRIPTED
 
         SCRIPTED.set_script(name, script)
         names.append(name)
         return SCRIPTED
 
     yield install
-    from services.llm.providers import SCRIPTED
+    from core.llm.providers import SCRIPTED
 
     for n in names:
         SCRIPTED.clear(n)
@@ -98,8 +98,8 @@ def scripted_llm():
 @pytest.fixture
 def api_key():
     """A fresh API key (plaintext) in the session database."""
-    from services.db import crud
-    from services.db.session import session_scope
+    from core.db import crud
+    from core.db.session import session_scope
 
     with session_scope() as s:
         _, key = crud.create_api_key(s, name="test")
@@ -126,7 +126,7 @@ def postgres_url():
     try:
         yield url.set(database=name).render_as_string(hide_password=False)
     finally:
-        from services.db.session import get_engine
+        from core.db.session import get_engine
 
         get_engine.cache_clear()
         with admin.connect() as conn:

@@ -27,7 +27,7 @@ def test_import_layers_hold():
 def test_a_wrong_way_import_is_caught(tmp_path):
     """The contracts really bite: a kernel importing the platform breaks them."""
     bad = REPO / "kernels" / "_contract_probe.py"
-    bad.write_text("import services.config\n")
+    bad.write_text("import core.config\n")
     try:
         lint = Path(sys.executable).with_name("lint-imports")
         res = subprocess.run([str(lint), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=120)

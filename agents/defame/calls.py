@@ -32,13 +32,13 @@ _lock = threading.Lock()
 
 
 def model_name(ctx: DefameContext) -> str:
-    from services.config import get_settings
+    from core.config import get_settings
 
     return ctx.config.model or get_settings().llm_model
 
 
 def is_text_only(ctx: DefameContext) -> bool:
-    from services.llm.gateway import supports_vision
+    from core.llm.gateway import supports_vision
 
     return not supports_vision(model_name(ctx))
 
@@ -87,8 +87,8 @@ def supports_constraints(model: str) -> bool | None:
 def call_llm(ctx: DefameContext, stage: str, prompt: str, *, round_no: int, max_tokens: int,
              media: dict[str, str] | None = None, regex: str | None = None,
              attempt: int = 1) -> tuple[str, dict[str, Any]]:
-    """One completion through :func:`services.llm.complete`; returns (text, call-log entry)."""
-    from services.llm import complete
+    """One completion through :func:`core.llm.complete`; returns (text, call-log entry)."""
+    from core.llm import complete
 
     cfg = ctx.config
     model = model_name(ctx)

@@ -15,7 +15,7 @@ from typing import Any
 
 
 def sqlite_path() -> Path:
-    from services.config import get_settings
+    from core.config import get_settings
 
     path = Path(get_settings().home) / "defame" / "checkpoints.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -25,7 +25,7 @@ def sqlite_path() -> Path:
 @contextlib.contextmanager
 def open_checkpointer(path: str | Path | None = None) -> Iterator[Any]:
     """A ready checkpointer: Postgres when ``settings.is_postgres``, else SQLite (``path`` or the default)."""
-    from services.config import get_settings
+    from core.config import get_settings
 
     settings = get_settings()
     if path is None and settings.is_postgres:

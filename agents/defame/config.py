@@ -103,7 +103,7 @@ class DefameContext:
 
     def vectorstore(self):
         if self.store is None:
-            from services.vectorstore import get_vectorstore
+            from core.vectorstore import get_vectorstore
 
             self.store = get_vectorstore()
         return self.store

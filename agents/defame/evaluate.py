@@ -61,7 +61,7 @@ def run_items(items: list[Item], config: DefameConfig, *, store: Any = None, bas
                             if b.get("kind") == "evidence" for e in b["items"] for s in e.get("sources", [])]
             oc.result = fc.to_json()
         if baseline:
-            from services.llm import track_usage
+            from core.llm import track_usage
 
             t0 = time.perf_counter()
             with track_usage():

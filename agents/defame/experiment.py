@@ -19,7 +19,7 @@ from agents.defame.config import DefameConfig, StageBudget
 from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
 from agents.defame.datasets import Item, load, mocheg_documents
 from agents.defame.evaluate import averitec_predictions, run_items, summarise
-from services.jobs import JobContext, Report
+from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ DEFAULT_FILES = {"averitec": "averitec/dev.json", "mocheg": "mocheg/Corpus2_for_
 
 
 def default_path(dataset: str) -> Path:
-    from services.config import get_settings
+    from core.config import get_settings
 
     return Path(get_settings().data_dir) / DEFAULT_FILES[dataset]
 
@@ -88,7 +88,7 @@ def parse_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
 
 def run_dataset(dataset: str, *, path: str | Path | None, limit: int, corpus: str | None, model: str | None,
                 baseline: bool, progress: JobContext, store: Any = None) -> tuple[list, dict[str, Any], DefameConfig]:
-    from services.vectorstore import get_vectorstore
+    from core.vectorstore import get_vectorstore
 
     store = store or get_vectorstore()
     path = Path(path) if path else default_path(dataset)
@@ -132,7 +132,7 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
     import time
 
     from methods.averitec_eval.scorer import score
-    from services.config import get_settings
+    from core.config import get_settings
 
     t0 = time.perf_counter()
     av_out, av_sum, av_cfg = run_dataset("averitec", path=None, limit=limit, corpus=None, model=model,

@@ -15,15 +15,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from agents.defame.config import DefameConfig
-from services.jobs import JobContext, Report, register_method, register_reproducer
-from services.jobs.registry import register_preparer
+from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs.registry import register_preparer
 
 log = logging.getLogger(__name__)
 
 
 def _allowed_roots() -> list[Path]:
     from agents.defame.run import media_dir
-    from services.config import get_settings
+    from core.config import get_settings
 
     s = get_settings()
     return [media_dir().resolve(), Path(s.data_dir).resolve(), (Path(s.home) / "uploads").resolve()]

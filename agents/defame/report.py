@@ -4,7 +4,7 @@
 prompt shows; :func:`render_document` adds the final judgement, verdict and
 justification. Images stay ``<image:k>`` references until an export resolves
 them (:func:`resolve_images`): to ``media/<file>`` next to a ``report.md``, or to
-artifacts of a job :class:`~services.jobs.Report`.
+artifacts of a job :class:`~core.jobs.Report`.
 """
 
 from __future__ import annotations

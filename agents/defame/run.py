@@ -48,7 +48,7 @@ class ClaimRequest(BaseModel):
 
 
 def media_dir() -> Path:
-    from services.config import get_settings
+    from core.config import get_settings
 
     d = Path(get_settings().home) / "defame" / "media"
     d.mkdir(parents=True, exist_ok=True)
@@ -59,7 +59,7 @@ def store_image(data: bytes, *, max_pixels: int | None = None) -> Path:
     """Validate image bytes (decodable, not too large) and keep a content-addressed PNG/JPEG copy."""
     from PIL import Image
 
-    from services.config import get_settings
+    from core.config import get_settings
 
     limit = max_pixels or get_settings().max_image_pixels
     Image.MAX_IMAGE_PIXELS = None  # our own limit below gives a clear message instead
@@ -170,7 +170,7 @@ def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | N
             return dict(snap.values), True
         return graph.invoke({"claim": claim}, run_cfg, context=ctx), False
 
-    from services.llm import track_usage
+    from core.llm import track_usage
 
     with track_usage() as tally:  # the gateway's own count of this invocation's calls, by stage tag
         if checkpointer == "default":

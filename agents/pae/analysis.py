@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from agents.pae.models import PaeStep, PaeTask, PaeTrajectory
-from services.db.session import session_scope
+from core.db.session import session_scope
 
 
 def behaviour(run_ids: list[str], phases: tuple[str, ...] = ("rollout", "test")) -> dict[str, Any]:

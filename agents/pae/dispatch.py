@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from agents.pae import work
-from services.jobs import JobContext, TransientError, null_context
+from core.jobs import JobContext, TransientError, null_context
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class InlineDispatcher:
         return work.do_evaluate(**params, progress=self.progress)
 
 
-def celery_enqueue(job) -> None:  # noqa: ANN001 - services.db.models.Job
+def celery_enqueue(job) -> None:  # noqa: ANN001 - core.db.models.Job
     """Send a recorded job to the platform's worker queue by task name (no import of the worker package)."""
     from celery import current_app
 
@@ -68,16 +68,16 @@ class JobDispatcher:
         self.job_ids: list[str] = []
 
     def _submit(self, method: str, params: dict[str, Any], key: str) -> str:
-        from services.jobs.lifecycle import submit_job
+        from core.jobs.lifecycle import submit_job
 
         job, _ = submit_job(method, params, owner=self.owner, idempotency_key=key, enqueue=self.enqueue)
         self.job_ids.append(job.id)
         return job.id
 
     def _wait(self, job_ids: list[str]) -> None:
-        from services.db import crud
-        from services.db.session import session_scope
-        from services.jobs.lifecycle import execute_job
+        from core.db import crud
+        from core.db.session import session_scope
+        from core.jobs.lifecycle import execute_job
 
         t0 = time.monotonic()
         pending = set(job_ids)

@@ -51,7 +51,7 @@ class LLMJudge:
     """The autonomous evaluator, through the gateway."""
 
     def __init__(self, model: str | None = None, max_tokens: int = 96) -> None:
-        from services.config import get_settings
+        from core.config import get_settings
 
         self.model = model or get_settings().llm_model
         self.max_tokens = max_tokens
@@ -66,8 +66,8 @@ class LLMJudge:
     def evaluate(self, task: str, answer: str | None, states: Sequence[State]) -> Verdict:
         if answer is None:
             return Verdict(self.name, 0.0, "no ANSWER was given: reward 0", called=False)
-        from services.llm import complete
-        from services.llm.gateway import supports_vision
+        from core.llm import complete
+        from core.llm.gateway import supports_vision
 
         system, user = self.messages(task, answer, states)
         last = list(states)[-EVALUATOR_STATES:]

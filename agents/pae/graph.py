@@ -71,7 +71,7 @@ graph = build().compile()
 @contextlib.contextmanager
 def checkpointer(path: Path | None = None) -> Iterator[Any]:
     """PostgreSQL when the app database is PostgreSQL, else SQLite under ``<home>/pae/checkpoints.sqlite``."""
-    from services.config import get_settings
+    from core.config import get_settings
 
     settings = get_settings()
     if path is None and settings.is_postgres:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from agents.pae.config import RunConfig
-from services.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def set_threads(n: int) -> None:
     if n > 0:
         import torch
 
-        from services.config import get_settings
+        from core.config import get_settings
 
         torch.set_num_threads(n)
         settings = get_settings()

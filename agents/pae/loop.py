@@ -1,4 +1,4 @@
-"""Start or resume a PAE run and turn its history into a :class:`~services.jobs.Report`."""
+"""Start or resume a PAE run and turn its history into a :class:`~core.jobs.Report`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from agents.pae import graph, store
 from agents.pae.config import RunConfig
 from agents.pae.dispatch import Dispatcher, InlineDispatcher, JobDispatcher
-from services.jobs import JobContext, Report, null_context
+from core.jobs import JobContext, Report, null_context
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def run_pae(cfg: RunConfig, *, run_id: str | None = None, progress: JobContext |
     report = build_report(run_id, cfg, list(state.get("history") or []))
     policy = state.get("policy") or {}
     if policy.get("kind") == "adapter":  # the fine-tuned policy's LoRA adapters, as a checkpoint artifact
-        from services.artifacts import get_artifact_store
+        from core.artifacts import get_artifact_store
 
         report.add_file("policy_adapter.tar.gz", get_artifact_store().read(policy["sha256"]), kind="checkpoint",
                         mime="application/gzip", caption="LoRA adapters of the final policy")

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.db.models import Base, new_id, utcnow
+from core.db.models import Base, new_id, utcnow
 
 
 class PaeRun(Base):

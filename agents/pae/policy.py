@@ -57,13 +57,13 @@ def history_entry(step: int, action_text: str, obs: Observation) -> str:
 
 
 class LLMPolicy:
-    """A policy sampled through :func:`services.llm.complete`."""
+    """A policy sampled through :func:`core.llm.complete`."""
 
     _constraint_ok: dict[str, bool] = {}
     _lock = threading.Lock()
 
     def __init__(self, config: PolicyConfig | None = None) -> None:
-        from services.config import get_settings
+        from core.config import get_settings
 
         self.config = config or PolicyConfig()
         self.model = self.config.model or get_settings().llm_model
@@ -78,8 +78,8 @@ class LLMPolicy:
                               max_elements=self.config.max_elements)
 
     def _complete(self, msgs: list[dict[str, str]], images: list[str], **kw: Any) -> str:
-        from services.llm import complete
-        from services.llm.gateway import supports_vision
+        from core.llm import complete
+        from core.llm.gateway import supports_vision
 
         extra: dict[str, Any] = {}
         if self.local:
@@ -123,6 +123,6 @@ class LLMPolicy:
 
 def local_model_string(path_or_name: str | None) -> str:
     """``local/<name or directory>``: how the gateway addresses a local (possibly fine-tuned) model."""
-    from services.llm import DEFAULT_LOCAL_MODEL
+    from core.llm import DEFAULT_LOCAL_MODEL
 
     return LOCAL_PREFIX + (path_or_name or DEFAULT_LOCAL_MODEL)

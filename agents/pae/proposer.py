@@ -79,7 +79,7 @@ class LLMProposer:
 
     def propose(self, site: Site, n: int, demos: list[str] | None = None, seen: Iterable[str] = (),
                 seed: int | None = None) -> list[SiteTask]:
-        from services.llm import complete
+        from core.llm import complete
 
         demos = list(demos or site.demos)
         web = f"/{site.name}/"

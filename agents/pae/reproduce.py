@@ -19,7 +19,7 @@ from agents.pae import store
 from agents.pae.config import RunConfig
 from agents.pae.loop import RunResult, curves, run_pae
 from agents.pae.nodes.test import summarize
-from services.jobs import JobContext, Report
+from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
     size = str(options.pop("size", "small"))
     proposer_tokens = int(options.pop("proposer_max_tokens_probe", 160))
     base = RunConfig(**{**PRESETS[size], **options, "seed": int(options.get("seed", 0))})
-    from services.db import migrate
+    from core.db import migrate
 
     migrate.upgrade()  # the PAE tables (idempotent)
     t0 = time.perf_counter()

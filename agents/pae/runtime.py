@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.pae.sites.server import SiteServer
-from services.config import get_settings
+from core.config import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def base_policy_ref(model: str | None = None) -> dict[str, Any]:
 def store_adapter(adapter_dir: Path) -> dict[str, Any]:
     """Archive an adapter into the artifact store; returns its policy reference."""
     from methods.pae_learner.checkpoint import adapter_archive
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     data = adapter_archive(adapter_dir)
     stored = get_artifact_store().put_bytes(data, name="adapter.tar.gz", mime="application/gzip")
@@ -84,8 +84,8 @@ def policy_model(ref: dict[str, Any]) -> str:
             import tempfile
 
             from methods.pae_learner.checkpoint import extract_adapter, merge_to_dir
-            from services.artifacts import get_artifact_store
-            from services.llm import get_local_model
+            from core.artifacts import get_artifact_store
+            from core.llm import get_local_model
 
             lm = get_local_model()
             with tempfile.TemporaryDirectory(prefix="pae-adapter-") as tmp:

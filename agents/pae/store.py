@@ -17,8 +17,8 @@ from agents.pae.evaluator import Verdict
 from agents.pae.models import PaeRun, PaeScreenshot, PaeStep, PaeTask, PaeTrajectory, PaeVerdict
 from agents.pae.rollout import Trajectory
 from agents.pae.sites.base import SiteTask
-from services.artifacts import get_artifact_store
-from services.db.session import session_scope
+from core.artifacts import get_artifact_store
+from core.db.session import session_scope
 
 
 def create_run(*, name: str, config: dict[str, Any], run_id: str | None = None) -> str:

@@ -21,7 +21,7 @@ from agents.pae.rollout import run_batch
 from agents.pae.runtime import policy_model, sites_url
 from agents.pae.scripted import ScriptedPolicy
 from agents.pae.sites.base import SiteTask
-from services.jobs import JobContext, null_context
+from core.jobs import JobContext, null_context
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +114,10 @@ def do_evaluate(*, trajectory_ids: list[str], judge: bool, judge_model: str | No
 
 def _states(detail: dict[str, Any]) -> list[State]:
     """The last 3 states of a stored trajectory (page text from the steps; screenshots from the store)."""
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     from agents.pae.models import PaeStep
-    from services.db.session import session_scope
+    from core.db.session import session_scope
     from sqlalchemy import select
 
     with session_scope() as s:

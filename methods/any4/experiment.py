@@ -144,7 +144,7 @@ def _clean_suite(opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_di
 def _smol_suite(opts: ReproduceOptions, data_dir: Path, prompt: str, progress) -> SuiteResult:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from services.llm.local_models import converted_dir, resolve_source
+    from core.llm.local_models import converted_dir, resolve_source
 
     path = converted_dir()
     tok = AutoTokenizer.from_pretrained(str(path))
@@ -168,7 +168,7 @@ def _smol_suite(opts: ReproduceOptions, data_dir: Path, prompt: str, progress) -
 
 def run_reproduction(opts: ReproduceOptions, progress, *, data_dir: Path, cache_dir: Path) -> dict:
     """Run both suites; returns a JSON-able dict of everything measured."""
-    from services.llm.local_models import converted_dir
+    from core.llm.local_models import converted_dir
 
     t0 = time.perf_counter()
     prompt = read_default_prompt(data_dir)

@@ -19,8 +19,8 @@ from typing import Literal
 import torch
 from pydantic import BaseModel as Params, Field, field_validator
 
-from services.config import get_settings
-from services.jobs import JobContext, Report, register_method, register_reproducer
+from core.config import get_settings
+from core.jobs import JobContext, Report, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 

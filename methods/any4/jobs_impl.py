@@ -20,8 +20,8 @@ from methods.any4.grids import FP4_GRID, NF4_GRID
 from methods.any4.modules import QuantLinear
 from methods.any4.sources import load_base
 from methods.any4.walker import linear_layers, quantize_model
-from services.config import get_settings
-from services.jobs import JobContext, Report
+from core.config import get_settings
+from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
 N_INSPECT_ROWS = 16

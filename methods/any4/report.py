@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from methods.any4 import plots
-from services.jobs import Report, Table
+from core.jobs import Report, Table
 
 #: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4, repo README) — for the ratio column only.
 PAPER_WIKI2 = {"fp": 9.76, "int4": 11.89, "fp4": 13.01, "nf4": 10.99, "any4": 10.63}

@@ -1,7 +1,7 @@
 """Base models the any4 jobs quantize: the clean from-scratch llama or a local registry model.
 
 Each comes as a :class:`BaseModel`: a private fp32 copy (the shared instance of
-``services.llm.get_local_model`` is never touched) and its text encoder.
+``core.llm.get_local_model`` is never touched) and its text encoder.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class BaseModel:
 
 def load_base(name: str, *, data_dir: Path, cache_dir: Path, progress=None) -> BaseModel:
     """``clean-llama`` (trained once, then cached) or a model of the local registry (own copy)."""
-    from services.llm.local_models import converted_dir, resolve_source
+    from core.llm.local_models import converted_dir, resolve_source
 
     if name == CLEAN_MODEL:
         from methods.any4.clean_model import CleanModelConfig, load_or_train

@@ -42,7 +42,7 @@ class NltkDataError(RuntimeError):
 
 
 def default_root() -> Path:
-    from services.config import get_settings
+    from core.config import get_settings
 
     return Path(get_settings().cache_dir) / "nltk_data"
 

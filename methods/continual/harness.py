@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from services.jobs import JobContext, null_context
+from core.jobs import JobContext, null_context
 from methods.continual.data import DIGITS_SPLIT_SEED, TaskStream, load_dataset, make_stream
 from methods.continual.learner import ContinualLearner, get_learner
 from methods.continual.metrics import accuracy_matrix_row, mean_std, old_new_accuracy, seen_accuracy, summarize

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from services.jobs import JobContext, Report, register_method
+from core.jobs import JobContext, Report, register_method
 from methods.continual.data import DATASETS
 from methods.continual.harness import run_experiment, seed_list
 from methods.continual.learner import get_learner

@@ -23,7 +23,7 @@ registering a factory::
                       presets={"quick": {"lr": 0.5}})
     def make(options: Options, *, seed: int, stream: TaskStream) -> ContinualLearner: ...
 
-Registration happens in the method's ``jobs.py`` (imported by ``services.jobs.load_all``).
+Registration happens in the method's ``jobs.py`` (imported by ``core.jobs.load_all``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from services.jobs import JobContext
+from core.jobs import JobContext
 from methods.continual.data import Task, TaskStream
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def register_learner(name: str, *, options: type[BaseModel], heads: tuple[str, .
 
 
 def _discover() -> None:
-    from services.jobs import load_all
+    from core.jobs import load_all
 
     load_all()
 

@@ -1,10 +1,10 @@
-"""Turn harness results into a platform :class:`~services.jobs.Report` (tables, heat maps, raw JSON)."""
+"""Turn harness results into a platform :class:`~core.jobs.Report` (tables, heat maps, raw JSON)."""
 
 from __future__ import annotations
 
 import math
 
-from services.jobs import Report, Table
+from core.jobs import Report, Table
 from methods.continual.harness import ExperimentResult
 from methods.continual.plots import accuracy_matrix_figure, curves_figure
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from services.jobs import JobContext, Report, register_method
+from core.jobs import JobContext, Report, register_method
 
 
 class SleepParams(BaseModel):

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import torch
 
-from services.jobs import JobContext, Report, Table
+from core.jobs import JobContext, Report, Table
 from methods.continual.harness import ExperimentResult, run_experiment, seed_list
 from methods.continual.metrics import mean_std
 from methods.continual.report import add_experiment, pm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.jobs import JobContext, register_reproducer
+from core.jobs import JobContext, register_reproducer
 from methods.continual.data import TaskStream
 from methods.continual.learner import ContinualLearner, register_learner
 from methods.dpcr.config import ALL_ARMS, DPCRConfig

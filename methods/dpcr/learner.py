@@ -25,7 +25,7 @@ import time
 import numpy as np
 import torch
 
-from services.jobs import JobContext, null_context
+from core.jobs import JobContext, null_context
 from methods.continual.data import Task
 from methods.continual.learner import ContinualLearner
 from methods.dpcr.arms import ARM_MODES, StatisticsArm, select_gamma

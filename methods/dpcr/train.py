@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from services.jobs import JobContext, null_context
+from core.jobs import JobContext, null_context
 from methods.dpcr.config import DPCRConfig
 from methods.dpcr.model import Net
 

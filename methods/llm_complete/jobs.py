@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from services.jobs import JobContext, Report, register_method, register_preparer
-from services.llm import complete
+from core.jobs import JobContext, Report, register_method, register_preparer
+from core.llm import complete
 
 
 class CompleteParams(BaseModel):
@@ -58,6 +58,6 @@ def run(params: CompleteParams, progress: JobContext) -> Report:
 @register_preparer("local-llm")
 def prepare_local_model() -> str:
     """Convert the bundled SmolLM2 GGUF to a cached transformers checkpoint (once)."""
-    from services.llm.local_models import converted_dir
+    from core.llm.local_models import converted_dir
 
     return f"local model ready at {converted_dir()}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.config import get_settings
+from core.config import get_settings
 
 log = logging.getLogger(__name__)
 

@@ -35,9 +35,9 @@ from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
 from methods.lms3.scores import cosine_distance, lms3_select, rejection_lambda, similarity
 from methods.lms3.selectors import ARMS, Selector
-from services.jobs import JobContext
-from services.llm import get_local_model, model_hash
-from services.vectorstore import VectorStore
+from core.jobs import JobContext
+from core.llm import get_local_model, model_hash
+from core.vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from methods.lms3.config import PRESETS, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
 from methods.lms3.service import Lms3Service
-from services.config import get_settings
-from services.jobs import JobContext, Report, register_method, register_reproducer
+from core.config import get_settings
+from core.jobs import JobContext, Report, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
     report.add_section("Prompt", "```text\n" + res.prompt + "\n```")
     data = res.to_dict()
     if params.generate:
-        from services.llm import complete
+        from core.llm import complete
 
         progress(0.9, "running the prompt through the model")
         out = complete(res.prompt, max_tokens=params.max_new_tokens, tag="lms3")
@@ -85,8 +85,8 @@ def reproduce(out_dir: Path, progress: JobContext, preset: str = "cpu_small", da
     """Run the CPU experiment and write ``out_dir/lms3.md`` (+ ``out_dir/lms3/``)."""
     from methods.lms3.experiment import run_experiment
     from methods.lms3.results import build_report
-    from services.llm import model_hash
-    from services.vectorstore import get_vectorstore
+    from core.llm import model_hash
+    from core.vectorstore import get_vectorstore
 
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; one of {', '.join(PRESETS)}")

@@ -28,7 +28,7 @@ from methods.lms3.config import ORIENTATIONS, RepresentationLayer, Representatio
 from methods.lms3.data import Problem
 from methods.lms3.projections import AttentionProjections
 from methods.lms3.representation import Encoder
-from services.vectorstore import VectorStore, collection_name
+from core.vectorstore import VectorStore, collection_name
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import numpy as np
 from methods.lms3.analysis import paired_bootstrap, sign_test
 from methods.lms3.config import ExperimentConfig
 from methods.lms3.experiment import ACC_ARMS, NLL_ARMS, THEORY_SCORES, DatasetResult
-from services.jobs import Report
+from core.jobs import Report
 
 ARM_LABELS = {
     "zero_shot": "zero-shot", "random": "random 1-shot", "cosine": "cosine top-1 (x)",
@@ -99,7 +99,7 @@ def _setup_md(results: list[DatasetResult], cfg: ExperimentConfig, wall_s: float
 
 
 def _nll_table(r: DatasetResult, cfg: ExperimentConfig):
-    from services.jobs.report import Table
+    from core.jobs.report import Table
 
     base = r.nll["zero_shot"]
     rows = []

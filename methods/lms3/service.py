@@ -26,8 +26,8 @@ from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
 from methods.lms3.scores import cosine_distance, rejection_lambda, similarity
 from methods.lms3.selectors import Selector
-from services.llm import get_local_model, model_hash
-from services.vectorstore import VectorStore, get_vectorstore
+from core.llm import get_local_model, model_hash
+from core.vectorstore import VectorStore, get_vectorstore
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ def preset_hash(preset: Preset) -> str:
 
 def model_root(cache_dir: Path | None = None) -> Path:
     if cache_dir is None:
-        from services.config import get_settings
+        from core.config import get_settings
 
         cache_dir = Path(get_settings().cache_dir)
     return Path(cache_dir) / "rf_solver"

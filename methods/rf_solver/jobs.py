@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from services.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, register_method, register_reproducer
 
 
 class ImageRef(BaseModel):

@@ -23,7 +23,7 @@ from methods.rf_solver.experiments import (
 )
 from methods.rf_solver.model import count_params
 from methods.rf_solver.scorer import digit_scorer
-from services.jobs import JobContext, Report, Table
+from core.jobs import JobContext, Report, Table
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def run_reproduction(out_dir: Path, progress: JobContext, *, n_recon: int = 64, 
     """Run every study and write ``out_dir/rf_solver.md`` with its figures in ``out_dir/rf_solver/``."""
     if threads > 0:
         torch.set_num_threads(threads)
-    from services.config import get_settings
+    from core.config import get_settings
 
     start = time.perf_counter()
     report = Report(title="RF-Solver and RF-Edit: reproduction at CPU scale",

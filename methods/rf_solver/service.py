@@ -21,7 +21,7 @@ from methods.rf_solver.data import image_to_tensor, load_digits_split, tensor_to
 from methods.rf_solver.edit import DiTVelocity, reconstruct_image, rf_edit
 from methods.rf_solver.metrics import summary
 from methods.rf_solver.plots import image_grid, recon_vs_nfe
-from services.jobs import JobContext, Report
+from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def resolve_image(*, image_sha256: str | None, digit_index: int | None, example:
     if sum(given) != 1:
         raise ValueError("give exactly one of image_sha256, digit_index, example")
     if image_sha256 is not None:
-        from services.artifacts import get_artifact_store
+        from core.artifacts import get_artifact_store
 
         data = get_artifact_store().read(image_sha256)
         if len(data) > MAX_IMAGE_BYTES:
@@ -58,7 +58,7 @@ def resolve_image(*, image_sha256: str | None, digit_index: int | None, example:
         return load_digits_split("test").images[digit_index:digit_index + 1]
     if example not in EXAMPLES:
         raise ValueError(f"unknown example {example!r}; known: {', '.join(EXAMPLES)}")
-    from services.config import get_settings
+    from core.config import get_settings
 
     path = Path(get_settings().data_dir) / "rf_edit_examples" / "source" / example
     if not path.is_file():

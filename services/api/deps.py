@@ -8,11 +8,11 @@ from typing import Annotated, Any
 from fastapi import Depends, Header, HTTPException, status
 from sqlalchemy.orm import Session
 
-from services.db import crud
-from services.db.models import ApiKey, Job
-from services.db.session import session_scope
-from services.jobs.lifecycle import EnqueueError, submit_job
-from services.jobs.registry import InvalidParams, UnknownMethod
+from core.db import crud
+from core.db.models import ApiKey, Job
+from core.db.session import session_scope
+from core.jobs.lifecycle import EnqueueError, submit_job
+from core.jobs.registry import InvalidParams, UnknownMethod
 
 
 def get_session() -> Iterator[Session]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from services.config import get_settings
+from core.config import get_settings
 
 
 class BodyTooLarge(Exception):

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse  # noqa: E402
 
 from services.api import routes  # noqa: E402
 from services.api.limits import BodySizeLimit  # noqa: E402
-from services.jobs.registry import InvalidParams, UnknownMethod, load_all  # noqa: E402
+from core.jobs.registry import InvalidParams, UnknownMethod, load_all  # noqa: E402
 
 log = logging.getLogger(__name__)
 

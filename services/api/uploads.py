@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from fastapi import HTTPException, UploadFile, status
 
-from services.config import get_settings
+from core.config import get_settings
 
 IMAGE_FORMATS = {"PNG", "JPEG", "GIF", "BMP", "WEBP", "TIFF"}
 

@@ -50,8 +50,8 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 @db_app.command("upgrade")
 def db_upgrade(revision: str = typer.Argument("heads")) -> None:
     """Apply migrations (default: every head)."""
-    from services.config import get_settings
-    from services.db import migrate
+    from core.config import get_settings
+    from core.db import migrate
 
     migrate.upgrade(revision=revision)
     console.print(f"database at {revision}: {get_settings().database_url.split('@')[-1]}")
@@ -60,7 +60,7 @@ def db_upgrade(revision: str = typer.Argument("heads")) -> None:
 @db_app.command("downgrade")
 def db_downgrade(revision: str = typer.Argument(..., help="Target revision, e.g. base or -1.")) -> None:
     """Revert migrations down to REVISION."""
-    from services.db import migrate
+    from core.db import migrate
 
     migrate.downgrade(revision=revision)
     console.print(f"database at {revision}")
@@ -69,8 +69,8 @@ def db_downgrade(revision: str = typer.Argument(..., help="Target revision, e.g.
 @keys_app.command("create")
 def keys_create(name: str = typer.Option("cli", help="A label for the key.")) -> None:
     """Create an API key and print it once (only its hash is stored)."""
-    from services.db import crud, migrate
-    from services.db.session import session_scope
+    from core.db import crud, migrate
+    from core.db.session import session_scope
 
     migrate.upgrade()
     with session_scope() as s:
@@ -82,8 +82,8 @@ def keys_create(name: str = typer.Option("cli", help="A label for the key.")) ->
 @keys_app.command("revoke")
 def keys_revoke(key_id: str) -> None:
     """Revoke a key by id."""
-    from services.db import crud
-    from services.db.session import session_scope
+    from core.db import crud
+    from core.db.session import session_scope
 
     with session_scope() as s:
         ok = crud.revoke_api_key(s, key_id=key_id)
@@ -101,7 +101,7 @@ def _fail(msg: str) -> int:
 @app.command("methods")
 def methods_cmd() -> None:
     """List the registered job types."""
-    from services.jobs import list_methods
+    from core.jobs import list_methods
 
     t = Table("method", "queue", "description")
     for m in list_methods():
@@ -120,9 +120,9 @@ def run_cmd(method: str,
         from services.cli.remote import run_remote
 
         raise typer.Exit(code=run_remote(method, params, out))
-    from services.db import migrate
-    from services.jobs.lifecycle import run_inline
-    from services.jobs.registry import InvalidParams, UnknownMethod
+    from core.db import migrate
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams, UnknownMethod
 
     migrate.upgrade()
     try:
@@ -136,9 +136,9 @@ def run_cmd(method: str,
 
 
 def _print_outcome(job_id: str, status: str, error: str | None, out: Path | None) -> None:
-    from services.db import crud
-    from services.db.session import session_scope
-    from services.jobs.report import Report
+    from core.db import crud
+    from core.db.session import session_scope
+    from core.jobs.report import Report
 
     console.print(f"job {job_id}: [bold]{status}[/bold]" + (f" — {error}" if error else ""))
     with session_scope() as s:
@@ -159,8 +159,8 @@ def _print_outcome(job_id: str, status: str, error: str | None, out: Path | None
 @app.command("prepare")
 def prepare_cmd() -> None:
     """Migrate the database and run every offline set-up step (model conversion, data files)."""
-    from services.db import migrate
-    from services.jobs import list_preparers
+    from core.db import migrate
+    from core.jobs import list_preparers
 
     migrate.upgrade()
     failed = 0
@@ -179,8 +179,8 @@ def prepare_cmd() -> None:
 def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None = None,
              status: str | None = None) -> None:
     """Recent jobs in the application database."""
-    from services.db import crud, migrate
-    from services.db.session import session_scope
+    from core.db import crud, migrate
+    from core.db.session import session_scope
 
     migrate.upgrade()
     t = Table("id", "method", "status", "progress", "message", "created")
@@ -197,9 +197,9 @@ def reproduce_cmd(name: str,
                   option: Annotated[list[str], typer.Option("--option", "-o", help="key=value")] = [],  # noqa: B006
                   ) -> None:
     """Run NAME's CPU-scale experiment and write docs/results/NAME.md."""
-    from services.jobs import get_reproducer
-    from services.jobs.context import JobContext
-    from services.jobs.registry import UnknownMethod
+    from core.jobs import get_reproducer
+    from core.jobs.context import JobContext
+    from core.jobs.registry import UnknownMethod
 
     try:
         spec = get_reproducer(name)
@@ -218,7 +218,7 @@ def worker_cmd(queues: str = typer.Option(None, help="Comma-separated queues (de
     """Start a Celery worker."""
     if queues:
         os.environ["PAPERWORKS_WORKER_QUEUES"] = queues
-        from services.config import get_settings
+        from core.config import get_settings
 
         get_settings.cache_clear()
     from services.worker.main import main as worker_main
@@ -231,7 +231,7 @@ def api_cmd(host: str = typer.Option(None), port: int = typer.Option(None)) -> N
     """Serve the HTTP API (uvicorn)."""
     import uvicorn
 
-    from services.config import get_settings
+    from core.config import get_settings
 
     s = get_settings()
     uvicorn.run("services.api.main:create_app", factory=True, host=host or s.api_host, port=port or s.api_port,

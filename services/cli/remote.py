@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from services.cli.progress import console, progress_bar
-from services.config import get_settings
+from core.config import get_settings
 
 
 def api_client() -> httpx.Client:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from services.cli.progress import console
-from services.config import get_settings
+from core.config import get_settings
 
 UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
@@ -39,8 +39,8 @@ def _wait_http(url: str, timeout: float, procs: list[subprocess.Popen]) -> bool:
 
 
 def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None = None) -> int:
-    from services.db import crud, migrate
-    from services.db.session import session_scope
+    from core.db import crud, migrate
+    from core.db.session import session_scope
 
     s = get_settings()
     migrate.upgrade()

@@ -1,4 +1,4 @@
-"""The Celery application, configured from :mod:`services.config`.
+"""The Celery application, configured from :mod:`core.config`.
 
 One app, two queues (``cpu``, ``gpu``): a GPU machine runs
 ``celery -A services.worker.celery_app worker -Q gpu`` and consumes only GPU work.
@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from celery import Celery  # noqa: E402
 from kombu import Queue  # noqa: E402
 
-from services.config import get_settings  # noqa: E402
+from core.config import get_settings  # noqa: E402
 
 
 def make_celery() -> Celery:

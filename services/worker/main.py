@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from services.config import get_settings
-from services.jobs import load_all
+from core.config import get_settings
+from core.jobs import load_all
 
 
 def main(argv: list[str] | None = None) -> None:

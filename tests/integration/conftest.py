@@ -1,10 +1,10 @@
-"""Fixtures for tests that run the real processes (see :mod:`services.devstack`)."""
+"""Fixtures for tests that run the real processes (see :mod:`core.devstack`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.devstack import Stack
+from core.devstack import Stack
 
 
 @pytest.fixture

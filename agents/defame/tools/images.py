@@ -94,7 +94,7 @@ def geolocate(path: str | Path, image_ref: str, vlm_model: str | None = None) ->
         extra = f", taken {info['taken']}" if "taken" in info else ""
         return f"EXIF GPS metadata of {image_ref}: latitude {lat}, longitude {lon}{extra}."
     if vlm_model:
-        from services.llm import complete
+        from core.llm import complete
 
         c = complete(["Which country was this photo most likely taken in? Name the top 3 countries with "
                       "rough probabilities.", open_image(path)], model=vlm_model, max_tokens=80, tag="geolocate")

@@ -57,7 +57,7 @@ class CorpusSearch:
 
 
 def _host_allowed(host: str) -> bool:
-    from services.config import get_settings
+    from core.config import get_settings
 
     host = host.lower()
     if host in get_settings().extra_allowed_hosts:

@@ -12,7 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from agents.pae import store
 from agents.pae.config import RunConfig
 from agents.pae.dispatch import Dispatcher, InlineDispatcher
-from services.jobs import JobContext, null_context
+from core.jobs import JobContext, null_context
 
 
 def load_config(run_id: str) -> RunConfig:

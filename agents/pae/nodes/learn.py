@@ -32,8 +32,8 @@ from agents.pae.state import PaeState
 from methods.pae_learner.bc import BCExample, LoRAConfig, TrainStats, make_lora_model, train_bc
 from methods.pae_learner.checkpoint import extract_adapter, save_adapter
 from methods.pae_learner.filtering import calculate_upperbound, filter_trajectories, sample_for_training
-from services.config import get_settings
-from services.jobs import JobContext
+from core.config import get_settings
+from core.jobs import JobContext
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,8 @@ def lora_config(cfg: RunConfig, epochs: int) -> LoRAConfig:
 def update_policy(policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAConfig,
                   progress: JobContext) -> tuple[dict[str, Any], TrainStats]:
     """Behaviour-clone every step of ``trajectory_ids`` into the policy's LoRA; returns the new policy ref."""
-    from services.artifacts import get_artifact_store
-    from services.llm import get_local_model
+    from core.artifacts import get_artifact_store
+    from core.llm import get_local_model
 
     examples = [BCExample.from_messages(p, reply) for p, reply, _ in store.step_examples(trajectory_ids=trajectory_ids)]
     lm = get_local_model()
@@ -72,7 +72,7 @@ def update_policy(policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAC
 
 
 def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
-    from services.llm import model_hash
+    from core.llm import model_hash
 
     blob = json.dumps({"demos": sorted(demo_keys), "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
                        "model": model_hash(), "policy_max_tokens": cfg.policy_max_tokens,
@@ -82,7 +82,7 @@ def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
 
 def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     from agents.pae.runtime import base_policy_ref
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     run_id = state["run_id"]
     cfg = load_config(run_id)

@@ -65,7 +65,7 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     store.add_tasks(run_id=run_id, tasks=held, split="heldout_site")
     if cfg.webarena_tasks:
         from agents.pae.heldout import default_path, load_map_tasks
-        from services.config import get_settings
+        from core.config import get_settings
 
         path = default_path(get_settings().data_dir)
         if path.exists():

@@ -6,8 +6,8 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
 
 from services.api.deps import ApiKeyDep, SessionDep
-from services.artifacts import get_artifact_store
-from services.db import crud
+from core.artifacts import get_artifact_store
+from core.db import crud
 
 router = APIRouter(tags=["artifacts"])
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from services.config import get_settings
-from services.db.session import get_engine
+from core.config import get_settings
+from core.db.session import get_engine
 
 router = APIRouter(tags=["health"])
 PUBLIC = True  # mounted without the /v1 prefix and without an API key
@@ -33,7 +33,7 @@ def _check_broker() -> str:
 
 
 def _check_vectorstore() -> str:
-    from services.vectorstore import get_vectorstore
+    from core.vectorstore import get_vectorstore
 
     get_vectorstore().heartbeat()
     return "ok"

@@ -8,8 +8,8 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from services.api.deps import ApiKeyDep, SessionDep, submit
 from services.api.schemas import JobCreate, JobPublic, ReportPublic
-from services.db import crud
-from services.jobs.report import Report
+from core.db import crud
+from core.jobs.report import Report
 
 router = APIRouter(tags=["jobs"])
 

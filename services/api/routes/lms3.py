@@ -65,8 +65,8 @@ def index(body: IndexParams, key: ApiKeyDep) -> JobPublic:
 def pools(_: ApiKeyDep) -> list[PoolInfo]:
     """Pools indexed in the vector store for the current local model."""
     from methods.lms3.pool import indexed_pools
-    from services.llm import model_hash
-    from services.vectorstore import get_vectorstore
+    from core.llm import model_hash
+    from core.vectorstore import get_vectorstore
 
     return [PoolInfo(pool=p.pool, mode=p.mode, layer=p.layer, items=p.items)
             for p in indexed_pools(get_vectorstore(), model_hash())]

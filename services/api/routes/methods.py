@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException
 
 from services.api.deps import ApiKeyDep
 from services.api.schemas import MethodPublic
-from services.jobs.registry import UnknownMethod, get_method, list_methods
+from core.jobs.registry import UnknownMethod, get_method, list_methods
 
 router = APIRouter(tags=["methods"])
 

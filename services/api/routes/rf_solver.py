@@ -22,7 +22,7 @@ router = APIRouter(prefix="/rf", tags=["rf_solver"])
 
 
 async def _store(image: UploadFile) -> str:
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     img = await read_image(image)  # 413 / 415 on bad uploads
     return get_artifact_store().put_bytes(img.data, name=img.filename).sha256

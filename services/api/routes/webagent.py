@@ -86,7 +86,7 @@ def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], _
 def screenshot(sha256: Annotated[str, Path(pattern=r"^[0-9a-f]{64}$")], _: ApiKeyDep) -> Response:
     """Only digests recorded as PAE screenshots are served (not arbitrary artifacts)."""
     from agents.pae import store
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     if not store.screenshot_known(sha256=sha256):
         raise HTTPException(404, "no such screenshot")

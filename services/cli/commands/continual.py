@@ -60,11 +60,11 @@ def run(method: Annotated[str, typer.Argument(help="A harness method, e.g. dpcr.
         option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
         out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
     """Run METHOD task by task over SEEDS seeds and print every arm's A_f, Ā, forgetting and old/new gap."""
-    from services.db import crud, migrate
-    from services.db.session import session_scope
-    from services.jobs.lifecycle import run_inline
-    from services.jobs.registry import InvalidParams
-    from services.jobs.report import Report
+    from core.db import crud, migrate
+    from core.db.session import session_scope
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams
+    from core.jobs.report import Report
 
     try:
         params = {"method": method, "dataset": dataset, "seeds": seeds, "n_tasks": tasks,

@@ -68,7 +68,7 @@ def corpus_add(folder: Annotated[Path, typer.Argument(exists=True, file_okay=Fal
                collection: Annotated[str, typer.Option(help="Collection to fill.")] = "defame-default") -> None:
     """Index a folder: text/HTML/Markdown files for web_search, images for image_search and reverse_search."""
     from agents.defame.corpus import add_folder
-    from services.vectorstore import get_vectorstore
+    from core.vectorstore import get_vectorstore
 
     stats = add_folder(get_vectorstore(), folder, collection=collection)
     console.print(f"{collection}: {stats.documents} documents, {stats.images} images indexed, "
@@ -80,7 +80,7 @@ def corpus_averitec(references: Annotated[Path | None, typer.Option(help="AVeriT
     """Build the AVeriTeC oracle corpus (gold answers of every claim; others' answers as distractors)."""
     from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
     from agents.defame.experiment import default_path
-    from services.vectorstore import get_vectorstore
+    from core.vectorstore import get_vectorstore
 
     path = references or default_path("averitec")
     n = build_averitec_oracle(get_vectorstore(), json.loads(path.read_text(encoding="utf-8")))

@@ -28,10 +28,10 @@ PoolSize = Annotated[int | None, typer.Option(help="Seeded subset size (per subj
 
 def _run(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run a job in this process with a progress bar; exit 2 on bad params, 1 on failure."""
-    from services.db import crud, migrate
-    from services.db.session import session_scope
-    from services.jobs.lifecycle import run_inline
-    from services.jobs.registry import InvalidParams
+    from core.db import crud, migrate
+    from core.db.session import session_scope
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams
 
     migrate.upgrade()
     try:
@@ -98,7 +98,7 @@ def select(dataset: DatasetArg, query: Annotated[str, typer.Argument(help="The p
         console.rule("model output")
         console.print(data["completion"], markup=False, highlight=False)
     if out:
-        from services.jobs.report import Report
+        from core.jobs.report import Report
 
         out.write_text(Report.model_validate(body).to_markdown(), encoding="utf-8")
         console.print(f"report written to {out}")
@@ -108,8 +108,8 @@ def select(dataset: DatasetArg, query: Annotated[str, typer.Argument(help="The p
 def pools() -> None:
     """List the pools indexed for the current local model."""
     from methods.lms3.pool import indexed_pools
-    from services.llm import model_hash
-    from services.vectorstore import get_vectorstore
+    from core.llm import model_hash
+    from core.vectorstore import get_vectorstore
 
     t = Table("pool", "mode", "layer", "items")
     for p in indexed_pools(get_vectorstore(), model_hash()):

@@ -60,11 +60,11 @@ def run(preset: Annotated[str | None, typer.Option(help="small or issue (see age
         option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
         remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False) -> None:
     """Train with PAE and print the test success per site before/after."""
-    from services.db import crud, migrate
-    from services.db.session import session_scope
-    from services.jobs.lifecycle import run_inline
-    from services.jobs.registry import InvalidParams
-    from services.jobs.report import Report
+    from core.db import crud, migrate
+    from core.db.session import session_scope
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams
+    from core.jobs.report import Report
 
     params = _params(preset, option)
     migrate.upgrade()
@@ -93,7 +93,7 @@ def run(preset: Annotated[str | None, typer.Option(help="small or issue (see age
 def runs(limit: int = 20) -> None:
     """Recent PAE runs."""
     from agents.pae import store
-    from services.db import migrate
+    from core.db import migrate
 
     migrate.upgrade()
     t = Table("id", "name", "status", "iteration", "created")

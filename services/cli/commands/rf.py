@@ -26,8 +26,8 @@ def _store_image(path: Path) -> str:
     """Validate IMAGE (size, decodable, pixel count) and put it in the artifact store."""
     from PIL import Image, UnidentifiedImageError
 
-    from services.artifacts import get_artifact_store
-    from services.config import get_settings
+    from core.artifacts import get_artifact_store
+    from core.config import get_settings
 
     s = get_settings()
     if path.stat().st_size > s.max_upload_bytes:
@@ -49,9 +49,9 @@ def _run(method: str, params: dict[str, Any], remote: bool, report_out: Path | N
         from services.cli.remote import run_remote
 
         raise typer.Exit(code=run_remote(method, params, report_out))
-    from services.db import migrate
-    from services.jobs.lifecycle import run_inline
-    from services.jobs.registry import InvalidParams
+    from core.db import migrate
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams
 
     migrate.upgrade()
     try:
@@ -67,18 +67,18 @@ def _run(method: str, params: dict[str, Any], remote: bool, report_out: Path | N
 
 
 def _report(job_id: str):
-    from services.db import crud
-    from services.db.session import session_scope
-    from services.jobs.report import Report
+    from core.db import crud
+    from core.db.session import session_scope
+    from core.jobs.report import Report
 
     with session_scope() as s:
         return Report.model_validate(crud.get_report_for_job(s, job_id=job_id).body)
 
 
 def _artifact_bytes(artifact_id: str) -> bytes:
-    from services.artifacts import get_artifact_store
-    from services.db import crud
-    from services.db.session import session_scope
+    from core.artifacts import get_artifact_store
+    from core.db import crud
+    from core.db.session import session_scope
 
     with session_scope() as s:
         sha = crud.get_artifact(s, artifact_id=artifact_id).sha256

@@ -1,7 +1,7 @@
 """The generic task: run any registered method's job by id.
 
 Tasks take ids and re-read rows (Celery's best practice); the job lifecycle in
-:mod:`services.jobs.lifecycle` makes redelivery safe.
+:mod:`core.jobs.lifecycle` makes redelivery safe.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import logging
 
 from celery import Task
 
-from services.config import get_settings
-from services.jobs.lifecycle import execute_job
+from core.config import get_settings
+from core.jobs.lifecycle import execute_job
 from services.worker.celery_app import app
 
 log = logging.getLogger(__name__)
@@ -30,9 +30,9 @@ def run_job(self: Task, job_id: str) -> str:
             raise self.retry(countdown=settings.job_stale_after_s, max_retries=None)
         if retries < settings.job_max_retries:
             raise self.retry(countdown=min(60, 2 ** retries), max_retries=settings.job_max_retries)
-        from services.db import crud
-        from services.db.models import JobStatus
-        from services.db.session import session_scope
+        from core.db import crud
+        from core.db.models import JobStatus
+        from core.db.session import session_scope
 
         with session_scope() as s:
             crud.finish_job(s, job_id=job_id, status=JobStatus.failed,

@@ -37,7 +37,7 @@ def scripted_settings(settings, stage_llm, monkeypatch):
 
 
 def _run_job(job_id: str) -> None:
-    from services.jobs.lifecycle import execute_job
+    from core.jobs.lifecycle import execute_job
 
     execute_job(job_id)
 

@@ -19,7 +19,7 @@ def test_fit_record_keeps_claim_and_latest_blocks():
 
 
 def test_vision_models_get_interleaved_images(tmp_path):
-    from services.llm.gateway import build_messages
+    from core.llm.gateway import build_messages
 
     path = tmp_path / "a.png"
     Image.new("RGB", (8, 8), "red").save(path)
@@ -43,7 +43,7 @@ def test_constraint_patterns_accept_well_formed_answers_and_compile():
     judge = judge_regex(["supported", "refuted"])
     assert re.fullmatch(judge, "The sources give 1937, not 1952. `refuted`")
     assert not re.fullmatch(judge, "`maybe`")
-    from services.llm.backends.constraints import ConstraintSpec, compile_spec
+    from core.llm.backends.constraints import ConstraintSpec, compile_spec
 
     compile_spec(ConstraintSpec(regex=plan))
     compile_spec(ConstraintSpec(regex=judge))

@@ -94,8 +94,8 @@ def test_real_local_model_end_to_end_two_claims(ephemeral_store, data_dir):
 def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, monkeypatch, data_dir):
     """``defame.batch`` through the job runner: every claim of the MOCHEG sample file (``data_dir``: skips
     without the benchmark slices), with progress."""
-    from services.jobs.lifecycle import run_inline
-    from services.vectorstore import get_vectorstore
+    from core.jobs.lifecycle import run_inline
+    from core.vectorstore import get_vectorstore
 
     get_vectorstore().add("defame-test-batch", ids=["m1"], documents=["A rainbow grasshopper lives in prairies."],
                           metadatas=[{"url": "https://bugs.example.org/g", "title": "bugs"}])
@@ -107,14 +107,14 @@ def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, mon
                                                   "model": model}, sink=lambda f, m: messages.append(m))
     assert outcome.status == "succeeded", outcome.error
     assert any("mocheg claim 2/2" in m for m in messages)
-    from services.db import crud
-    from services.db.session import session_scope
+    from core.db import crud
+    from core.db.session import session_scope
 
     with session_scope() as s:
         body = crud.get_report_for_job(s, job_id=job_id).body
     preds = next(t for t in body["tables"] if t["title"] == "Predictions")["rows"]
     assert [r[2] for r in preds] == ["supported", "supported"] and [r[3] for r in preds] == ["NEI", "NEI"]
-    from services.jobs import InvalidParams
+    from core.jobs import InvalidParams
 
     with pytest.raises(InvalidParams, match="files must come from"):
         run_inline("defame.batch", {"dataset": "mocheg", "path": "/etc/passwd"})

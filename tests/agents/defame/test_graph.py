@@ -118,7 +118,7 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
             return flaky_develop(messages)
         return original(messages)
 
-    from services.llm.providers import SCRIPTED
+    from core.llm.providers import SCRIPTED
 
     SCRIPTED.set_script(model.split("/", 1)[1], scripted)
     conn = sqlite3.connect(str(tmp_path / "cp.sqlite"), check_same_thread=False)

@@ -17,10 +17,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_tiny_iteration_through_celery(settings, tmp_path, chromium_path):
-    from services.db import crud
-    from services.db.session import session_scope
-    from services.devstack import Stack
-    from services.jobs.lifecycle import worker_name
+    from core.db import crud
+    from core.db.session import session_scope
+    from core.devstack import Stack
+    from core.jobs.lifecycle import worker_name
     from services.worker.tasks.jobs import enqueue
 
     stack = Stack(tmp_path / "worker-home", str(settings.database_url), str(settings.broker_url),

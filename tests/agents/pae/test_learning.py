@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_one_lora_step_raises_logprob_of_kept_actions(env):
-    from services.llm import get_local_model
+    from core.llm import get_local_model
 
     site = build_sites(0)["dictionary"]
     task = next(t for t in site.template_tasks(random.Random(2), 4) if t.template == "pos")

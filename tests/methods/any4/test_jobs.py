@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from services.jobs import InvalidParams, get_method, get_reproducer, null_context
+from core.jobs import InvalidParams, get_method, get_reproducer, null_context
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from services.jobs import JobContext
+from core.jobs import JobContext
 from methods.continual.data import LabelledSplit, register_dataset
 from methods.continual.harness import run_experiment, run_sequence
 from methods.continual.learner import ContinualLearner, get_learner, register_learner

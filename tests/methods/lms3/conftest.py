@@ -13,7 +13,7 @@ def tiny_llama_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from services.llm.local_models import converted_dir
+    from core.llm.local_models import converted_dir
 
     tok = AutoTokenizer.from_pretrained(str(converted_dir()))
     torch.manual_seed(0)
@@ -30,6 +30,6 @@ def tiny_llama_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_llama(tiny_llama_dir):
-    from services.llm import get_local_model
+    from core.llm import get_local_model
 
     return get_local_model(str(tiny_llama_dir))

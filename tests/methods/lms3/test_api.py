@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="module")
 def module_store():
     """A real in-memory Chroma shared by this module's tests (indexed once)."""
-    from services.vectorstore import VectorStore, make_client
+    from core.vectorstore import VectorStore, make_client
 
     client = make_client(ephemeral=True)
     yield VectorStore(client)
@@ -20,7 +20,7 @@ def module_store():
 def indexed(module_store, monkeypatch, data_dir):
     """An 8-item MAWPS pool indexed with SmolLM2 in an ephemeral Chroma that the API also sees."""
     import methods.lms3.service as service
-    import services.vectorstore as vectorstore
+    import core.vectorstore as vectorstore
     from methods.lms3 import Lms3Service, PoolSpec
 
     monkeypatch.setattr(service, "get_vectorstore", lambda: module_store)

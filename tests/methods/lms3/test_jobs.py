@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.jobs import InvalidParams, get_method, get_reproducer, null_context
+from core.jobs import InvalidParams, get_method, get_reproducer, null_context
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ def test_stab_expansion_is_a_constant_factor(tiny_llama):
 
 def test_smollm2_shapes():
     """SmolLM2-135M: d = 576, 9 query heads over 3 KV heads of 64 (spec §6)."""
-    from services.llm import get_local_model
+    from core.llm import get_local_model
 
     pr = attention_projections(get_local_model().model)
     assert (pr.n_heads, pr.n_kv_heads, pr.head_dim) == (9, 3, 64)

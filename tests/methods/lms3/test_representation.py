@@ -60,7 +60,7 @@ def test_compact_equals_exact_padding_and_is_cheaper(tiny_llama):
 def test_real_model_reference_mode(data_dir):
     """SmolLM2: 128 tokens with EOS last, 576-dim finite output equal to the literal padded forward."""
     from methods.lms3.data import load_split
-    from services.llm import get_local_model
+    from core.llm import get_local_model
 
     lm = get_local_model()
     q = load_split("mawps", "queries")[0].text

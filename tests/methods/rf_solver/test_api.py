@@ -6,8 +6,8 @@ import io
 import pytest
 from PIL import Image
 
-from services.db.models import Job
-from services.db.session import session_scope
+from core.db.models import Job
+from core.db.session import session_scope
 
 
 def _png(size=(20, 20), mode="RGB") -> bytes:

@@ -5,7 +5,7 @@ import io
 import pytest
 from PIL import Image
 
-from services.jobs import InvalidParams, get_method, get_reproducer, null_context
+from core.jobs import InvalidParams, get_method, get_reproducer, null_context
 
 
 def test_registration_and_queue():
@@ -50,7 +50,7 @@ def test_preset_for_labels():
 
 def test_resolve_uploaded_and_example_images(data_dir):
     from methods.rf_solver.service import resolve_image
-    from services.artifacts import get_artifact_store
+    from core.artifacts import get_artifact_store
 
     buf = io.BytesIO()
     Image.new("RGB", (40, 30), (250, 250, 250)).save(buf, format="PNG")

@@ -5,8 +5,8 @@ import io
 import pytest
 from fastapi import HTTPException
 
-from services.db.models import Job
-from services.db.session import session_scope
+from core.db.models import Job
+from core.db.session import session_scope
 
 
 def _job_count():
@@ -80,7 +80,7 @@ def test_oversized_and_malformed_bodies(api_client):
 
 
 def test_report_and_artifact_of_a_finished_job(api_client):
-    from services.jobs.lifecycle import run_inline
+    from core.jobs.lifecycle import run_inline
 
     job_id, out = run_inline("diag.sleep", {"seconds": 0, "steps": 1})
     assert out.status == "succeeded"

@@ -1,0 +1,191 @@
+"""Keyword-only data access for jobs, reports, artifacts and API keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.db.models import ApiKey, ArtifactRow, Job, JobStatus, ReportRow, utcnow
+
+KEY_PREFIX = "pw_"
+
+
+# --- API keys -----------------------------------------------------------------
+def hash_key(key: str) -> str:
+    """SHA-256 of an API key. Keys are 256-bit random strings, so a fast hash is safe."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def create_api_key(session: Session, *, name: str) -> tuple[ApiKey, str]:
+    """Create a key; the plaintext is returned once and never stored."""
+    plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
+    row = ApiKey(name=name, prefix=plaintext[:10], key_hash=hash_key(plaintext))
+    session.add(row)
+    session.flush()
+    return row, plaintext
+
+
+def verify_api_key(session: Session, *, key: str) -> ApiKey | None:
+    if not key or len(key) > 200:
+        return None
+    row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
+    if row is None or row.revoked_at is not None:
+        return None
+    # constant-time compare of the digests (the lookup above already matched)
+    return row if secrets.compare_digest(row.key_hash, hash_key(key)) else None
+
+
+def revoke_api_key(session: Session, *, key_id: str) -> bool:
+    row = session.get(ApiKey, key_id)
+    if row is None:
+        return False
+    row.revoked_at = utcnow()
+    return True
+
+
+# --- jobs ---------------------------------------------------------------------
+def create_job(session: Session, *, method: str, params: dict[str, Any], queue: str,
+               owner: str = "local", idempotency_key: str | None = None) -> tuple[Job, bool]:
+    """Insert a queued job; with an idempotency key already used by ``owner``, return that job.
+
+    Returns ``(job, created)``.
+    """
+    if idempotency_key:
+        existing = get_job_by_idempotency(session, owner=owner, idempotency_key=idempotency_key)
+        if existing is not None:
+            return existing, False
+    job = Job(method=method, params=params, queue=queue, owner=owner, idempotency_key=idempotency_key)
+    session.add(job)
+    try:
+        session.flush()
+    except IntegrityError:  # a concurrent request with the same key won the race
+        session.rollback()
+        existing = get_job_by_idempotency(session, owner=owner, idempotency_key=idempotency_key or "")
+        if existing is None:
+            raise
+        return existing, False
+    return job, True
+
+
+def get_job_by_idempotency(session: Session, *, owner: str, idempotency_key: str) -> Job | None:
+    return session.scalar(select(Job).where(Job.owner == owner, Job.idempotency_key == idempotency_key))
+
+
+def get_job(session: Session, *, job_id: str) -> Job | None:
+    return session.get(Job, job_id)
+
+
+def list_jobs(session: Session, *, owner: str | None = None, method: str | None = None,
+              status: str | None = None, limit: int = 50, offset: int = 0) -> list[Job]:
+    q = select(Job).order_by(Job.created_at.desc()).limit(limit).offset(offset)
+    if owner is not None:
+        q = q.where(Job.owner == owner)
+    if method:
+        q = q.where(Job.method == method)
+    if status:
+        q = q.where(Job.status == status)
+    return list(session.scalars(q))
+
+
+def claim_job(session: Session, *, job_id: str, worker: str, stale_after_s: float) -> str:
+    """Try to move a job to ``running`` for ``worker``.
+
+    Returns ``"claimed"``, ``"finished"`` (nothing to do: the job already ended),
+    ``"busy"`` (another live worker holds it) or ``"missing"``. A running job whose
+    heartbeat is older than ``stale_after_s`` is taken over: its worker died.
+    """
+    job = session.get(Job, job_id, with_for_update=True)
+    if job is None:
+        return "missing"
+    status = JobStatus(job.status)
+    if status.finished:
+        return "finished"
+    now = utcnow()
+    if job.cancel_requested:
+        job.status, job.finished_at, job.message = JobStatus.cancelled.value, now, "cancelled before start"
+        return "finished"
+    if status is JobStatus.running and job.heartbeat_at is not None:
+        age = (now - _aware(job.heartbeat_at)).total_seconds()
+        if age < stale_after_s:
+            return "busy"
+    job.status = JobStatus.running.value
+    job.attempts += 1
+    job.worker = worker
+    job.started_at = job.started_at or now
+    job.heartbeat_at = now
+    job.error = None
+    return "claimed"
+
+
+def touch_job(session: Session, *, job_id: str, progress: float | None = None,
+              message: str | None = None) -> bool:
+    """Refresh the heartbeat (and progress); returns whether cancellation was requested."""
+    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    if progress is not None:
+        values["progress"] = float(min(max(progress, 0.0), 1.0))
+    if message is not None:
+        values["message"] = message[:2000]
+    session.execute(update(Job).where(Job.id == job_id, Job.status == JobStatus.running.value).values(**values))
+    return bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+
+
+def finish_job(session: Session, *, job_id: str, status: JobStatus, message: str = "",
+               error: str | None = None) -> bool:
+    """Move a running job to a final state exactly once. Returns False if it had already ended."""
+    res = session.execute(
+        update(Job).where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
+        .values(status=status.value, finished_at=utcnow(), message=message[:2000], error=error,
+                progress=1.0 if status is JobStatus.succeeded else Job.progress))
+    return res.rowcount == 1
+
+
+def request_cancel(session: Session, *, job_id: str) -> Job | None:
+    """Cancel a queued job at once; ask a running one to stop at its next progress report."""
+    job = session.get(Job, job_id)
+    if job is None:
+        return None
+    if job.status == JobStatus.queued.value:
+        job.status, job.finished_at, job.message = JobStatus.cancelled.value, utcnow(), "cancelled"
+    elif job.status == JobStatus.running.value:
+        job.cancel_requested = True
+    return job
+
+
+# --- reports and artifacts --------------------------------------------------------
+def save_report(session: Session, *, job_id: str | None, title: str, summary: str,
+                body: dict[str, Any]) -> ReportRow:
+    if job_id is not None:
+        old = session.scalar(select(ReportRow).where(ReportRow.job_id == job_id))
+        if old is not None:
+            session.delete(old)
+            session.flush()
+    row = ReportRow(job_id=job_id, title=title[:500], summary=summary, body=body)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def get_report_for_job(session: Session, *, job_id: str) -> ReportRow | None:
+    return session.scalar(select(ReportRow).where(ReportRow.job_id == job_id))
+
+
+def add_artifact(session: Session, *, job_id: str | None, name: str, kind: str, mime: str,
+                 sha256: str, size: int) -> ArtifactRow:
+    row = ArtifactRow(job_id=job_id, name=name[:300], kind=kind, mime=mime, sha256=sha256, size=size)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def get_artifact(session: Session, *, artifact_id: str) -> ArtifactRow | None:
+    return session.get(ArtifactRow, artifact_id)
+
+
+def _aware(t: dt.datetime) -> dt.datetime:
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)

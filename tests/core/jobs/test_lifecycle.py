@@ -1,0 +1,100 @@
+"""The job lifecycle run in-process: success with artifacts, failure kept, cancellation."""
+
+import threading
+import time
+
+import pytest
+
+from core.db import crud
+from core.db.models import ArtifactRow, Job
+from core.db.session import session_scope
+from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method
+from core.jobs.lifecycle import execute_job, run_inline, submit_job
+from pydantic import BaseModel
+
+
+class _Empty(BaseModel):
+    pass
+
+
+@register_method("test.artifacts")
+def _with_artifacts(params: _Empty, progress: JobContext) -> Report:
+    progress(0.5, "half")
+    r = Report(title="with files")
+    r.add_file("a.txt", "hello")
+    r.add_section("s", "text")
+    return r
+
+
+def test_success_stores_report_and_artifacts(settings):
+    job_id, out = run_inline("test.artifacts", {})
+    assert out.status == "succeeded"
+    with session_scope() as s:
+        job = s.get(Job, job_id)
+        assert job.status == "succeeded" and job.progress == 1.0 and job.attempts == 1
+        rep = crud.get_report_for_job(s, job_id=job_id)
+        art_id = rep.body["artifacts"][0]["id"]
+        art = s.get(ArtifactRow, art_id)
+        assert art.name == "a.txt" and art.size == 5
+    from core.artifacts import get_artifact_store
+
+    assert get_artifact_store().read(art.sha256) == b"hello"
+
+
+def test_failure_keeps_the_message_and_traceback():
+    job_id, out = run_inline("diag.sleep", {"seconds": 0, "steps": 1, "fail": True, "message": "boom 42"})
+    assert out.status == "failed"
+    with session_scope() as s:
+        job = s.get(Job, job_id)
+        assert job.status == "failed" and "boom 42" in job.message and "RuntimeError" in job.error
+
+
+def test_cancel_running_job_stops_it():
+    job, _ = submit_job("diag.sleep", {"seconds": 5, "steps": 50})
+    result = {}
+    th = threading.Thread(target=lambda: result.update(out=execute_job(job.id)))
+    th.start()
+    time.sleep(1.0)
+    with session_scope() as s:
+        crud.request_cancel(s, job_id=job.id)
+    th.join(timeout=10)
+    assert result["out"].status == "cancelled"
+    with session_scope() as s:
+        assert s.get(Job, job.id).status == "cancelled"
+
+
+def test_bad_input_writes_nothing():
+    with session_scope() as s:
+        before = s.query(Job).count()
+    with pytest.raises(UnknownMethod):
+        submit_job("nope", {})
+    with pytest.raises(InvalidParams):
+        submit_job("diag.sleep", {"seconds": -1})
+    with session_scope() as s:
+        assert s.query(Job).count() == before
+
+
+_flaky_calls = {"n": 0}
+
+
+@register_method("test.flaky")
+def _flaky(params: _Empty, progress: JobContext) -> Report:
+    from core.jobs import TransientError
+
+    _flaky_calls["n"] += 1
+    if _flaky_calls["n"] == 1:
+        raise TransientError("connection reset")
+    return Report(title="second time lucky")
+
+
+def test_transient_error_asks_for_a_retry_and_the_retry_takes_over():
+    job, _ = submit_job("test.flaky", {})
+    first = execute_job(job.id)
+    assert first.retry and first.status == "failed" and "connection reset" in first.error
+    with session_scope() as s:
+        row = s.get(Job, job.id)
+        assert row.status == "running" and row.heartbeat_at is None  # free for the retry to claim
+    second = execute_job(job.id)
+    assert second.status == "succeeded"
+    with session_scope() as s:
+        assert s.get(Job, job.id).attempts == 2
