@@ -7,13 +7,12 @@ by exporting ``register(app)``.
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import os
 import pkgutil
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -22,6 +21,7 @@ import typer  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from services.cli import commands  # noqa: E402
+from services.cli.jobrun import fail, parse_kv, run_job  # noqa: E402
 from services.cli.progress import console, progress_bar  # noqa: E402
 
 app = typer.Typer(name="paperworks", no_args_is_help=True, add_completion=False,
@@ -30,20 +30,6 @@ db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
-
-
-def parse_params(pairs: list[str]) -> dict[str, Any]:
-    """``k=v`` pairs; values are JSON when they parse (numbers, booleans, lists), else strings."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}")
-        k, v = pair.split("=", 1)
-        try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
-    return out
 
 
 # --- database and keys ---------------------------------------------------------
@@ -88,13 +74,8 @@ def keys_revoke(key_id: str) -> None:
     with session_scope() as s:
         ok = crud.revoke_api_key(s, key_id=key_id)
     if not ok:
-        raise typer.Exit(code=_fail(f"no key {key_id}"))
+        raise typer.Exit(code=fail(f"no key {key_id}"))
     console.print(f"revoked {key_id}")
-
-
-def _fail(msg: str) -> int:
-    console.print(f"[red]error:[/red] {msg}")
-    return 2
 
 
 # --- methods and jobs -----------------------------------------------------------
@@ -115,45 +96,7 @@ def run_cmd(method: str,
             remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
             out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
     """Run METHOD in this process with a progress bar (or --remote as a job)."""
-    params = parse_params(param)
-    if remote:
-        from services.cli.remote import run_remote
-
-        raise typer.Exit(code=run_remote(method, params, out))
-    from core.db import migrate
-    from core.jobs.lifecycle import run_inline
-    from core.jobs.registry import InvalidParams, UnknownMethod
-
-    migrate.upgrade()
-    try:
-        with progress_bar(method) as update:
-            job_id, outcome = run_inline(method, params, sink=update)
-    except (UnknownMethod, InvalidParams) as exc:
-        raise typer.Exit(code=_fail(str(exc))) from None
-    _print_outcome(job_id, outcome.status, outcome.error, out)
-    if outcome.status != "succeeded":
-        raise typer.Exit(code=1)
-
-
-def _print_outcome(job_id: str, status: str, error: str | None, out: Path | None) -> None:
-    from core.db import crud
-    from core.db.session import session_scope
-    from core.jobs.report import Report
-
-    console.print(f"job {job_id}: [bold]{status}[/bold]" + (f" — {error}" if error else ""))
-    with session_scope() as s:
-        row = crud.get_report_for_job(s, job_id=job_id)
-        body = row.body if row else None
-    if body:
-        report = Report.model_validate(body)
-        md = report.to_markdown(lambda ref: f"artifact:{ref.id}")
-        if out:
-            out.write_text(md, encoding="utf-8")
-            console.print(f"report written to {out}")
-        else:
-            from rich.markdown import Markdown
-
-            console.print(Markdown(md))
+    raise typer.Exit(code=run_job(method, parse_kv(param), remote=remote, out=out))
 
 
 @app.command("prepare")
@@ -194,21 +137,41 @@ def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None =
 @app.command("reproduce")
 def reproduce_cmd(name: str,
                   out: Annotated[Path, typer.Option(help="Results directory.")] = Path("docs/results"),
-                  option: Annotated[list[str], typer.Option("--option", "-o", help="key=value")] = [],  # noqa: B006
+                  option: Annotated[list[str], typer.Option(
+                      "--option", "-o", help="key=value (JSON values), checked against NAME's options model; "
+                                             "see --list-options.")] = [],  # noqa: B006
+                  list_options: Annotated[bool, typer.Option("--list-options",
+                                                             help="Show NAME's options and exit.")] = False,
                   ) -> None:
-    """Run NAME's CPU-scale experiment and write docs/results/NAME.md."""
-    from core.jobs import get_reproducer
+    """Run NAME's CPU-scale experiment and write OUT/NAME.md (+ OUT/NAME/ files)."""
+    from core.jobs import InvalidOptions, get_reproducer
     from core.jobs.context import JobContext
     from core.jobs.registry import UnknownMethod
 
     try:
         spec = get_reproducer(name)
     except UnknownMethod as exc:
-        raise typer.Exit(code=_fail(str(exc))) from None
-    out.mkdir(parents=True, exist_ok=True)
+        raise typer.Exit(code=fail(str(exc))) from None
+    if list_options:
+        t = Table("option", "type", "default", "description", title=f"reproduce {name}: {spec.description}")
+        props = spec.json_schema().get("properties", {})
+        for field, info in spec.options_model.model_fields.items():
+            prop = props.get(field, {})
+            kind = prop.get("type") or " | ".join(
+                str(x.get("type", x.get("const", "?"))) for x in prop.get("anyOf", [])) or "?"
+            if "enum" in prop:
+                kind = " | ".join(map(str, prop["enum"]))
+            default = "(required)" if info.is_required() else repr(info.get_default(call_default_factory=True))
+            t.add_row(field, kind, default, info.description or "")
+        console.print(t)
+        return
+    try:
+        options = spec.validate(parse_kv(option))
+    except InvalidOptions as exc:
+        raise typer.Exit(code=fail(str(exc))) from None
     t0 = time.perf_counter()
     with progress_bar(f"reproduce {name}") as update:
-        path = spec.run(out, JobContext(update), **parse_params(option))
+        path = spec.run(out, JobContext(update), options)
     console.print(f"wrote {path} in {time.perf_counter() - t0:.0f} s")
 
 

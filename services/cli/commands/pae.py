@@ -20,7 +20,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from services.cli.progress import console, progress_bar
+from services.cli.jobrun import JobResult, parse_kv, run_job
+from services.cli.progress import console
 
 sites_app = typer.Typer(help="The self-hosted websites PAE practises on.", no_args_is_help=True)
 pae_app = typer.Typer(help="PAE: proposer-agent-evaluator web-agent training.", no_args_is_help=True)
@@ -39,54 +40,29 @@ def serve(port: Annotated[int, typer.Option(min=1024, max=65535)] = 8765, seed: 
 
 
 def _params(preset: str | None, pairs: list[str]) -> dict[str, Any]:
-    from agents.pae.reproduce import PRESETS
+    from agents.pae.config import PRESETS
 
     if preset is not None and preset not in PRESETS:
         raise typer.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    params: dict[str, Any] = dict(PRESETS[preset]) if preset else {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}")
-        k, v = pair.split("=", 1)
-        try:
-            params[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            params[k.strip()] = v
-    return params
+    return parse_kv(pairs, PRESETS[preset] if preset else None)
 
 
-@pae_app.command("run")
-def run(preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/reproduce.py).")] = None,
-        option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
-        remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False) -> None:
-    """Train with PAE and print the test success per site before/after."""
-    from core.db import crud, migrate
-    from core.db.session import session_scope
-    from core.jobs.lifecycle import run_inline
-    from core.jobs.registry import InvalidParams
-    from core.jobs.report import Report
-
-    params = _params(preset, option)
-    migrate.upgrade()
-    if remote:
-        from services.cli.remote import run_remote
-
-        raise typer.Exit(code=run_remote("pae.train", params, None))
-    try:
-        with progress_bar("pae.train") as update:
-            job_id, outcome = run_inline("pae.train", params, sink=update)
-    except InvalidParams as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
-    if outcome.status != "succeeded":
-        console.print(f"job {job_id}: [bold red]{outcome.status}[/bold red] {outcome.error or ''}")
-        raise typer.Exit(code=1)
-    with session_scope() as s:
-        report = Report.model_validate(crud.get_report_for_job(s, job_id=job_id).body)
+def _show(result: JobResult) -> None:
+    """The per-site test success table."""
+    report = result.report
     t = Table(*report.tables[0].columns, title=f"{report.title}: {report.summary}")
     for row in report.tables[0].rows:
         t.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
     console.print(t)
+
+
+@pae_app.command("run")
+def run(preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")] = None,
+        option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
+        remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False,
+        out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
+    """Train with PAE and print the test success per site before/after."""
+    raise typer.Exit(code=run_job("pae.train", _params(preset, option), remote=remote, out=out, show=_show))
 
 
 @pae_app.command("runs")

@@ -1,4 +1,4 @@
-"""RF-Solver / RF-Edit on the command line.
+"""RF-Solver / RF-Edit on the command line (the ``paperworks rf`` group of ``methods/rf_solver``).
 
 * ``paperworks rf edit IMAGE --source-label 3 --target-label 8 --steps 15 --inject 2 [--out edit.png]``
 * ``paperworks rf reconstruct IMAGE --label 3 --nfes 4,10,20,50``
@@ -13,11 +13,15 @@ from __future__ import annotations
 import io
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from services.cli.jobrun import JobResult, run_job
 from services.cli.progress import console, progress_bar
+
+if TYPE_CHECKING:
+    from core.jobs.report import Report
 
 rf_app = typer.Typer(help="RF-Solver inversion and RF-Edit image editing.", no_args_is_help=True)
 
@@ -43,49 +47,7 @@ def _store_image(path: Path) -> str:
     return get_artifact_store().put_bytes(data, name=path.name).sha256
 
 
-def _run(method: str, params: dict[str, Any], remote: bool, report_out: Path | None) -> str | None:
-    """Run the job; returns its id when it ran here and succeeded."""
-    if remote:
-        from services.cli.remote import run_remote
-
-        raise typer.Exit(code=run_remote(method, params, report_out))
-    from core.db import migrate
-    from core.jobs.lifecycle import run_inline
-    from core.jobs.registry import InvalidParams
-
-    migrate.upgrade()
-    try:
-        with progress_bar(method) as update:
-            job_id, outcome = run_inline(method, params, sink=update)
-    except InvalidParams as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
-    if outcome.status != "succeeded":
-        console.print(f"[red]job {job_id} {outcome.status}:[/red] {outcome.error}")
-        raise typer.Exit(code=1)
-    return job_id
-
-
-def _report(job_id: str):
-    from core.db import crud
-    from core.db.session import session_scope
-    from core.jobs.report import Report
-
-    with session_scope() as s:
-        return Report.model_validate(crud.get_report_for_job(s, job_id=job_id).body)
-
-
-def _artifact_bytes(artifact_id: str) -> bytes:
-    from core.artifacts import get_artifact_store
-    from core.db import crud
-    from core.db.session import session_scope
-
-    with session_scope() as s:
-        sha = crud.get_artifact(s, artifact_id=artifact_id).sha256
-    return get_artifact_store().read(sha)
-
-
-def _print_metrics(report, keys: list[str]) -> None:
+def _print_metrics(report: Report, keys: list[str]) -> None:
     console.print(f"[bold]{report.title}[/bold]\n{report.summary}")
     for k in keys:
         if k in report.metrics:
@@ -110,15 +72,15 @@ def edit(image: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help
     params = {"image_sha256": _store_image(image), "source_label": source_label, "target_label": target_label,
               "steps": steps, "inject": inject, "order": order, "guidance": guidance, "model": model,
               "offload": offload}
-    job_id = _run("rf.edit", params, remote, report)
-    rep = _report(job_id)
-    _print_metrics(rep, ["recon_psnr", "recon_ssim", "edit_mse_to_source", "edit_nfe", "cached_v_tensors",
-                         "edit_seconds"])
-    if out:
-        out.write_bytes(_artifact_bytes(rep.artifact("side_by_side.png").id))
-        console.print(f"source | reconstruction | edit written to {out}")
-    if report:
-        report.write_text(rep.to_markdown(lambda ref: f"artifact:{ref.id}"), encoding="utf-8")
+
+    def show(result: JobResult) -> None:
+        _print_metrics(result.report, ["recon_psnr", "recon_ssim", "edit_mse_to_source", "edit_nfe",
+                                       "cached_v_tensors", "edit_seconds"])
+        if out:
+            out.write_bytes(result.artifact_bytes("side_by_side.png"))
+            console.print(f"source | reconstruction | edit written to {out}")
+
+    raise typer.Exit(code=run_job("rf.edit", params, remote=remote, out=report, show=show))
 
 
 @rf_app.command("reconstruct")
@@ -134,12 +96,15 @@ def reconstruct(image: Annotated[Path, typer.Argument(exists=True, dir_okay=Fals
     except ValueError:
         raise typer.BadParameter("--nfes takes comma-separated integers") from None
     params = {"image_sha256": _store_image(image), "label": label, "nfes": budgets, "model": model}
-    rep = _report(_run("rf.reconstruct", params, remote, None))
-    console.print(f"[bold]{rep.title}[/bold]")
-    console.print(rep.tables[0].to_markdown())
-    if out:
-        out.write_bytes(_artifact_bytes(rep.artifact("recon_vs_nfe.png").id))
-        console.print(f"plot written to {out}")
+
+    def show(result: JobResult) -> None:
+        console.print(f"[bold]{result.report.title}[/bold]")
+        console.print(result.report.tables[0].to_markdown())
+        if out:
+            out.write_bytes(result.artifact_bytes("recon_vs_nfe.png"))
+            console.print(f"plot written to {out}")
+
+    raise typer.Exit(code=run_job("rf.reconstruct", params, remote=remote, show=show))
 
 
 @rf_app.command("train")

@@ -1,0 +1,208 @@
+"""Running a job from the command line, in one place.
+
+* :func:`parse_kv` — the one ``key=value`` parser of every ``--param``/``-p``/``--option``/``-o``;
+* :func:`run_job` — run a registered job in this process (``run_inline``) or, with ``remote``,
+  submit it through the HTTP API and follow it; either way with the progress bar of
+  :mod:`services.cli.progress`, a status line, and the report: printed as rich Markdown, or
+  written to ``out``, or handed to a command's own ``show`` (tables, images).
+
+Exit codes (what :func:`run_job` returns): ``0`` succeeded, ``1`` the job failed or was
+cancelled, ``2`` bad input (unknown method, invalid params, or the API refused the job).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from services.cli.progress import console, progress_bar
+
+if TYPE_CHECKING:
+    import httpx
+
+    from core.jobs.report import Report
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def parse_kv(pairs: Iterable[str], base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``key=value`` pairs over ``base``; values are JSON when they parse (numbers, booleans, lists), else strings.
+
+    Raises ``typer.BadParameter`` (exit 2) on a pair without ``=`` or with an empty key.
+    """
+    out: dict[str, Any] = dict(base or {})
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    """Print ``error: message`` and return ``code`` (for ``raise typer.Exit(code=fail(...))``)."""
+    console.print(f"[red]error:[/red] {message}")
+    return code
+
+
+@dataclass
+class JobResult:
+    """A succeeded job as a command's ``show`` sees it, wherever it ran."""
+
+    job_id: str
+    report: Report
+    markdown: str
+    _read_artifact: Callable[[str], bytes]
+
+    def artifact_bytes(self, name: str) -> bytes:
+        """The bytes of the report's artifact ``name`` (from the local store, or ``GET /v1/artifacts/{id}``)."""
+        ref = self.report.artifact(name)
+        if ref is None or ref.id is None:
+            raise LookupError(f"job {self.job_id}'s report has no stored artifact {name!r}")
+        return self._read_artifact(ref.id)
+
+
+Show = Callable[[JobResult], None]
+
+
+def run_job(method: str, params: dict[str, Any], *, remote: bool = False, out: Path | None = None,
+            show: Show | None = None, title: str | None = None, poll_s: float = 0.5) -> int:
+    """Run job ``method`` with ``params`` and present its report; returns the exit code (0, 1 or 2).
+
+    ``out``: write the report's Markdown there (instead of printing it, unless ``show`` is given).
+    ``show``: print the result the command's way; the Markdown is then printed only if asked for via ``out``.
+    """
+    runner = _run_remote if remote else _run_here
+    return runner(method, params, out=out, show=show, title=title or method, poll_s=poll_s)
+
+
+def _present(result: JobResult, out: Path | None, show: Show | None) -> None:
+    if show is not None:
+        show(result)
+    elif out is None:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(result.markdown))
+    if out is not None:
+        out.write_text(result.markdown, encoding="utf-8")
+        console.print(f"report written to {out}")
+
+
+def _status_line(job_id: str, status: str, detail: str | None) -> None:
+    colour = "bold" if status == "succeeded" else "bold red"
+    console.print(f"job {job_id}: [{colour}]{status}[/{colour}]" + (f" — {detail}" if detail else ""))
+
+
+# --- in this process -------------------------------------------------------------
+def _run_here(method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str,
+              poll_s: float) -> int:
+    from core.db import migrate
+    from core.jobs.lifecycle import run_inline
+    from core.jobs.registry import InvalidParams, UnknownMethod
+
+    migrate.upgrade()
+    try:
+        with progress_bar(title) as update:
+            job_id, outcome = run_inline(method, params, sink=update)
+    except (UnknownMethod, InvalidParams) as exc:
+        return fail(str(exc))
+    _status_line(job_id, outcome.status, outcome.error)
+    if outcome.status != "succeeded":
+        return EXIT_FAILED
+    report = _local_report(job_id)
+    if report is None:
+        return fail(f"job {job_id} succeeded but stored no report", EXIT_FAILED)
+    _present(JobResult(job_id, report, report.to_markdown(lambda ref: f"artifact:{ref.id}"), _local_artifact),
+             out, show)
+    return EXIT_OK
+
+
+def _local_report(job_id: str) -> Report | None:
+    from core.db import crud
+    from core.db.session import session_scope
+    from core.jobs.report import Report
+
+    with session_scope() as s:
+        row = crud.get_report_for_job(s, job_id=job_id)
+        return Report.model_validate(row.body) if row is not None else None
+
+
+def _local_artifact(artifact_id: str) -> bytes:
+    from core.artifacts import get_artifact_store
+    from core.db import crud
+    from core.db.session import session_scope
+
+    with session_scope() as s:
+        row = crud.get_artifact(s, artifact_id=artifact_id)
+        if row is None:
+            raise LookupError(f"no artifact {artifact_id}")
+        sha = row.sha256
+    return get_artifact_store().read(sha)
+
+
+# --- through the API -----------------------------------------------------------
+def api_client() -> httpx.Client:
+    """An HTTP client of ``settings.api_url`` authenticated with ``PAPERWORKS_API_KEY``."""
+    import httpx
+
+    from core.config import get_settings
+
+    s = get_settings()
+    if s.api_key is None:
+        raise SystemExit("set PAPERWORKS_API_KEY (create one with `paperworks keys create`)")
+    return httpx.Client(base_url=str(s.api_url), timeout=30.0,
+                        headers={"Authorization": f"Bearer {s.api_key.get_secret_value()}"})
+
+
+def _detail(r: httpx.Response) -> str:
+    try:
+        detail = r.json().get("detail")
+    except ValueError:
+        return r.text[:500]
+    if isinstance(detail, dict):  # bad params: {"message": ..., "errors": [...]}
+        return str(detail.get("message") or detail)
+    return str(detail)
+
+
+def _run_remote(method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str,
+                poll_s: float) -> int:
+    from core.jobs.report import Report
+
+    with api_client() as c:
+        r = c.post("/v1/jobs", json={"method": method, "params": params, "idempotency_key": uuid.uuid4().hex})
+        if r.status_code >= 400:
+            console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}")
+            return EXIT_BAD_INPUT
+        job = r.json()
+        with progress_bar(f"{title} ({job['id'][:8]})") as update:
+            while job["status"] in ("queued", "running"):
+                time.sleep(poll_s)
+                r = c.get(f"/v1/jobs/{job['id']}")
+                r.raise_for_status()
+                job = r.json()
+                update(job["progress"], job["message"] or job["status"])
+        _status_line(job["id"], job["status"], job.get("message") or job.get("error"))
+        if job["status"] != "succeeded":
+            return EXIT_FAILED
+        r = c.get(f"/v1/jobs/{job['id']}/report")
+        if r.status_code >= 400:
+            return fail(f"job {job['id']} succeeded but its report is unavailable: {_detail(r)}", EXIT_FAILED)
+        rep = r.json()
+
+        def read(artifact_id: str) -> bytes:
+            a = c.get(f"/v1/artifacts/{artifact_id}")
+            a.raise_for_status()
+            return a.content
+
+        _present(JobResult(job["id"], Report.model_validate(rep["body"]), rep["markdown"], read), out, show)
+    return EXIT_OK
