@@ -1,17 +1,26 @@
-"""Reusable Streamlit pieces: a form generated from a JSON schema, a report viewer, a jobs table."""
+"""Reusable Streamlit pieces: a job follower, a form generated from a JSON schema, a report viewer,
+a markdown renderer that resolves ``artifact:`` images, a jobs table.
+
+``schema_fields`` (the schema → field list step of the form) is a pure function: it needs no
+Streamlit runtime, so it is unit-tested and contract-tested against every registered method.
+"""
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import streamlit as st
 
 from ui.client import ApiClient, ApiError
 
-_IMG_LINK = re.compile(r"!\[([^\]]*)\]\(artifact:([A-Za-z0-9_.\-/]+)\)")
+_IMG_LINK = re.compile(r"!\[([^\]]*)\]\(artifact:([^)\s]+)\)")
+LIVE = ("queued", "running")
 
 
 @st.cache_resource
@@ -19,67 +28,399 @@ def get_client() -> ApiClient:
     return ApiClient()
 
 
-def _resolve(schema: dict[str, Any], prop: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """Unwrap ``anyOf: [X, null]`` and ``$ref``; returns (schema, nullable)."""
+# --- schema -> fields (pure) -------------------------------------------------------------------
+
+FieldKind = Literal["enum", "boolean", "integer", "number", "string", "list", "json"]
+_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
+_SCALAR_ITEMS = {"string", "integer", "number"}
+
+
+class SchemaError(ValueError):
+    """A params schema the form cannot be built from (malformed, or — with ``strict`` — a JSON fallback)."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One form input derived from a property of a params JSON schema.
+
+    ``kind`` picks the widget: ``enum`` (a select box over ``enum``), ``boolean``, ``integer`` and
+    ``number`` (bounded by ``minimum``/``maximum``; ``exclusive_*`` are enforced by the API),
+    ``string``, ``list`` (an array of ``item_kind`` scalars, one per line; a multiselect when its
+    items have an ``enum``) and ``json`` — the
+    documented fallback for any construct the widgets cannot represent (objects, nested models,
+    tuples, unions of several types...): a JSON text area, with ``fallback`` saying why.
+    """
+
+    name: str
+    label: str
+    kind: FieldKind
+    default: Any = None
+    required: bool = False
+    nullable: bool = False
+    help: str | None = None
+    enum: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+    item_kind: Literal["string", "integer", "number"] | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    max_length: int | None = None
+    fallback: str | None = None
+
+
+def _deref(root: dict[str, Any], prop: dict[str, Any], where: str) -> dict[str, Any]:
+    """Inline a local ``$ref`` (``#/$defs/X``) or a single-entry ``allOf`` wrapper; sibling keys win."""
+    for _ in range(32):  # a chain of refs, never a cycle
+        if "$ref" in prop:
+            ref = prop["$ref"]
+            if not isinstance(ref, str) or not ref.startswith("#/"):
+                raise SchemaError(f"{where}: only local $ref ('#/...') is supported, got {ref!r}")
+            target: Any = root
+            for part in ref[2:].split("/"):
+                if not isinstance(target, dict) or part not in target:
+                    raise SchemaError(f"{where}: $ref {ref!r} does not resolve")
+                target = target[part]
+            if not isinstance(target, dict):
+                raise SchemaError(f"{where}: $ref {ref!r} is not a schema")
+            prop = {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
+        elif isinstance(prop.get("allOf"), list) and len(prop["allOf"]) == 1 and isinstance(prop["allOf"][0], dict):
+            prop = {**prop["allOf"][0], **{k: v for k, v in prop.items() if k != "allOf"}}
+        else:
+            return prop
+    raise SchemaError(f"{where}: $ref chain too deep (cyclic?)")
+
+
+def _num(v: Any, what: str, where: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise SchemaError(f"{where}: {what} must be a number, got {v!r}")
+    return v
+
+
+def _field(root: dict[str, Any], name: str, raw: Any, required: bool) -> Field:
+    where = f"property {name!r}"
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: its schema must be an object, got {type(raw).__name__}")
+    prop = _deref(root, raw, where)
     nullable = False
-    if "anyOf" in prop:
-        opts = [o for o in prop["anyOf"] if o.get("type") != "null"]
-        nullable = len(opts) < len(prop["anyOf"])
-        merged = {**(opts[0] if opts else {}), **{k: v for k, v in prop.items() if k != "anyOf"}}
-        prop = merged
-    if "$ref" in prop:
-        name = prop["$ref"].split("/")[-1]
-        prop = {**schema.get("$defs", {}).get(name, {}), **{k: v for k, v in prop.items() if k != "$ref"}}
-    return prop, nullable
+    fallback: str | None = None
+    typ = prop.get("type")
+    if isinstance(typ, list):  # {"type": ["string", "null"]}
+        bad = [t for t in typ if t not in _JSON_TYPES]
+        if bad:
+            raise SchemaError(f"{where}: unknown JSON type(s) {bad}")
+        nullable = "null" in typ
+        rest = [t for t in typ if t != "null"]
+        if len(rest) == 1:
+            prop = {**prop, "type": rest[0]}
+        else:
+            prop, fallback = {k: v for k, v in prop.items() if k != "type"}, f"a union of types {rest}"
+    for combo in ("anyOf", "oneOf"):
+        if combo not in prop:
+            continue
+        opts = prop[combo]
+        if not isinstance(opts, list) or not opts or not all(isinstance(o, dict) for o in opts):
+            raise SchemaError(f"{where}: {combo} must be a non-empty list of schemas")
+        opts = [_deref(root, o, where) for o in opts]
+        real = [o for o in opts if o.get("type") != "null"]
+        nullable = nullable or len(real) < len(opts)
+        siblings = {k: v for k, v in prop.items() if k != combo}
+        if not real:
+            raise SchemaError(f"{where}: {combo} allows only null")
+        if len(real) == 1:
+            prop = {**real[0], **siblings}
+        else:
+            prop, fallback = siblings, f"{combo} of {len(real)} alternatives"
+    if "allOf" in prop and fallback is None:
+        fallback = "allOf of several schemas"
+    typ = prop.get("type")
+    if typ is not None and typ not in _JSON_TYPES:
+        raise SchemaError(f"{where}: unknown JSON type {typ!r}")
+    label = str(prop.get("title") or raw.get("title") or name)
+    help_ = prop.get("description") or raw.get("description")
+    has_default = "default" in prop or "default" in raw
+    default = prop.get("default", raw.get("default"))
+    common: dict[str, Any] = {"name": name, "label": label, "default": default, "required": required,
+                              "nullable": nullable, "help": help_}
+    if fallback is not None:
+        return Field(kind="json", fallback=fallback, **common)
+    if "const" in prop:
+        return Field(kind="enum", enum=(prop["const"],), **common)
+    if "enum" in prop:
+        enum = prop["enum"]
+        if not isinstance(enum, list) or not enum:
+            raise SchemaError(f"{where}: enum must be a non-empty list")
+        if has_default and default not in enum and not (default is None and nullable):
+            raise SchemaError(f"{where}: default {default!r} is not one of its enum {enum}")
+        return Field(kind="enum", enum=tuple(enum), **common)
+    if typ == "boolean":
+        if has_default and not isinstance(default, bool) and not (default is None and nullable):
+            raise SchemaError(f"{where}: boolean default {default!r}")
+        return Field(kind="boolean", **common)
+    if typ in ("integer", "number"):
+        lo, hi = _num(prop.get("minimum"), "minimum", where), _num(prop.get("maximum"), "maximum", where)
+        xlo = _num(prop.get("exclusiveMinimum"), "exclusiveMinimum", where)
+        xhi = _num(prop.get("exclusiveMaximum"), "exclusiveMaximum", where)
+        if lo is not None and hi is not None and lo > hi:
+            raise SchemaError(f"{where}: minimum {lo} > maximum {hi}")
+        if default is not None:
+            _num(default, "default", where)
+            if typ == "integer" and not float(default).is_integer():
+                raise SchemaError(f"{where}: integer default {default!r}")
+            if (lo is not None and default < lo) or (hi is not None and default > hi) or \
+                    (xlo is not None and default <= xlo) or (xhi is not None and default >= xhi):
+                raise SchemaError(f"{where}: default {default!r} is outside its bounds")
+        return Field(kind=typ, minimum=lo, maximum=hi, exclusive_minimum=xlo, exclusive_maximum=xhi, **common)
+    if typ == "string":
+        return Field(kind="string", max_length=prop.get("maxLength"), **common)
+    if typ == "array":
+        items = prop.get("items", {})
+        if not isinstance(items, dict):
+            raise SchemaError(f"{where}: items must be a schema")
+        items = _deref(root, items, where + " items")
+        ityp = items.get("type")
+        sizes = {"min_items": prop.get("minItems"), "max_items": prop.get("maxItems")}
+        if "enum" in items and "prefixItems" not in prop:
+            choices = items["enum"]
+            if not isinstance(choices, list) or not choices:
+                raise SchemaError(f"{where}: items enum must be a non-empty list")
+            if isinstance(default, list) and any(d not in choices for d in default):
+                raise SchemaError(f"{where}: default {default!r} has values outside its items enum {choices}")
+            return Field(kind="list", item_kind=ityp if ityp in _SCALAR_ITEMS else None, enum=tuple(choices),
+                         **sizes, **common)
+        if "prefixItems" in prop or ityp not in _SCALAR_ITEMS or "anyOf" in items:
+            what = "a tuple" if "prefixItems" in prop else f"an array of {ityp or 'untyped'} items"
+            return Field(kind="json", fallback=what, **sizes, **common)
+        if default is not None and not isinstance(default, list):
+            raise SchemaError(f"{where}: array default {default!r}")
+        return Field(kind="list", item_kind=ityp, **sizes, **common)
+    what = "an object" if typ == "object" else "a value without a type" if typ is None else f"type {typ!r}"
+    return Field(kind="json", fallback=what, **common)
 
 
-def schema_form(schema: dict[str, Any], key: str) -> dict[str, Any] | None:
-    """Render inputs for a pydantic JSON schema inside a form; returns params on submit."""
-    props: dict[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", []))
+def schema_fields(schema: dict[str, Any], *, strict: bool = False) -> list[Field]:
+    """The form fields of a pydantic params JSON schema, one per property, in schema order.
+
+    Nothing is dropped: a property no widget represents becomes a ``json`` field (a JSON text
+    area, ``Field.fallback`` says why); with ``strict=True`` that raises instead. A malformed
+    schema — not an object schema, a property that is not a schema, an unresolvable ``$ref``,
+    an empty enum, an unknown type, a default outside its enum or bounds, a required name
+    without a property — raises ``SchemaError`` naming the property.
+    """
+    if not isinstance(schema, dict):
+        raise SchemaError(f"a params schema must be a JSON object, got {type(schema).__name__}")
+    if schema.get("type", "object") != "object":
+        raise SchemaError(f"a params schema must have type 'object', got {schema.get('type')!r}")
+    props = schema.get("properties", {})
+    if not isinstance(props, dict):
+        raise SchemaError("'properties' must be an object")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise SchemaError("'required' must be a list of property names")
+    missing = [r for r in required if r not in props]
+    if missing:
+        raise SchemaError(f"required properties without a schema: {missing}")
+    fields = [_field(schema, name, raw, name in required) for name, raw in props.items()]
+    if strict:
+        fb = [f"{f.name} ({f.fallback})" for f in fields if f.kind == "json"]
+        if fb:
+            raise SchemaError("no widget for: " + ", ".join(fb))
+    return fields
+
+
+# --- fields -> Streamlit -----------------------------------------------------------------------
+
+
+class InputError(ValueError):
+    """A value typed into a form that cannot be turned into the field's type."""
+
+
+def _step(f: Field) -> float:
+    ref = next((abs(v) for v in (f.default, f.maximum, f.exclusive_maximum) if isinstance(v, int | float) and v),
+               1.0)
+    return 10.0 ** math.floor(math.log10(ref)) if ref < 1 else 0.1
+
+
+def field_input(f: Field, key: str, *, where: Any = None, label: str | None = None, help: str | None = None,
+                format_func: Callable[[Any], str] | None = None) -> Any:
+    """Render one field's widget (in ``where``, default the current container); returns its value.
+
+    ``None`` means "leave it to the API's default" (an empty optional input). A text that cannot
+    be parsed (a JSON area, a number list) raises ``InputError`` naming the field.
+    """
+    w = where if where is not None else st
+    label = label or (f.label + ("" if f.required or not f.nullable else " (optional)"))
+    help_ = help if help is not None else f.help
+    wkey = f"{key}-{f.name}"
+    if f.kind == "enum":
+        opts = list(f.enum or ())
+        if f.nullable:
+            opts = [None, *[o for o in opts if o is not None]]
+        fmt = format_func or str
+        return w.selectbox(label, opts, index=opts.index(f.default) if f.default in opts else 0, help=help_,
+                           key=wkey, format_func=lambda o: "—" if o is None else fmt(o))
+    if f.kind == "boolean":
+        return w.checkbox(label, value=bool(f.default), help=help_, key=wkey)
+    if f.kind in ("integer", "number"):
+        cast = int if f.kind == "integer" else float
+        lo = f.minimum if f.minimum is not None else f.exclusive_minimum
+        hi = f.maximum if f.maximum is not None else f.exclusive_maximum
+        if f.default is not None:
+            value: Any = cast(f.default)
+        elif f.nullable or not f.required:
+            value = None  # empty: the API's default applies
+        else:
+            value = cast(lo if lo is not None else 0)
+        extra: dict[str, Any] = {"step": 1} if f.kind == "integer" else {"step": _step(f), "format": "%g"}
+        out = w.number_input(label, value=value, min_value=None if lo is None else cast(lo),
+                             max_value=None if hi is None else cast(hi), help=help_, key=wkey, **extra)
+        return None if out is None else cast(out)
+    if f.kind == "list" and f.enum is not None:
+        fmt = format_func or str
+        picked = w.multiselect(label, list(f.enum), default=[d for d in (f.default or []) if d in f.enum],
+                               help=help_, key=wkey, format_func=fmt)
+        return picked if picked or not f.nullable else None
+    if f.kind == "list":
+        text = w.text_area(label + " — one per line", value="\n".join(map(str, f.default or [])), help=help_,
+                           key=wkey)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if f.item_kind == "string":
+            return lines if lines or not f.nullable else None
+        try:
+            vals = [int(x) if f.item_kind == "integer" else float(x) for x in lines]
+        except ValueError:
+            what = "an integer" if f.item_kind == "integer" else "a number"
+            raise InputError(f"{f.label}: every line must be {what}") from None
+        return vals if vals or not f.nullable else None
+    if f.kind == "string":
+        text = w.text_input(label, value=f.default or "", max_chars=f.max_length, help=help_, key=wkey)
+        return text if (text or not f.nullable) else None
+    text = w.text_area(label + " (JSON)", value="" if f.default is None else json.dumps(f.default), help=help_,
+                       key=wkey)
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{f.label}: not valid JSON ({exc})") from None
+
+
+def schema_form(schema: dict[str, Any], key: str, *, only: list[str] | None = None,
+                labels: Mapping[str, str] | None = None, helps: Mapping[str, str] | None = None,
+                format_funcs: Mapping[str, Callable[[Any], str]] | None = None, columns: int = 1,
+                submit_label: str = "Submit job") -> dict[str, Any] | None:
+    """A form over ``schema_fields(schema)`` (or the fields named in ``only``, in that order); returns
+    params on submit, else ``None``. Empty optional inputs are left out (the API's default applies);
+    a bad input shows an error and submits nothing."""
+    fields = schema_fields(schema)
+    if only is not None:
+        by_name = {f.name: f for f in fields}
+        unknown = [n for n in only if n not in by_name]
+        if unknown:
+            raise SchemaError(f"the form asks for fields the schema lacks: {unknown}")
+        fields = [by_name[n] for n in only]
+    labels, helps, format_funcs = labels or {}, helps or {}, format_funcs or {}
     values: dict[str, Any] = {}
+    errors: list[str] = []
     with st.form(key=f"form-{key}"):
-        for name, raw in props.items():
-            prop, nullable = _resolve(schema, raw)
-            label = prop.get("title", name) + ("" if name in required else " (optional)" if nullable else "")
-            help_ = prop.get("description")
-            default = prop.get("default", raw.get("default"))
-            typ = prop.get("type")
-            wkey = f"{key}-{name}"
-            if "enum" in prop:
-                opts = list(prop["enum"])
-                values[name] = st.selectbox(label, opts, index=opts.index(default) if default in opts else 0,
-                                            help=help_, key=wkey)
-            elif typ == "boolean":
-                values[name] = st.checkbox(label, value=bool(default), help=help_, key=wkey)
-            elif typ == "integer":
-                values[name] = int(st.number_input(label, value=int(default if default is not None else
-                                                                    prop.get("minimum", 0)),
-                                                   min_value=prop.get("minimum"), max_value=prop.get("maximum"),
-                                                   step=1, help=help_, key=wkey))
-            elif typ == "number":
-                values[name] = float(st.number_input(label, value=float(default if default is not None else
-                                                                        prop.get("minimum", 0.0)),
-                                                     min_value=_f(prop.get("minimum")),
-                                                     max_value=_f(prop.get("maximum")), help=help_, key=wkey))
-            elif typ == "array" and prop.get("items", {}).get("type") == "string":
-                text = st.text_area(label + " — one per line", value="\n".join(default or []), help=help_, key=wkey)
-                values[name] = [ln for ln in text.splitlines() if ln.strip()]
-            elif typ == "string":
-                text = st.text_input(label, value=default or "", help=help_, key=wkey)
-                values[name] = text if (text or not nullable) else None
-            else:
-                text = st.text_area(label + " (JSON)", value=json.dumps(default), help=help_, key=wkey)
+        cols = st.columns(columns) if columns > 1 else None
+        for i, f in enumerate(fields):
+            try:
+                values[f.name] = field_input(f, key, where=cols[i % columns] if cols else None,
+                                             label=labels.get(f.name), help=helps.get(f.name),
+                                             format_func=format_funcs.get(f.name))
+            except InputError as exc:
+                errors.append(str(exc))
+        submitted = st.form_submit_button(submit_label, type="primary")
+    if not submitted:
+        return None
+    for e in errors:
+        st.error(e)
+    return None if errors else {k: v for k, v in values.items() if v is not None}
+
+
+# --- following jobs ----------------------------------------------------------------------------
+
+
+def follow_job(client: ApiClient, job_ids: str | Mapping[str, str], *, label: str | None = None,
+               cancel: str | None = None, log: bool | Callable[[str], bool] = False,
+               interval: float = 2.0) -> Any:
+    """Follow one job (``job_ids`` an id) or several (a ``{name: id}`` mapping) until they end.
+
+    While a job is queued or running this shows its progress bar with status and message, the
+    log of its past messages (``log=True``, or a predicate choosing which messages to keep) and
+    a ``cancel`` button (its label; none when ``None``), refreshing every ``interval`` seconds
+    in a fragment that reruns the page as soon as a followed job ends. A job that failed or was
+    cancelled shows its message (and its traceback in an expander).
+
+    Returns the final job dict of a single id once it has ended (``None`` while it runs or when
+    it cannot be read); for a mapping, ``{name: job}`` of the jobs that have ended so far.
+    Callers render their results for ``job["status"] == "succeeded"``.
+    """
+    single = isinstance(job_ids, str)
+    ids: dict[str, str] = {"": job_ids} if single else dict(job_ids)
+    jobs: dict[str, dict[str, Any]] = {}
+    for name, job_id in ids.items():
+        try:
+            jobs[name] = client.job(job_id)
+        except ApiError as exc:
+            st.error(f"Cannot read job {job_id}: {exc.detail}")
+            return None if single else {}
+    live = {name: ids[name] for name, job in jobs.items() if job["status"] in LIVE}
+    if live:
+        _follow_live(client, live, label=label, cancel=cancel, log=log, interval=interval)
+    done = {name: job for name, job in jobs.items() if job["status"] not in LIVE}
+    for name, job in done.items():
+        if job["status"] != "succeeded":
+            prefix = " ".join(p for p in (label, name) if p)
+            st.error(f"{prefix + ' job' if prefix else 'Job'} {job['status']}: {job.get('message') or ''}")
+            if job.get("error"):
+                with st.expander("Traceback"):
+                    st.code(job["error"], language=None)
+    if single:
+        return done.get("")
+    return done
+
+
+def _log_lines(job: dict[str, Any], keep: bool | Callable[[str], bool]) -> list[str]:
+    lines: list[str] = st.session_state.setdefault(f"follow-log-{job['id']}", [])
+    msg = job.get("message") or ""
+    if msg and (keep is True or (callable(keep) and keep(msg))) and (not lines or lines[-1] != msg):
+        lines.append(msg)
+    return lines
+
+
+def _follow_live(client: ApiClient, ids: dict[str, str], *, label: str | None, cancel: str | None,
+                 log: bool | Callable[[str], bool], interval: float) -> None:
+    def body() -> None:
+        for name, job_id in ids.items():
+            try:
+                job = client.job(job_id)
+            except ApiError as exc:
+                st.error(f"Cannot read job {job_id}: {exc.detail}")
+                continue
+            if job["status"] not in LIVE:
+                st.rerun()  # the whole page: the caller renders the ended job
+            prefix = " · ".join(p for p in (label, name) if p)
+            msg = job.get("message") or ""
+            text = (f"{prefix}: " if prefix else "") + job["status"] + (f" — {msg}" if msg else "")
+            st.progress(min(1.0, max(0.0, float(job.get("progress") or 0.0))), text=text)
+            if log:
+                for line in _log_lines(job, log):
+                    st.caption(f"✓ {line}")
+            if cancel and st.button(cancel, key=f"follow-cancel-{job_id}"):
                 try:
-                    values[name] = json.loads(text) if text.strip() else None
-                except json.JSONDecodeError:
-                    values[name] = text
-        submitted = st.form_submit_button("Submit job", type="primary")
-    return {k: v for k, v in values.items() if v is not None} if submitted else None
+                    client.cancel(job_id)
+                except ApiError as exc:
+                    st.error(f"Cannot cancel job {job_id}: {exc.detail}")
+
+    st.fragment(run_every=interval)(body)()
 
 
-def _f(v: Any) -> float | None:
-    return float(v) if v is not None else None
+# --- reports -----------------------------------------------------------------------------------
 
 
 def render_report(client: ApiClient, job_id: str) -> None:
@@ -102,7 +443,7 @@ def render_report(client: ApiClient, job_id: str) -> None:
     shown: set[str] = set()
     for sec in body.get("sections", []):
         st.markdown(f"#### {sec['title']}")
-        _markdown_with_images(client, sec["markdown"], by_name, shown)
+        markdown_with_images(client, sec["markdown"], by_name, shown=shown)
     for t in body.get("tables", []):
         st.markdown(f"**{t['title']}**")
         import pandas as pd
@@ -127,15 +468,27 @@ def render_report(client: ApiClient, job_id: str) -> None:
         st.code(rep["markdown"], language="markdown")
 
 
-def _markdown_with_images(client: ApiClient, text: str, by_name: dict[str, Any], shown: set[str]) -> None:
+def markdown_with_images(client: ApiClient, text: str, artifacts: Mapping[str, dict[str, Any]], *,
+                         shown: set[str] | None = None, image_width: int | None = None) -> None:
+    """Render report markdown, turning each ``![caption](artifact:NAME)`` into the stored image.
+
+    ``artifacts`` maps artifact names to the report's artifact refs (with their stored ``id``);
+    the names drawn are added to ``shown``. A reference to an artifact that was not stored shows
+    a note instead of a broken image.
+    """
     pos = 0
     for m in _IMG_LINK.finditer(text):
         if text[pos:m.start()].strip():
             st.markdown(text[pos:m.start()])
-        ref = by_name.get(m.group(2))
+        name = m.group(2)
+        ref = artifacts.get(name)
         if ref and ref.get("id"):
-            st.image(io.BytesIO(client.artifact(ref["id"])), caption=m.group(1) or ref["name"])
-            shown.add(ref["name"])
+            st.image(io.BytesIO(client.artifact(ref["id"])), caption=m.group(1) or ref.get("name") or name,
+                     width=image_width if image_width is not None else "content")
+            if shown is not None:
+                shown.add(name)
+        else:
+            st.caption(f"(image `{name}` is not stored)")
         pos = m.end()
     if text[pos:].strip():
         st.markdown(text[pos:])

@@ -14,29 +14,31 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import follow_job, get_client, schema_form
 
 PAGE = {"title": "Quantization (any4)", "icon": ":material/memory:", "section": "Methods", "order": 45}
+# Display names only: the choices themselves (models, formats, group sizes...) come from the schema.
 MODELS = {"clean-llama": "clean llama (trained from scratch, fp32)",
           "smollm2-135m-instruct": "SmolLM2-135M (weights pre-quantized, Q4_1)"}
-FORMATS = ["any4", "nf4", "fp4", "int4", "any3", "any2", "int3", "int2"]
+FORM_FIELDS = ["model", "fmt", "group_size", "calibration", "eval_windows", "seqlen"]
+LABELS = {"model": "Model", "fmt": "Format", "group_size": "Group size g", "calibration": "Calibration (any-formats)",
+          "eval_windows": "WikiText-2 windows", "seqlen": "Tokens per window"}
+HELPS = {"group_size": "SmolLM2 (K = 576) needs 32 or 64.",
+         "calibration": "Sample weights |mean activation| × group scale from the single prompt."}
 
 
-def _form() -> dict[str, Any] | None:
-    with st.form("any4-form"):
-        c1, c2, c3 = st.columns(3)
-        model = c1.selectbox("Model", list(MODELS), format_func=MODELS.get)
-        fmt = c2.selectbox("Format", FORMATS)
-        group = c3.selectbox("Group size g", [64, 32, 128], help="SmolLM2 (K = 576) needs 32 or 64.")
-        c4, c5, c6 = st.columns(3)
-        cal = c4.selectbox("Calibration (any-formats)", ["offline", "online", "none"],
-                           help="Sample weights |mean activation| × group scale from the single prompt.")
-        windows = int(c5.number_input("WikiText-2 windows", min_value=1, max_value=64, value=4, step=1))
-        seqlen = c6.selectbox("Tokens per window", [256, 512, 128])
-        if st.form_submit_button("Quantize", type="primary"):
-            return {"model": model, "fmt": fmt, "group_size": group, "calibration": cal,
-                    "eval_windows": windows, "seqlen": seqlen}
-    return None
+def _form(client) -> dict[str, Any] | None:
+    """The quantize form: fields, defaults, enums and bounds come from ``any4.quantize``'s params schema."""
+    try:
+        spec = next((m for m in client.methods() if m["name"] == "any4.quantize"), None)
+    except ApiError as exc:
+        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        return None
+    if spec is None:
+        st.error("The API has no any4.quantize method.")
+        return None
+    return schema_form(spec["params_schema"], key="any4", only=FORM_FIELDS, labels=LABELS, helps=HELPS,
+                       format_funcs={"model": lambda m: MODELS.get(m, m)}, columns=3, submit_label="Quantize")
 
 
 def _lut_figure(row: dict[str, Any], fmt: str):
@@ -114,7 +116,7 @@ def render() -> None:
     st.caption("Per-row lookup tables learned by weighted k-means on group-normalized weights (ICML 2025), "
                "against int4, nf4 and fp4. Perplexity on WikiText-2 windows; evaluation runs through the Triton "
                "LUT kernel on a GPU worker and a dequantized fp32 path on CPU.")
-    params = _form()
+    params = _form(client)
     if params is not None:
         try:
             job = client.submit("any4.quantize", params, idempotency_key=uuid.uuid4().hex)
@@ -123,13 +125,8 @@ def render() -> None:
             st.error(f"Rejected ({exc.status}): {exc.detail}")
     job_id = st.session_state.get("any4_job")
     if job_id:
-        job = client.job(job_id)
-        st.progress(float(job.get("progress") or 0.0), text=f"{job['status']}: {job.get('message') or ''}")
-        if job["status"] == "succeeded":
+        job = follow_job(client, job_id, label="quantize", cancel="Cancel")
+        if job is not None and job["status"] == "succeeded":
             _show_result(client, job_id)
-        elif job["status"] in ("queued", "running"):
-            st.button("Refresh", key="any4-refresh")
-        else:
-            st.error(f"Job {job['status']}: {job.get('message')}")
     st.subheader("Runs so far")
     _history(client)

@@ -18,10 +18,10 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import follow_job, get_client
 
 PAGE = {"title": "Continual learning", "icon": ":material/stacked_line_chart:", "section": "Methods", "order": 40}
-_STATE_JOB, _STATE_LOG = "continual_job", "continual_log"
+_STATE_JOB = "continual_job"
 
 
 def _pct(pair: list[float] | None) -> str:
@@ -37,7 +37,6 @@ def _submit(client, params: dict[str, Any]) -> None:
         st.error(f"Rejected ({exc.status}): {exc.detail}")
         return
     st.session_state[_STATE_JOB] = job["id"]
-    st.session_state[_STATE_LOG] = []
 
 
 def _form(client, methods: list[dict[str, Any]], datasets: list[str]) -> None:
@@ -120,30 +119,6 @@ def _results(client, job_id: str) -> None:
                        mime="application/json", key=f"continual-dl-{job_id}")
 
 
-@st.fragment(run_every=2)
-def _follow(client, job_id: str) -> None:
-    try:
-        job = client.job(job_id)
-    except ApiError as exc:
-        st.error(f"Cannot read job {job_id}: {exc.detail}")
-        return
-    log: list[str] = st.session_state.setdefault(_STATE_LOG, [])
-    msg = job.get("message") or ""
-    if msg and "task" in msg and (not log or log[-1] != msg):
-        log.append(msg)
-    if job["status"] in ("queued", "running"):
-        st.progress(float(job.get("progress") or 0.0), text=f"{job['status']}: {msg}")
-        for line in log:
-            st.caption(f"✓ {line}")
-        if st.button("Cancel run", key=f"continual-cancel-{job_id}"):
-            client.cancel(job_id)
-        return
-    if job["status"] != "succeeded":
-        st.error(f"Job {job['status']}: {job.get('error') or msg}")
-        return
-    _results(client, job_id)
-
-
 def render() -> None:
     st.title("Class-incremental learning")
     st.caption("Exemplar-free class-incremental runs on the shared harness: tasks of new classes arrive one after "
@@ -161,9 +136,10 @@ def render() -> None:
     job_param = st.query_params.get("job")
     if job_param and st.session_state.get(_STATE_JOB) != job_param:
         st.session_state[_STATE_JOB] = job_param
-        st.session_state[_STATE_LOG] = []
     _form(client, methods, datasets)
     job_id = st.session_state.get(_STATE_JOB)
     if job_id:
         st.divider()
-        _follow(client, job_id)
+        job = follow_job(client, job_id, cancel="Cancel run", log=lambda msg: "task" in msg)
+        if job is not None and job["status"] == "succeeded":
+            _results(client, job_id)

@@ -9,17 +9,15 @@ with ``?job=<id>``.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import re
 from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import follow_job, get_client, markdown_with_images
 
 PAGE = {"title": "Fact-check (DEFAME)", "icon": ":material/fact_check:", "section": "Agents", "order": 10}
-_IMG = re.compile(r"!\[([^\]]*)\]\(artifact:([^)]+)\)")
 _REF = re.compile(r"<image:(\d+)>")
 _COLORS = {"SUPPORTED": "green", "REFUTED": "red", "NEI": "orange", "CONFLICTING": "violet",
            "CHERRY_PICKING": "violet", "OUT_OF_CONTEXT": "red", "REFUSED": "gray"}
@@ -38,20 +36,6 @@ def _submit(client, claim: str, files: list, date: dt.date | None, author: str) 
         st.error(f"Rejected ({exc.status}): {exc.detail}")
         return
     st.session_state["defame_job"] = job["id"]
-    st.session_state["defame_log"] = []
-
-
-def _markdown_with_images(client, text: str, artifacts: dict[str, dict[str, Any]]) -> None:
-    pos = 0
-    for m in _IMG.finditer(text):
-        if text[pos:m.start()].strip():
-            st.markdown(text[pos:m.start()])
-        ref = artifacts.get(m.group(2))
-        if ref and ref.get("id"):
-            st.image(io.BytesIO(client.artifact(ref["id"])), caption=m.group(1), width=420)
-        pos = m.end()
-    if text[pos:].strip():
-        st.markdown(text[pos:])
 
 
 def _result(client, job_id: str) -> None:
@@ -83,32 +67,10 @@ def _result(client, job_id: str) -> None:
                     f" · {src['date']}" if src.get("date") else ""))
     st.subheader("Fact-checking document")
     doc = next((s["markdown"] for s in body.get("sections", []) if s["title"] == "Fact-checking document"), "")
-    _markdown_with_images(client, doc, artifacts)
+    markdown_with_images(client, doc, artifacts, image_width=420)
     with st.expander("Per-stage usage"):
         usage = data.get("usage") or {}
         st.table({stage: {k: v for k, v in row.items()} for stage, row in usage.items()})
-
-
-@st.fragment(run_every=2)
-def _follow(client, job_id: str) -> None:
-    try:
-        job = client.job(job_id)
-    except ApiError as exc:
-        st.error(f"Cannot read job {job_id}: {exc.detail}")
-        return
-    log: list[str] = st.session_state.setdefault("defame_log", [])
-    msg = job.get("message") or ""
-    if msg and (not log or log[-1] != msg):
-        log.append(msg)
-    if job["status"] in ("queued", "running"):
-        st.progress(float(job.get("progress") or 0.0), text=f"{job['status']}: {msg}")
-        for line in log:
-            st.caption(f"✓ {line}")
-        return
-    if job["status"] != "succeeded":
-        st.error(f"Job {job['status']}: {job.get('error') or msg}")
-        return
-    _result(client, job_id)
 
 
 def render() -> None:
@@ -119,7 +81,6 @@ def render() -> None:
     job_param = st.query_params.get("job")
     if job_param and st.session_state.get("defame_job") != job_param:
         st.session_state["defame_job"] = job_param
-        st.session_state["defame_log"] = []
     with st.form("defame-form"):
         claim = st.text_area("Claim", placeholder="The image shows the Sahara in 2023 covered with snow!")
         files = st.file_uploader("Images", type=["png", "jpg", "jpeg", "webp", "gif", "bmp"],
@@ -135,4 +96,6 @@ def render() -> None:
     job_id = st.session_state.get("defame_job")
     if job_id:
         st.divider()
-        _follow(client, job_id)
+        job = follow_job(client, job_id, log=True)
+        if job is not None and job["status"] == "succeeded":
+            _result(client, job_id)

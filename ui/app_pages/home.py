@@ -7,7 +7,7 @@ import uuid
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client, jobs_table, render_report, schema_form
+from ui.components import follow_job, get_client, jobs_table, render_report, schema_form
 
 PAGE = {"title": "Home", "icon": ":material/home:", "section": "Platform", "order": 0, "default": True}
 
@@ -82,23 +82,7 @@ def _report_panel(client, job_id: str) -> None:
         st.warning(str(exc))
         return
     st.markdown(f"### Job `{job_id[:8]}` — {job['method']} — **{job['status']}**")
-    if job["status"] in ("queued", "running"):
-        _progress(client, job_id)
-    elif job["status"] == "failed":
-        st.error(job["message"])
-        if job.get("error"):
-            with st.expander("Traceback"):
-                st.code(job["error"])
-    else:
+    final = follow_job(client, job_id, cancel="Cancel job", interval=1.5)
+    if final is not None and final["status"] == "succeeded":
         render_report(client, job_id)
 
-
-@st.fragment(run_every=1.5)
-def _progress(client, job_id: str) -> None:
-    """Polls a live job; reruns the page once it ends so the report renders."""
-    job = client.job(job_id)
-    if job["status"] not in ("queued", "running"):
-        st.rerun()
-    st.progress(job["progress"], text=job["message"] or job["status"])
-    if st.button("Cancel job", key=f"cancel-{job_id}"):
-        client.cancel(job_id)

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import follow_job, get_client
 
 PAGE = {"title": "Demonstration selection (LMS3)", "icon": ":material/format_list_numbered:", "section": "Methods",
         "order": 35}
@@ -30,20 +30,16 @@ def _pool_fields(dataset: str, size: int) -> dict[str, Any]:
     return {"dataset": dataset, "pool_size": size or None, "seed": 0}
 
 
-@st.fragment(run_every=2)
 def _follow(client, job_key: str, label: str, result_key: str) -> None:
-    """Poll the job in ``session_state[job_key]``; on success store its report body in ``result_key``."""
-    job = client.job(st.session_state[job_key])
-    if job["status"] in ("queued", "running"):
-        st.progress(float(job.get("progress") or 0.0), text=f"{label}: {job['status']} {job.get('message') or ''}")
+    """Follow the job in ``session_state[job_key]``; once it ends forget it, and on success store its
+    report body in ``result_key`` and rerun the page."""
+    job = follow_job(client, st.session_state[job_key], label=label)
+    if job is None:
         return
-    if job["status"] != "succeeded":
-        st.error(f"{label} {job['status']}: {job.get('error') or job.get('message')}")
-        st.session_state[job_key] = None
-        return
-    st.session_state[result_key] = client.report(job["id"])["body"]
     st.session_state[job_key] = None
-    st.rerun()
+    if job["status"] == "succeeded":
+        st.session_state[result_key] = client.report(job["id"])["body"]
+        st.rerun()
 
 
 def _show_selection(res: dict[str, Any]) -> None:

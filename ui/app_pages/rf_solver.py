@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import follow_job, get_client
 
 PAGE = {"title": "Image editing (RF-Edit)", "icon": ":material/auto_fix_high:", "section": "Methods", "order": 30}
 DIGITS = [str(i) for i in range(10)]
@@ -81,22 +81,12 @@ def _show_recon(client, job_id: str) -> None:
         st.dataframe(pd.DataFrame(t["rows"], columns=t["columns"]), hide_index=True)
 
 
-@st.fragment(run_every=2)
 def _follow(client, jobs: dict[str, str]) -> None:
-    states = {}
-    for kind, job_id in jobs.items():
-        try:
-            states[kind] = client.job(job_id)
-        except ApiError as exc:
-            st.error(f"Cannot read job {job_id}: {exc.detail}")
-            return
+    """Progress of the edit and reconstruction jobs; each one's result as soon as it has ended."""
+    done = follow_job(client, jobs)
     for kind, show in (("edit", _show_edit), ("recon", _show_recon)):
-        job = states[kind]
-        if job["status"] in ("queued", "running"):
-            st.progress(float(job.get("progress") or 0.0), text=f"{kind}: {job['status']} {job.get('message') or ''}")
-        elif job["status"] != "succeeded":
-            st.error(f"{kind} job {job['status']}: {job.get('error') or job.get('message')}")
-        else:
+        job = done.get(kind)
+        if job is not None and job["status"] == "succeeded":
             show(client, job["id"])
 
 

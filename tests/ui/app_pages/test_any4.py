@@ -18,8 +18,12 @@ def _app():
     from ui.app_pages import any4
 
     fixture = json.loads(open(os.environ["ANY4_UI_FIXTURE"]).read())
+    schema = json.loads(open(os.environ["ANY4_UI_FIXTURE"] + ".schema").read())
 
     class FakeClient:
+        def methods(self):
+            return [{"name": "any4.quantize", "params_schema": schema}]
+
         def submit(self, method, params, idempotency_key=None):
             with open(os.environ["ANY4_UI_FIXTURE"] + ".submitted", "w") as f:
                 json.dump({"method": method, "params": params}, f)
@@ -59,6 +63,7 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
                                              "eval_windows": 1, "seqlen": 32}), null_context())
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps({"title": rep.title, "body": rep.model_dump(mode="json"), "markdown": ""}))
+    (tmp_path / "fixture.json.schema").write_text(json.dumps(spec.json_schema()))
     monkeypatch.setenv("ANY4_UI_FIXTURE", str(path))
     return path, rep
 
@@ -68,14 +73,20 @@ def test_submit_then_table_and_lut_row_picker(fixture_file):
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
-    at.selectbox[1].set_value("nf4")
-    at.selectbox[2].set_value(32)
+    # the choices are the params schema's enums, the defaults its defaults
+    assert at.selectbox(key="any4-fmt").options == ["int4", "int3", "int2", "nf4", "fp4", "any4", "any3", "any2"]
+    assert at.selectbox(key="any4-fmt").value == "any4"
+    assert at.selectbox(key="any4-group_size").options == ["32", "64", "128"]
+    assert at.number_input(key="any4-seqlen").value == 256
+    at.selectbox(key="any4-fmt").set_value("nf4")
+    at.selectbox(key="any4-group_size").set_value(32)
     at.button[0].click()
     at.run()
     assert not at.exception, at.exception
     sent = json.loads(open(str(path) + ".submitted").read())
     assert sent["method"] == "any4.quantize"
-    assert sent["params"]["fmt"] == "nf4" and sent["params"]["group_size"] == 32
+    assert sent["params"] == {"model": "clean-llama", "fmt": "nf4", "group_size": 32, "calibration": "offline",
+                              "eval_windows": 4, "seqlen": 256}
     table = at.table[0].value
     assert list(table.index) == ["fp32", "any4 (uncal.)"]
     row_picker = next(s for s in at.selectbox if s.label == "Row")
