@@ -126,8 +126,8 @@ def evaluate_dataset(dataset: str, *, path: str | None, limit: int, corpus: str 
     return report
 
 
-def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseline: bool, progress: JobContext,
-                     out_dir: Path) -> Report:
+def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseline: bool,
+                     progress: JobContext) -> Report:
     """The results document: AVeriTeC + MOCHEG, DEFAME vs baseline, parse rates, cost, the AVeriTeC scorer."""
     import time
 

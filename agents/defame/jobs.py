@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from agents.defame.config import DefameConfig
-from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.jobs.registry import register_preparer
 
 log = logging.getLogger(__name__)
@@ -157,14 +157,23 @@ def batch(params: BatchParams, progress: JobContext) -> Report:
                             model=params.model, baseline=params.baseline, progress=progress)
 
 
-@register_reproducer("defame", description="DEFAME vs no-evidence baseline on AVeriTeC (oracle corpus) and MOCHEG")
-def reproduce(out_dir: Path, progress: JobContext, limit: int = 30, model: str | None = None,
-              mocheg_limit: int = 10, baseline: bool = True, **_: Any) -> Path:
+class DefameOptions(ReproducerOptions):
+    """Options of ``paperworks reproduce defame``."""
+
+    limit: int = Field(30, ge=1, le=1000, description="AVeriTeC dev claims checked.")
+    model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
+    mocheg_limit: int = Field(10, ge=0, le=1000, description="MOCHEG claims checked (0 = skip MOCHEG).")
+    baseline: bool = Field(True, description="Also run the no-evidence baseline.")
+
+
+@register_reproducer("defame", options=DefameOptions,
+                     description="DEFAME vs no-evidence baseline on AVeriTeC (oracle corpus) and MOCHEG")
+def reproduce(options: DefameOptions, progress: JobContext) -> Report:
+    """The results document; the registry writes ``defame.md``."""
     from agents.defame.experiment import reproduce_report
 
-    report = reproduce_report(limit=int(limit), model=model, mocheg_limit=int(mocheg_limit),
-                              baseline=bool(baseline), progress=progress, out_dir=Path(out_dir))
-    return report.write_markdown(Path(out_dir) / "defame.md")
+    return reproduce_report(limit=options.limit, model=options.model, mocheg_limit=options.mocheg_limit,
+                            baseline=options.baseline, progress=progress)
 
 
 @register_preparer("defame.nltk_data")

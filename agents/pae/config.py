@@ -9,7 +9,7 @@ the kept actions, 10-step cap) is the paper's.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -79,3 +79,17 @@ class RunConfig(BaseModel):
             raise ValueError(f"unknown sites {unknown}; known: {list(SITE_NAMES)}")
         if set(self.train_sites) & set(self.heldout_sites):
             raise ValueError("a held-out site cannot also be a training site")
+
+
+#: Named sizes of ``paperworks reproduce pae`` (and ``paperworks pae run --preset``): RunConfig overrides.
+PRESETS: dict[str, dict[str, Any]] = {
+    # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
+    "small": dict(tasks_per_site=20, test_tasks_per_site=2, webarena_tasks=4, iterations=2,
+                  rollouts_per_iteration=6, sft_demos_per_site=8, sft_epochs=3, eval_every=100, max_steps=10,
+                  policy_max_tokens=32, judge_max_tokens=24, actor_trajectories=16, llm_tasks_per_site=0,
+                  lr=5e-4, grad_accum=2),
+    # the issue's suggested scale (5 sites × 20 tasks, 16-32 rollouts, 3 iterations): hours on 2 cores
+    "issue": dict(tasks_per_site=20, test_tasks_per_site=6, webarena_tasks=20, iterations=3,
+                  rollouts_per_iteration=24, sft_demos_per_site=5, sft_epochs=2, eval_every=100, max_steps=10,
+                  policy_max_tokens=48, judge_max_tokens=48, actor_trajectories=64, llm_tasks_per_site=5),
+}

@@ -9,13 +9,13 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from agents.pae.config import PRESETS as PAE_PRESETS
 from agents.pae.config import RunConfig
-from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
@@ -112,9 +112,23 @@ def train_job(params: TrainParams, progress: JobContext) -> Report:
     return run_pae(cfg, run_id=params.run_id, progress=progress).report
 
 
-@register_reproducer("pae", description="PAE on the local sites: oracle vs LLM-judge vs random reward")
-def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
-    from agents.pae.reproduce import reproduce as run
+class PaeOptions(RunConfig, ReproducerOptions):
+    """Options of ``paperworks reproduce pae``: a preset (config.PRESETS) and any RunConfig field over it."""
 
-    set_threads(int(options.pop("torch_threads", 1)))
-    return run(Path(out_dir), progress, **options)
+    PRESETS = PAE_PRESETS
+    preset: Literal["small", "issue"] = Field("small", description="Sizes from agents/pae/config.py PRESETS: "
+                                              "small (two shared CPU cores), issue (the issue's scale, hours).")
+    proposer_max_tokens_probe: int = Field(160, ge=0, le=4096,
+                                           description="Reply budget of the LLM proposer probe (0 = skip it).")
+    torch_threads: int = Field(1, ge=0, le=64, description="torch CPU threads (0 = torch's default).")
+
+
+@register_reproducer("pae", options=PaeOptions,
+                     description="PAE on the local sites: oracle vs LLM-judge vs random reward")
+def reproduce(options: PaeOptions, progress: JobContext) -> Report:
+    """Oracle vs LLM-judge vs random reward from one SFT start; the registry writes ``pae.md`` (+ ``pae/``)."""
+    from agents.pae.report import reproduce as run
+
+    set_threads(options.torch_threads)
+    base = RunConfig(**options.model_dump(exclude={"preset", "proposer_max_tokens_probe", "torch_threads"}))
+    return run(base, progress, size=options.preset, proposer_tokens=options.proposer_max_tokens_probe)

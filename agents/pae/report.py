@@ -12,7 +12,6 @@ import json
 import logging
 import platform
 import time
-from pathlib import Path
 from typing import Any
 
 from agents.pae import store
@@ -22,19 +21,6 @@ from agents.pae.nodes.test import summarize
 from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
-
-PRESETS: dict[str, dict[str, Any]] = {
-    # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
-    "small": dict(tasks_per_site=20, test_tasks_per_site=2, webarena_tasks=4, iterations=2,
-                  rollouts_per_iteration=6, sft_demos_per_site=8, sft_epochs=3, eval_every=100, max_steps=10,
-                  policy_max_tokens=32, judge_max_tokens=24, actor_trajectories=16, llm_tasks_per_site=0,
-                  lr=5e-4, grad_accum=2),
-    # the issue's suggested scale (5 sites × 20 tasks, 16-32 rollouts, 3 iterations): hours on 2 cores
-    "issue": dict(tasks_per_site=20, test_tasks_per_site=6, webarena_tasks=20, iterations=3,
-                  rollouts_per_iteration=24, sft_demos_per_site=5, sft_epochs=2, eval_every=100, max_steps=10,
-                  policy_max_tokens=48, judge_max_tokens=48, actor_trajectories=64, llm_tasks_per_site=5),
-}
-
 
 PAPER_NOTE = (
     "PAE (Zhou et al., ICML 2025) trains LLaVA-1.6 7B/34B on 1024-trajectory iterations with 256 browsers on 8×A100, "
@@ -71,10 +57,8 @@ def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
     return rows
 
 
-def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
-    size = str(options.pop("size", "small"))
-    proposer_tokens = int(options.pop("proposer_max_tokens_probe", 160))
-    base = RunConfig(**{**PRESETS[size], **options, "seed": int(options.get("seed", 0))})
+def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_tokens: int) -> Report:
+    """Run the three conditions from ``base`` (preset ``size``) and build the report (``pae.md`` + ``pae/``)."""
     from core.db import migrate
 
     migrate.upgrade()  # the PAE tables (idempotent)
@@ -129,9 +113,8 @@ def reproduce(out_dir: Path, progress: JobContext, **options: Any) -> Path:
     report.add_section("What the 135M model can and cannot do", capability_text(stats, demo))
     report.add_section("Reading the numbers", _discussion(results, before))
     report.add_section("The paper, for scale", PAPER_NOTE)
-    path = report.write_markdown(Path(out_dir) / "pae.md")
-    (Path(out_dir) / "pae" / "history.json").write_text(json.dumps(report.data, indent=1, default=str))
-    return path
+    report.add_file("history.json", json.dumps(report.data, indent=1, default=str), kind="json")
+    return report
 
 
 def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:

@@ -12,8 +12,16 @@ A method registers itself once, in its package's ``jobs.py`` module::
         progress(0.5, "half way")
         return Report(title="done")
 
-    @register_reproducer("mymethod")
-    def reproduce(out_dir: Path, progress: JobContext, **options) -> Path: ...
+    class MyOptions(ReproducerOptions):
+        PRESETS = {"quick": {"n": 3}, "full": {"n": 50}}
+        preset: Literal["quick", "full"] = "quick"
+        n: int = Field(3, ge=1)
+
+    @register_reproducer("mymethod", options=MyOptions)
+    def reproduce(options: MyOptions, progress: JobContext) -> Report: ...
+
+A reproducer returns a :class:`Report`; the registry writes it as ``<out_dir>/<name>.md``
+with its files in ``<out_dir>/<name>/`` (:meth:`ReproducerSpec.run`).
 
 The worker, API, CLI and UI are generic over this registry. :func:`load_all`
 discovers every ``methods/<pkg>/jobs.py`` and ``agents/<pkg>/jobs.py`` by name,
@@ -27,14 +35,15 @@ import inspect
 import logging
 import pkgutil
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from core.jobs.context import JobContext
+from core.jobs.context import JobContext, null_context
 from core.jobs.report import Report
 
 log = logging.getLogger(__name__)
@@ -85,14 +94,103 @@ class MethodSpec:
         return self.params_model.model_json_schema()
 
 
+class InvalidOptions(InvalidParams):
+    """The options of ``paperworks reproduce NAME`` do not validate against its options model."""
+
+    def __init__(self, reproducer: str, errors: list[dict[str, Any]], known: list[str]):
+        for e in errors:
+            if e.get("type") == "extra_forbidden":
+                e["msg"] = f"unknown option; known: {', '.join(known) or '(none)'}"
+        super().__init__(reproducer, errors)
+        self.args = (str(self).replace("invalid params for", "invalid options for reproduce", 1),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class ReproducerOptions(BaseModel):
+    """Base of a reproducer's options model.
+
+    Unknown keys are errors (``extra="forbid"``). A subclass with named presets sets
+    ``PRESETS = {name: {field: value, ...}}`` and a ``preset`` field; the chosen preset's
+    values fill every field the caller did not set.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_preset(cls, data: Any) -> Any:
+        if not cls.PRESETS or not isinstance(data, Mapping):
+            return data
+        field = cls.model_fields.get("preset")
+        name = data.get("preset", field.default if field is not None else None)
+        if name not in cls.PRESETS:
+            raise ValueError(f"unknown preset {name!r}; one of {', '.join(cls.PRESETS)}")
+        return {**cls.PRESETS[name], **data}
+
+    def cli_options(self) -> str:
+        """The ``-o key=value`` arguments that reproduce these options (fields differing from the defaults)."""
+        import json
+
+        base: dict[str, Any] = {}
+        try:
+            preset = {"preset": self.preset} if self.PRESETS and "preset" in type(self).model_fields else {}
+            base = type(self).model_validate(preset).model_dump(mode="json")
+        except ValidationError:  # required fields: render everything
+            pass
+        mine = self.model_dump(mode="json")
+        if "preset" in mine and mine["preset"] != type(self).model_fields["preset"].default:
+            base.pop("preset", None)
+        return "".join(f" -o {k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+                       for k, v in mine.items() if k not in base or base[k] != v)
+
+
+class NoOptions(ReproducerOptions):
+    """A reproducer without options."""
+
+
+ReproduceFn = Callable[[Any, JobContext], Report]
+
+
 @dataclass(frozen=True)
 class ReproducerSpec:
-    """A ``paperworks reproduce NAME`` experiment that writes ``docs/results/NAME.md``."""
+    """A ``paperworks reproduce NAME`` experiment: ``fn(options, progress) -> Report``.
+
+    :meth:`run` validates the options, calls the function and writes the report as
+    ``<out_dir>/<name>.md`` with its files in ``<out_dir>/<name>/``.
+    """
 
     name: str
-    run: Callable[..., Path]
+    fn: ReproduceFn
+    options_model: type[BaseModel] = NoOptions
     description: str = ""
-    options: dict[str, Any] = field(default_factory=dict)
+
+    def validate(self, options: Mapping[str, Any] | BaseModel | None = None) -> BaseModel:
+        if isinstance(options, self.options_model):
+            return options
+        if isinstance(options, BaseModel):
+            options = options.model_dump()
+        try:
+            return self.options_model.model_validate(dict(options or {}))
+        except ValidationError as exc:
+            raise InvalidOptions(self.name, exc.errors(include_url=False, include_context=False),
+                                 sorted(self.options_model.model_fields)) from None
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.options_model.model_json_schema()
+
+    def run(self, out_dir: Path, progress: JobContext | None = None,
+            options: Mapping[str, Any] | BaseModel | None = None) -> Path:
+        """Validate ``options``, run the experiment and write ``out_dir/<name>.md`` (+ ``out_dir/<name>/``)."""
+        opts = self.validate(options)
+        report = self.fn(opts, progress or null_context())
+        if not isinstance(report, Report):
+            raise TypeError(f"reproducer {self.name!r} returned {type(report).__name__}, not a Report")
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return report.write_markdown(out_dir / f"{self.name}.md")
 
 
 _METHODS: dict[str, MethodSpec] = {}
@@ -131,12 +229,21 @@ def register_method(name: str, *, title: str = "", description: str = "", queue:
     return deco
 
 
-def register_reproducer(name: str, *, description: str = "") -> Callable[[Callable[..., Path]], Callable[..., Path]]:
-    """Decorator registering ``fn(out_dir: Path, progress: JobContext, **options) -> Path``."""
+def register_reproducer(name: str, *, options: type[BaseModel] = NoOptions,
+                        description: str = "") -> Callable[[ReproduceFn], ReproduceFn]:
+    """Decorator registering ``fn(options, progress) -> Report`` as ``paperworks reproduce NAME``.
 
-    def deco(fn: Callable[..., Path]) -> Callable[..., Path]:
+    ``options`` is a pydantic model (usually a :class:`ReproducerOptions`) that must forbid
+    unknown keys; the function receives a validated instance.
+    """
+    if not (isinstance(options, type) and issubclass(options, BaseModel)):
+        raise TypeError(f"reproducer {name}: options must be a pydantic BaseModel")
+    if options.model_config.get("extra") != "forbid":
+        raise TypeError(f"reproducer {name}: the options model must forbid unknown keys (extra='forbid')")
+
+    def deco(fn: ReproduceFn) -> ReproduceFn:
         with _LOCK:
-            _REPRODUCERS[name] = ReproducerSpec(name=name, run=fn,
+            _REPRODUCERS[name] = ReproducerSpec(name=name, fn=fn, options_model=options,
                                                 description=description or (inspect.getdoc(fn) or "").split("\n")[0])
         return fn
 
@@ -160,6 +267,21 @@ def register_preparer(name: str) -> Callable[[Callable[[], str]], Callable[[], s
 def list_preparers() -> dict[str, Callable[[], str]]:
     load_all()
     return dict(sorted(_PREPARERS.items()))
+
+
+@contextmanager
+def registry_snapshot() -> Iterator[None]:
+    """Restore the registered methods, reproducers and preparers on exit (tests that register things)."""
+    load_all()
+    with _LOCK:
+        saved = dict(_METHODS), dict(_REPRODUCERS), dict(_PREPARERS)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            for live, copy in zip((_METHODS, _REPRODUCERS, _PREPARERS), saved, strict=True):
+                live.clear()
+                live.update(copy)
 
 
 def load_all() -> None:

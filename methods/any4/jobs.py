@@ -10,7 +10,6 @@ step correctly, only slower. ``any4.evaluate`` is cheap and stays on ``cpu``.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from pathlib import Path
@@ -20,7 +19,8 @@ import torch
 from pydantic import BaseModel as Params, Field, field_validator
 
 from core.config import get_settings
-from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from methods.any4.experiment import DEFAULT_VARIANTS
 
 log = logging.getLogger(__name__)
 
@@ -76,30 +76,36 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     return run_evaluate(params, progress, checkpoint_root())
 
 
-_OPTION_TYPES = {"group_sizes": list, "variants": list, "smollm2": bool, "smol_windows": int, "smol_seqlen": int,
-                 "clean_windows": int, "dataset_calib_windows": int, "seed": int, "threads": int,
-                 "clean_steps": int}
+class Any4Options(ReproducerOptions):
+    """Options of ``paperworks reproduce any4`` (defaults: methods/any4/experiment.py ``ReproduceOptions``)."""
+
+    group_sizes: list[Literal[32, 64, 128]] = Field([64, 32], min_length=1, description="Group sizes g.")
+    variants: list[str] = Field(list(DEFAULT_VARIANTS), min_length=1,
+                                description="Rows: FORMAT or FORMAT:CALIBRATION (none, offline, online, dataset).")
+    smollm2: bool = Field(True, description="Also quantize SmolLM2-135M (GGUF).")
+    smol_windows: int = Field(4, ge=1, le=64, description="WikiText-2 windows scored on SmolLM2.")
+    smol_seqlen: int = Field(512, ge=32, le=2048, description="Tokens per SmolLM2 window.")
+    clean_windows: int = Field(16, ge=1, le=256, description="Windows scored on the clean model (per eval set).")
+    dataset_calib_windows: int = Field(16, ge=1, le=256, description="Math windows of the dataset calibration arm.")
+    clean_steps: int | None = Field(None, ge=1, le=100_000, description="Training steps of the clean model "
+                                    "(default: CleanModelConfig.steps).")
+    seed: int = Field(0, ge=0)
+    threads: int | None = Field(1, ge=1, le=256, description="torch threads during the run (None = torch's).")
 
 
-@register_reproducer("any4", description="Perplexity of fp/int4/fp4/nf4/any4/any3/any2 at g=64 and 32 on two models")
-def reproduce(out_dir: Path, progress: JobContext, **options) -> Path:
-    """Run the CPU-scale experiment of spec §6 and write ``<out_dir>/any4.md`` (+ ``any4/`` figures)."""
+@register_reproducer("any4", options=Any4Options,
+                     description="Perplexity of fp/int4/fp4/nf4/any4/any3/any2 at g=64 and 32 on two models")
+def reproduce(options: Any4Options, progress: JobContext) -> Report:
+    """Run the CPU-scale experiment of spec §6; the registry writes ``any4.md`` (+ ``any4/`` figures)."""
     import dataclasses
 
     from methods.any4.experiment import ReproduceOptions, run_reproduction
     from methods.any4.report import build_report
 
-    unknown = set(options) - set(_OPTION_TYPES)
-    if unknown:
-        raise ValueError(f"unknown options {sorted(unknown)}; known: {sorted(_OPTION_TYPES)}")
-    kw = {k: (tuple(v) if _OPTION_TYPES[k] is list else _OPTION_TYPES[k](v)) for k, v in options.items()}
-    steps = kw.pop("clean_steps", None)
-    opts = ReproduceOptions(**kw)
-    if steps is not None:
-        opts.clean = dataclasses.replace(opts.clean, steps=steps)
+    kw = options.model_dump(exclude={"clean_steps"})
+    opts = ReproduceOptions(**{**kw, "group_sizes": tuple(kw["group_sizes"]), "variants": tuple(kw["variants"])})
+    if options.clean_steps is not None:
+        opts.clean = dataclasses.replace(opts.clean, steps=options.clean_steps)
     s = get_settings()
     res = run_reproduction(opts, progress, data_dir=Path(s.data_dir), cache_dir=Path(s.cache_dir))
-    cmd = "paperworks reproduce any4" + "".join(f" -o {k}={json.dumps(v, separators=(',', ':'))}"
-                                                for k, v in options.items())
-    report = build_report(res, cmd)
-    return report.write_markdown(Path(out_dir) / "any4.md")
+    return build_report(res, "paperworks reproduce any4" + options.cli_options())

@@ -85,3 +85,12 @@ def tiny_config(**overrides) -> DPCRConfig:
     base = dict(channels=(8, 16, 16), epochs_first=3, milestones_first=(2,), epochs_inc=2, milestones_inc=(1,))
     base.update(overrides)
     return DPCRConfig(**base)
+
+
+#: Named presets of the ``dpcr`` learner (``continual.run`` options), overriding DPCRConfig's defaults.
+PRESETS: dict[str, dict] = {
+    "quick": {"channels": [8, 16, 16], "epochs_first": 3, "milestones_first": [2], "epochs_inc": 2,
+              "milestones_inc": [1], "tssp_passes": 4},
+    "spec": {},
+    "reproduce": {"tssp_passes": 8, "gamma_sweep": [0.1, 1.0, 10.0, 100.0, 1000.0]},
+}

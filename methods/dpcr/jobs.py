@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pydantic import Field
 
-from core.jobs import JobContext, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_reproducer
 from methods.continual.data import TaskStream
 from methods.continual.learner import ContinualLearner, register_learner
-from methods.dpcr.config import ALL_ARMS, DPCRConfig
+from methods.dpcr.config import ALL_ARMS, PRESETS, DPCRConfig
 from methods.dpcr.learner import DPCRLearner
-
-
-PRESETS = {
-    "quick": {"channels": [8, 16, 16], "epochs_first": 3, "milestones_first": [2], "epochs_inc": 2,
-              "milestones_inc": [1], "tssp_passes": 4},
-    "spec": {},
-    "reproduce": {"tssp_passes": 8, "gamma_sweep": [0.1, 1.0, 10.0, 100.0, 1000.0]},
-}
 
 
 @register_learner("dpcr", options=DPCRConfig, heads=ALL_ARMS, presets=PRESETS,
@@ -29,10 +21,18 @@ def make_dpcr(options: DPCRConfig, *, seed: int, stream: TaskStream) -> Continua
     return DPCRLearner(options, seed=seed, input_shape=stream.input_shape)
 
 
-@register_reproducer("dpcr", description="DPCR on digits: 5 tasks × 2 classes, 5 seeds, all arms, 32/class variant.")
-def reproduce(out_dir: Path, progress: JobContext, **options) -> Path:
-    """Run the spec §6 experiment and write ``<out_dir>/dpcr.md`` (+ ``dpcr/`` figures and JSON)."""
+class DpcrOptions(ReproducerOptions):
+    """Options of ``paperworks reproduce dpcr``."""
+
+    seeds: int = Field(5, ge=1, le=20, description="Seeds 0..seeds-1 per experiment.")
+    quick: bool = Field(False, description="The tiny schedule (tests and smoke runs; never for docs/results).")
+    threads: int = Field(1, ge=1, le=64, description="torch threads.")
+
+
+@register_reproducer("dpcr", options=DpcrOptions,
+                     description="DPCR on digits: 5 tasks × 2 classes, 5 seeds, all arms, 32/class variant.")
+def reproduce(options: DpcrOptions, progress: JobContext) -> Report:
+    """Run the spec §6 experiment; the registry writes ``dpcr.md`` (+ ``dpcr/`` figures and JSON)."""
     from methods.dpcr.experiment import run_reproduction
 
-    report = run_reproduction(progress, **options)
-    return report.write_markdown(Path(out_dir) / "dpcr.md")
+    return run_reproduction(progress, seeds=options.seeds, quick=options.quick, threads=options.threads)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Literal
 
-from methods.lms3.config import PRESETS, RepresentationConfig, SelectionConfig
+from pydantic import Field, field_validator
+
+from methods.lms3.config import PRESETS, DatasetName, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
 from methods.lms3.service import Lms3Service
 from core.config import get_settings
-from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
@@ -79,27 +82,35 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
     return report
 
 
-@register_reproducer("lms3", description="LMS3 §6 experiment on GSM8K, MAWPS and MATH (gold NLL, theory check).")
-def reproduce(out_dir: Path, progress: JobContext, preset: str = "cpu_small", datasets: str = "",
-              **options: object) -> Path:
-    """Run the CPU experiment and write ``out_dir/lms3.md`` (+ ``out_dir/lms3/``)."""
+class Lms3Options(ReproducerOptions):
+    """Options of ``paperworks reproduce lms3``; the sizes of each preset are in ``methods/lms3/config.py``."""
+
+    preset: Literal["cpu_small", "spec_cpu", "tiny"] = Field(
+        "cpu_small", description="Experiment sizes (config.PRESETS): cpu_small (the results run), spec_cpu "
+                                 "(the spec's CPU sizes, hours), tiny (tests).")
+    datasets: list[DatasetName] = Field(default_factory=list,
+                                        description="Subset of gsm8k, mawps, math (empty = the preset's).")
+
+    @field_validator("datasets", mode="before")
+    @classmethod
+    def _comma_separated(cls, v: object) -> object:
+        return [d.strip() for d in v.split(",") if d.strip()] if isinstance(v, str) else v
+
+
+@register_reproducer("lms3", options=Lms3Options,
+                     description="LMS3 §6 experiment on GSM8K, MAWPS and MATH (gold NLL, theory check).")
+def reproduce(options: Lms3Options, progress: JobContext) -> Report:
+    """Run the CPU experiment; the registry writes ``lms3.md`` (+ ``lms3/``)."""
     from methods.lms3.experiment import run_experiment
     from methods.lms3.results import build_report
     from core.llm import model_hash
     from core.vectorstore import get_vectorstore
 
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; one of {', '.join(PRESETS)}")
-    if options:
-        raise ValueError(f"unknown options {sorted(options)}; known: preset, datasets")
-    cfg = PRESETS[preset]
-    if datasets:
-        cfg = cfg.with_datasets(tuple(d.strip() for d in datasets.split(",") if d.strip()))
+    cfg = PRESETS[options.preset]
+    if options.datasets:
+        cfg = cfg.with_datasets(tuple(options.datasets))
     cache = Path(get_settings().cache_dir) / "lms3" / f"results-{model_hash()}.jsonl"
     t0 = time.perf_counter()
     results = run_experiment(cfg, store=get_vectorstore(), progress=progress, cache_path=cache)
     wall = time.perf_counter() - t0
-    cmd = "paperworks reproduce lms3" + (f" -o preset={preset}" if preset != "cpu_small" else "") + \
-        (f" -o datasets={datasets}" if datasets else "")
-    report = build_report(results, cfg, wall_s=wall, command=cmd)
-    return report.write_markdown(Path(out_dir) / "lms3.md")
+    return build_report(results, cfg, wall_s=wall, command="paperworks reproduce lms3" + options.cli_options())

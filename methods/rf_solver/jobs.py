@@ -10,12 +10,11 @@ hosting a large RF model (FLUX-size) would register its adapter's jobs on ``gpu`
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from core.jobs import JobContext, Report, register_method, register_reproducer
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 
 
 class ImageRef(BaseModel):
@@ -101,9 +100,24 @@ def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
                               progress=progress)
 
 
-@register_reproducer("rf_solver", description="RF-Solver: analytic orders, trained-model reconstruction, RF-Edit trade-off")
-def reproduce(out_dir: Path, progress: JobContext, **options) -> Path:
-    """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
-    from methods.rf_solver.reproduce import run_reproduction
+class RfSolverOptions(ReproducerOptions):
+    """Options of ``paperworks reproduce rf_solver``."""
 
-    return run_reproduction(Path(out_dir), progress, **options)
+    n_recon: int = Field(64, ge=1, le=297, description="Held-out digits reconstructed per solver and NFE.")
+    n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited (after the reconstructed ones).")
+    threads: int = Field(0, ge=0, le=256, description="torch threads (0 = torch's default).")
+
+    @model_validator(mode="after")
+    def _fits(self) -> RfSolverOptions:
+        if self.n_recon + self.n_edit > 297:
+            raise ValueError("n_recon + n_edit must be <= 297 (the held-out digits)")
+        return self
+
+
+@register_reproducer("rf_solver", options=RfSolverOptions,
+                     description="RF-Solver: analytic orders, trained-model reconstruction, RF-Edit trade-off")
+def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
+    """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
+    from methods.rf_solver.report import run_reproduction
+
+    return run_reproduction(progress, n_recon=options.n_recon, n_edit=options.n_edit, threads=options.threads)

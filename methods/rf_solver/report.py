@@ -1,4 +1,4 @@
-"""``paperworks reproduce rf_solver``: runs the three studies and writes ``docs/results/rf_solver.md``."""
+"""``paperworks reproduce rf_solver``: runs the three studies and builds the report (``docs/results/rf_solver.md``)."""
 
 from __future__ import annotations
 
@@ -106,9 +106,8 @@ def _checks(res: AnalyticResult, recon: list[ReconRow], inj: dict[int, float], t
     return [[name, value, "pass" if ok else "FAIL"] for name, value, ok in rows]
 
 
-def run_reproduction(out_dir: Path, progress: JobContext, *, n_recon: int = 64, n_edit: int = 50,
-                     threads: int = 0) -> Path:
-    """Run every study and write ``out_dir/rf_solver.md`` with its figures in ``out_dir/rf_solver/``."""
+def run_reproduction(progress: JobContext, *, n_recon: int = 64, n_edit: int = 50, threads: int = 0) -> Report:
+    """Run every study and build the report (written as ``rf_solver.md`` + ``rf_solver/`` by the registry)."""
     if threads > 0:
         torch.set_num_threads(threads)
     from core.config import get_settings
@@ -204,4 +203,4 @@ def run_reproduction(out_dir: Path, progress: JobContext, *, n_recon: int = 64, 
                    "same_label_injection": inj, "checks": checks,
                    "tradeoff": {k: v for k, v in asdict(tr).items() if k not in ("examples", "sources", "targets")}}
     progress(1.0, "done")
-    return report.write_markdown(Path(out_dir) / "rf_solver.md")
+    return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.jobs import InvalidParams, get_method, get_reproducer, null_context
+from core.jobs import InvalidOptions, InvalidParams, get_method, get_reproducer, null_context
 
 
 @pytest.fixture
@@ -69,7 +69,9 @@ def test_select_params_validation():
 
 def test_reproducer_rejects_unknown_options(tmp_path):
     rep = get_reproducer("lms3")
-    with pytest.raises(ValueError, match="preset"):
-        rep.run(tmp_path, null_context(), preset="huge")
-    with pytest.raises(ValueError, match="unknown options"):
-        rep.run(tmp_path, null_context(), speed="fast")
+    with pytest.raises(InvalidOptions, match="preset"):
+        rep.run(tmp_path, null_context(), {"preset": "huge"})
+    with pytest.raises(InvalidOptions, match="speed: unknown option; known: datasets, preset"):
+        rep.run(tmp_path, null_context(), {"speed": "fast"})
+    assert rep.validate({"datasets": "gsm8k, math"}).datasets == ["gsm8k", "math"]
+    assert not list(tmp_path.iterdir())  # nothing is written for invalid options
