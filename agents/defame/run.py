@@ -148,8 +148,8 @@ def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | N
         thread_id: checkpoint thread; default derived from claim and config.
         on_event: called with ``(stage, info)`` after every stage.
     """
-    from agents.defame.checkpoint import open_checkpointer
     from agents.defame.graph import build_graph
+    from core.checkpoint import checkpointer as open_checkpointer
 
     config = config or DefameConfig()
     claim = to_claim(request) if isinstance(request, ClaimRequest) else dict(request)
@@ -174,7 +174,7 @@ def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | N
 
     with track_usage() as tally:  # the gateway's own count of this invocation's calls, by stage tag
         if checkpointer == "default":
-            with open_checkpointer() as saver:
+            with open_checkpointer("defame") as saver:
                 state, resumed = _run(saver)
         else:
             state, resumed = _run(checkpointer)

@@ -1,16 +1,14 @@
 """The PAE loop as a LangGraph graph: propose → SFT start → test → (rollout → evaluate → filter → train → test?)*.
 
 ``graph`` (uncompiled checkpointer-free) is what ``langgraph.json`` exposes;
-:func:`run` compiles it with a SQLite checkpointer keyed by the run id, so an
+:func:`run` compiles it with :func:`core.checkpoint.checkpointer` (SQLite, or PostgreSQL
+when the app database is) keyed by the run id, so an
 interrupted run resumes at the node it died in (node side effects are idempotent).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -21,6 +19,7 @@ from agents.pae.nodes.learn import filter_node, sft, train
 from agents.pae.nodes.propose import propose
 from agents.pae.nodes.test import test
 from agents.pae.state import InputState, PaeState
+from core.checkpoint import checkpointer
 
 log = logging.getLogger(__name__)
 
@@ -68,32 +67,10 @@ def build() -> StateGraph:
 graph = build().compile()
 
 
-@contextlib.contextmanager
-def checkpointer(path: Path | None = None) -> Iterator[Any]:
-    """PostgreSQL when the app database is PostgreSQL, else SQLite under ``<home>/pae/checkpoints.sqlite``."""
-    from core.config import get_settings
-
-    settings = get_settings()
-    if path is None and settings.is_postgres:
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        url = str(settings.database_url).replace("postgresql+psycopg://", "postgresql://", 1)
-        with PostgresSaver.from_conn_string(url) as saver:
-            saver.setup()
-            yield saver
-        return
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    path = path or Path(settings.home) / "pae" / "checkpoints.sqlite"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
-
-
 def run(run_id: str, *, dispatcher: Any = None, progress: Any = None,
         recursion_limit: int = 1000) -> dict[str, Any]:
     """Run (or resume) the PAE run ``run_id`` to its end; returns the final state."""
-    with checkpointer() as saver:
+    with checkpointer("pae") as saver:
         app = build().compile(checkpointer=saver)
         cfg = {"configurable": {"thread_id": f"pae-{run_id}", "dispatcher": dispatcher, "progress": progress},
                "recursion_limit": recursion_limit}

@@ -145,10 +145,10 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
 def test_postgres_checkpointer_when_the_app_db_is_postgres(stage_llm, corpus_store, settings, postgres_url,
                                                            monkeypatch):
     """With a PostgreSQL app database the default checkpointer is langgraph's PostgresSaver, and resumes work."""
-    from agents.defame.checkpoint import open_checkpointer
+    from core.checkpoint import checkpointer
 
     monkeypatch.setattr(settings, "database_url", postgres_url)
-    with open_checkpointer() as saver:
+    with checkpointer("defame") as saver:
         assert type(saver).__name__ == "PostgresSaver"
     model, script = stage_llm({"plan": [PLAN_1], "summarize": ["The bridge opened in 1937."], "merge": ["1937."],
                                "develop": ["1937."], "judge": [JUDGE_REF], "justify": ["Because 1937."]})
