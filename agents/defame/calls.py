@@ -79,11 +79,6 @@ def _interleave(prompt: str, media: dict[str, str]) -> list[Any]:
     return parts
 
 
-def supports_constraints(model: str) -> bool | None:
-    """True/False once known for this model; None before the first try."""
-    return _constraint_support.get(model)
-
-
 def call_llm(ctx: DefameContext, stage: str, prompt: str, *, round_no: int, max_tokens: int,
              media: dict[str, str] | None = None, regex: str | None = None,
              attempt: int = 1) -> tuple[str, dict[str, Any]]:

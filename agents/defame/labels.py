@@ -145,13 +145,3 @@ def match_label(text: str, allowed: list[Label]) -> Label | None:
             return label
     return None
 
-
-def combine_verdicts(labels: list[Label]) -> Label:
-    """Verdict of several extracted claims (spec §3.2): all equal → it; else the first present of
-    REFUSED, REFUTED, CONFLICTING, CHERRY_PICKING; else NEI."""
-    if labels and all(lbl == labels[0] for lbl in labels):
-        return labels[0]
-    for lbl in (Label.REFUSED, Label.REFUTED, Label.CONFLICTING, Label.CHERRY_PICKING):
-        if lbl in labels:
-            return lbl
-    return Label.NEI

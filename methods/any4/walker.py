@@ -132,11 +132,6 @@ def quantize_model(model: nn.Module, cfg: QuantConfig, *, calib_ids: torch.Tenso
     return summary
 
 
-def dequantized_copy_weights(model: nn.Module) -> dict[str, torch.Tensor]:
-    """name → Ŵ of every ``QuantLinear`` in ``model``."""
-    return {n: m.dequantized_weight() for n, m in model.named_modules() if isinstance(m, QuantLinear)}
-
-
 def replace_with_dense(model: nn.Module) -> nn.Module:
     """Turn every ``QuantLinear`` back into an ``nn.Linear`` holding Ŵ (in place)."""
     for name, mod in list(model.named_modules()):

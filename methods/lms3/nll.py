@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 
@@ -74,6 +73,3 @@ def gold_nll(model: Any, tokenizer: Any, prompts: Sequence[str], golds: Sequence
             progress(done / len(pairs))
     return [o for o in out if o is not None]
 
-
-def mean_nll(values: Sequence[GoldNll]) -> float:
-    return float(np.mean([v.mean for v in values])) if values else float("nan")

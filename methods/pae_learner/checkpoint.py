@@ -8,7 +8,6 @@ processes build the same directory from the adapter archive when they lack it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 import os
@@ -56,10 +55,6 @@ def extract_adapter(archive: bytes, out_dir: Path) -> Path:
     return out_dir
 
 
-def archive_hash(archive: bytes) -> str:
-    return hashlib.sha256(archive).hexdigest()[:16]
-
-
 def merge_to_dir(base_model: Any, tokenizer: Any, adapter_dir: Path, out_dir: Path) -> Path:
     """Merge the adapters into a copy of ``base_model`` and save a transformers directory (atomic)."""
     import safetensors.torch
@@ -91,14 +86,3 @@ def merge_to_dir(base_model: Any, tokenizer: Any, adapter_dir: Path, out_dir: Pa
     del model
     return out_dir
 
-
-def prune_merged(root: Path, keep: set[str], max_keep: int = 3) -> None:
-    """Delete merged policy directories under ``root`` beyond the newest ``max_keep`` (never those in ``keep``)."""
-    root = Path(root)
-    if not root.exists():
-        return
-    dirs = sorted((d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")),
-                  key=lambda d: d.stat().st_mtime, reverse=True)
-    for d in dirs[max_keep:]:
-        if d.name not in keep:
-            shutil.rmtree(d, ignore_errors=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from methods.rf_solver.config import DiTConfig, Preset, TrainConfig, get_preset
+from methods.rf_solver.config import DiTConfig, Preset, get_preset
 from methods.rf_solver.model import RFDiT
 from methods.rf_solver.train import data_sampler, train
 
@@ -89,6 +89,3 @@ def get_model(preset: Preset | str = "digits", *, cache_dir: Path | None = None,
 def train_info(folder: Path) -> dict:
     return json.loads((Path(folder) / "train.json").read_text())
 
-
-def train_config_of(folder: Path) -> TrainConfig:
-    return TrainConfig(**json.loads((Path(folder) / "config.json").read_text())["train"])
