@@ -47,9 +47,9 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    from core.jobs import get_method, null_context
     from methods.any4 import jobs, jobs_impl
     from methods.any4.sources import BaseModel
-    from core.jobs import get_method, null_context
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
