@@ -8,7 +8,7 @@ import pytest
 from core.db import crud
 from core.db.models import ArtifactRow, Job
 from core.db.session import session_scope
-from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method
+from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method, registry_snapshot
 from core.jobs.lifecycle import execute_job, run_inline, submit_job
 from pydantic import BaseModel
 
@@ -17,13 +17,21 @@ class _Empty(BaseModel):
     pass
 
 
-@register_method("test.artifacts")
 def _with_artifacts(params: _Empty, progress: JobContext) -> Report:
     progress(0.5, "half")
     r = Report(title="with files")
     r.add_file("a.txt", "hello")
     r.add_section("s", "text")
     return r
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _test_methods():
+    """This module's job types, registered for its tests only."""
+    with registry_snapshot():
+        register_method("test.artifacts")(_with_artifacts)
+        register_method("test.flaky")(_flaky)
+        yield
 
 
 def test_success_stores_report_and_artifacts(settings):
@@ -77,7 +85,6 @@ def test_bad_input_writes_nothing():
 _flaky_calls = {"n": 0}
 
 
-@register_method("test.flaky")
 def _flaky(params: _Empty, progress: JobContext) -> Report:
     from core.jobs import TransientError
 
