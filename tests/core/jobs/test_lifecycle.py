@@ -4,13 +4,13 @@ import threading
 import time
 
 import pytest
+from pydantic import BaseModel
 
 from core.db import crud
 from core.db.models import ArtifactRow, Job
 from core.db.session import session_scope
 from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method, registry_snapshot
 from core.jobs.lifecycle import execute_job, run_inline, submit_job
-from pydantic import BaseModel
 
 
 class _Empty(BaseModel):

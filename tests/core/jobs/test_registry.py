@@ -6,11 +6,23 @@ import pytest
 from pydantic import BaseModel, Field
 
 from core.jobs import (
-    InvalidOptions, InvalidParams, JobContext, Report, ReproducerOptions, UnknownMethod, get_method, get_reproducer,
-    list_methods, list_reproducers, null_context, register_method, register_preparer, register_reproducer,
+    InvalidOptions,
+    InvalidParams,
+    JobContext,
+    Report,
+    ReproducerOptions,
+    UnknownMethod,
+    get_method,
+    get_reproducer,
+    list_methods,
+    list_reproducers,
+    null_context,
+    register_method,
+    register_preparer,
+    register_reproducer,
+    registry,
     registry_snapshot,
 )
-from core.jobs import registry
 
 
 class _P(BaseModel):
@@ -86,7 +98,7 @@ class _Opts(ReproducerOptions):
 def _repro(options: _Opts, progress: JobContext) -> Report:
     progress(0.5, "half")
     r = Report(title=f"n={options.n} label={options.label}")
-    r.add_file("data.json", '{"n": %d}' % options.n, kind="json")
+    r.add_file("data.json", f'{{"n": {options.n}}}', kind="json")
     return r
 
 
