@@ -1,7 +1,11 @@
-"""``/v1/webagent``: start PAE runs and browse their trajectories step by step.
+"""``/v1/webagent``: start PAE runs and browse their trajectories step by step (``agents/pae``).
+
+The module is named after its package (``pae``); the URL keeps the ``/webagent`` prefix clients use.
 
 * ``GET  /webagent/sites`` — the local sites (name, title, description, example tasks);
-* ``POST /webagent/runs`` — submit a ``pae.train`` job (body: the run configuration) → the job (201);
+* ``POST /webagent/runs`` — submit a ``pae.train`` job → the job (201); the body is ``pae.train``'s params
+  model (:class:`agents.pae.jobs.TrainParams`: every RunConfig field with its default, bounds and
+  description, plus ``run_id`` to resume), so it is typed in the OpenAPI schema;
 * ``GET  /webagent/runs`` — recent runs; ``GET /webagent/runs/{id}`` — one run with its per-iteration history;
 * ``GET  /webagent/runs/{id}/trajectories?phase=&iteration=&site=&limit=`` — trajectory rows;
 * ``GET  /webagent/trajectories/{id}`` — steps (thought, action, URL, screenshots) and verdicts;
@@ -14,10 +18,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response, status
 
+from agents.pae.jobs import TrainParams
 from services.api.deps import ApiKeyDep, submit
 from services.api.schemas import JobPublic
 
-router = APIRouter(prefix="/webagent", tags=["webagent"])
+router = APIRouter(prefix="/webagent", tags=["pae"])
 
 RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="A PAE run id.")]
 
@@ -31,10 +36,10 @@ def sites(_: ApiKeyDep) -> list[dict[str, Any]]:
 
 
 @router.post("/runs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def start_run(body: dict[str, Any], key: ApiKeyDep, response: Response,
+def start_run(body: TrainParams, key: ApiKeyDep, response: Response,
               idempotency_key: Annotated[str | None, Query(max_length=200)] = None) -> JobPublic:
     """Queue a ``pae.train`` job; an invalid configuration (unknown sites included) is a 422."""
-    job, created = submit("pae.train", body, key=key, idempotency_key=idempotency_key)
+    job, created = submit("pae.train", body.model_dump(mode="json"), key=key, idempotency_key=idempotency_key)
     if not created:
         response.status_code = status.HTTP_200_OK
     return JobPublic.model_validate(job)
