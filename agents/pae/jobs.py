@@ -78,6 +78,7 @@ def set_threads(n: int) -> None:
 
 @register_method("pae.rollouts", title="PAE: a batch of rollouts", queue="cpu")
 def rollouts_job(params: RolloutParams, progress: JobContext) -> Report:
+    """Roll out a batch of (task, site) assignments with one policy; the PAE loop fans these out to workers."""
     from agents.pae.work import do_rollouts
 
     set_threads(params.torch_threads)
@@ -91,6 +92,7 @@ def rollouts_job(params: RolloutParams, progress: JobContext) -> Report:
 
 @register_method("pae.evaluate", title="PAE: evaluate trajectories", queue="cpu")
 def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
+    """Score stored trajectories with the site oracle (and the LLM judge); the PAE loop fans these out."""
     from agents.pae.work import do_evaluate
 
     set_threads(params.torch_threads)
