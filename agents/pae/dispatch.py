@@ -1,27 +1,25 @@
-"""Where rollouts and evaluations run: in this process, or fanned out as Celery jobs.
+"""Where rollouts and evaluations run: in this process, or fanned out as jobs of the platform.
 
 :class:`InlineDispatcher` calls :mod:`agents.pae.work` directly (bounded parallel
 browsers in threads). :class:`JobDispatcher` records one ``pae.rollouts`` /
-``pae.evaluate`` job per batch through the platform's job submission, sends each to
-the worker queue, and waits by polling the jobs' rows (never ``.get()`` on a result).
-A batch still queued after ``steal_after_s`` is claimed and run here — the job
-lifecycle's claim makes that safe — so an orchestrator running on a single solo
-worker cannot deadlock waiting for its own children.
+``pae.evaluate`` job per batch with :func:`core.jobs.dispatch.enqueue` (the sender
+the worker package registers) and waits on the jobs' rows with
+:func:`core.jobs.dispatch.wait` (polling with backoff, never ``.get()`` on a result).
+A batch still queued after ``steal_after_s`` is claimed and run here, so an
+orchestrator running on a single solo worker cannot deadlock waiting for its own
+children.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from agents.pae import work
-from core.jobs import JobContext, TransientError, null_context
+from core.jobs import JobContext, null_context
 
 log = logging.getLogger(__name__)
-
-RUN_JOB_TASK = "paperworks.run_job"  # the platform's generic Celery task (services/worker/tasks/jobs.py)
 
 
 class Dispatcher(Protocol):
@@ -43,65 +41,36 @@ class InlineDispatcher:
         return work.do_evaluate(**params, progress=self.progress)
 
 
-def celery_enqueue(job) -> None:  # noqa: ANN001 - core.db.models.Job
-    """Send a recorded job to the platform's worker queue by task name (no import of the worker package)."""
-    from celery import current_app
-
-    app = current_app._get_current_object()
-    if app.main != "paperworks":
-        raise RuntimeError("the paperworks Celery app is not configured in this process "
-                           "(import services.worker.celery_app, or pass enqueue=)")
-    app.send_task(RUN_JOB_TASK, args=[job.id], queue=job.queue, task_id=f"job-{job.id}")
-
-
 class JobDispatcher:
     """Fan batches out as jobs of the platform (Celery workers run them)."""
 
     def __init__(self, *, batch_size: int = 8, enqueue: Callable[[Any], None] | None = None,
-                 poll_s: float = 0.5, steal_after_s: float = 30.0, timeout_s: float = 6 * 3600,
-                 progress: JobContext | None = None, owner: str = "local") -> None:
-        self.batch_size, self.enqueue = batch_size, enqueue or celery_enqueue
-        self.poll_s, self.steal_after_s, self.timeout_s = poll_s, steal_after_s, timeout_s
+                 poll_s: float = 0.5, max_poll_s: float = 10.0, steal_after_s: float = 30.0,
+                 timeout_s: float = 6 * 3600, progress: JobContext | None = None, owner: str = "local") -> None:
+        """``enqueue`` sends a recorded job (default: the sender registered by the worker package)."""
+        self.batch_size, self.send = batch_size, enqueue
+        self.poll_s, self.max_poll_s = poll_s, max_poll_s
+        self.steal_after_s, self.timeout_s = steal_after_s, timeout_s
         self.progress = progress or null_context()
         self.owner = owner
         self.stolen = 0
         self.job_ids: list[str] = []
 
     def _submit(self, method: str, params: dict[str, Any], key: str) -> str:
-        from core.jobs.lifecycle import submit_job
+        from core.jobs.dispatch import enqueue
 
-        job, _ = submit_job(method, params, owner=self.owner, idempotency_key=key, enqueue=self.enqueue)
-        self.job_ids.append(job.id)
-        return job.id
+        job_id = enqueue(method, params, idempotency_key=key, owner=self.owner, send=self.send)
+        self.job_ids.append(job_id)
+        return job_id
 
     def _wait(self, job_ids: list[str]) -> None:
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.lifecycle import execute_job
+        from core.jobs.dispatch import wait
 
-        t0 = time.monotonic()
-        pending = set(job_ids)
-        while pending:
-            with session_scope() as s:
-                rows = {j: crud.get_job(s, job_id=j) for j in pending}
-                states = {j: (r.status, r.error or r.message) for j, r in rows.items() if r is not None}
-            for j, (status, err) in states.items():
-                if status == "succeeded":
-                    pending.discard(j)
-                elif status in ("failed", "cancelled"):
-                    raise RuntimeError(f"PAE sub-job {j} {status}: {err}")
-            waited = time.monotonic() - t0
-            if pending and waited > self.steal_after_s:
-                for j in sorted(pending):
-                    if states.get(j, ("",))[0] == "queued":
-                        log.info("sub-job %s still queued after %.0fs: running it here", j, waited)
-                        self.stolen += 1
-                        execute_job(j)
-            if waited > self.timeout_s:
-                raise TransientError(f"PAE sub-jobs still running after {self.timeout_s:.0f}s: {sorted(pending)}")
-            self.progress.log(f"waiting for {len(pending)} sub-job(s)")
-            if pending:
-                time.sleep(self.poll_s)
+        def stole(_job_id: str) -> None:
+            self.stolen += 1
+
+        wait(job_ids, timeout=self.timeout_s, poll=self.poll_s, max_poll=max(self.poll_s, self.max_poll_s),
+             steal_after=self.steal_after_s, progress=self.progress, on_steal=stole)
 
     def rollouts(self, **params: Any) -> list[str]:
         assignments = list(params.pop("assignments"))

@@ -41,8 +41,11 @@ def worker_name() -> str:
 
 
 def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "local",
-               idempotency_key: str | None = None, enqueue: Enqueue | None = None) -> tuple[Job, bool]:
+               idempotency_key: str | None = None, enqueue: Enqueue | None = None,
+               queue: str | None = None) -> tuple[Job, bool]:
     """Validate params, record a queued job, and hand it to ``enqueue`` (if created).
+
+    ``queue`` overrides the method's own queue (``cpu``/``gpu``).
 
     Raises :class:`~core.jobs.registry.UnknownMethod` or
     :class:`~core.jobs.registry.InvalidParams` before anything is written.
@@ -52,7 +55,7 @@ def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "loca
     validated = spec.validate(params)
     with session_scope() as s:
         job, created = crud.create_job(s, method=spec.name, params=validated.model_dump(mode="json"),
-                                       queue=spec.queue, owner=owner, idempotency_key=idempotency_key)
+                                       queue=queue or spec.queue, owner=owner, idempotency_key=idempotency_key)
         s.flush()
         s.expunge(job)
     if created and enqueue is not None:

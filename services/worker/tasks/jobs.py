@@ -11,6 +11,7 @@ import logging
 from celery import Task
 
 from core.config import get_settings
+from core.jobs.dispatch import register_sender
 from core.jobs.lifecycle import execute_job
 from services.worker.celery_app import app
 
@@ -43,6 +44,10 @@ def run_job(self: Task, job_id: str) -> str:
 def enqueue(job) -> None:
     """Send a recorded job to its queue (the API's and CLI's ``enqueue`` callback)."""
     run_job.apply_async(args=[job.id], queue=job.queue, task_id=f"job-{job.id}")
+
+
+# Agents that fan out sub-jobs (core.jobs.dispatch.enqueue) send through this; core cannot import services.
+register_sender(enqueue)
 
 
 def revoke(job_id: str) -> None:
