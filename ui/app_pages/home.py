@@ -7,7 +7,7 @@ import uuid
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, jobs_table, render_report, schema_form
+from ui.components import SchemaError, follow_job, get_client, jobs_table, render_report, schema_form
 
 PAGE = {"title": "Home", "icon": ":material/home:", "section": "Platform", "order": 0, "default": True}
 
@@ -54,7 +54,11 @@ def render() -> None:
         name = st.selectbox("Method", names, index=default, key="method-picker")
         spec = next(m for m in methods if m["name"] == name)
         st.caption(spec["description"] + f" · queue `{spec['queue']}`")
-        params = schema_form(spec["params_schema"], key=name)
+        try:
+            params = schema_form(spec["params_schema"], key=name)
+        except SchemaError as exc:
+            st.error(f"No form for {name}: {exc}")
+            params = None
         if params is not None:
             try:
                 job = client.submit(name, params, idempotency_key=uuid.uuid4().hex)
