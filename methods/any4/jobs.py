@@ -1,11 +1,12 @@
 """any4 jobs: ``any4.quantize``, ``any4.evaluate`` and the reproducer ``any4``.
 
-Queue of ``any4.quantize``: the registry's queue is fixed when this module is
-imported, so it is chosen here once: ``gpu`` when this process sees CUDA (a GPU
-worker, or an API host with a GPU), else ``cpu``. The k-means itself always runs
-on the CPU; on a GPU the quantized model is evaluated through the Triton kernel.
-A CPU-only API host therefore routes quantization to CPU workers, which run every
-step correctly, only slower. ``any4.evaluate`` is cheap and stays on ``cpu``.
+Queues: both jobs are registered on ``cpu``, a fixed value, so every host (API, CLI,
+workers, with or without CUDA) lists the same methods on the same queues. The job itself
+adapts to where it runs: the k-means always runs on the CPU, and a worker that sees CUDA
+evaluates the quantized model through the Triton kernel (``jobs_impl._device``). A GPU
+host takes these jobs by consuming ``cpu`` as well (``PAPERWORKS_WORKER_QUEUES=cpu,gpu``).
+Choosing ``gpu`` per job at submit time would need a params field asking for a device
+(``device="cuda"``); neither params model has one, so there is nothing to route on.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import torch
 from pydantic import BaseModel as Params, Field, field_validator
 
 from core.config import get_settings
@@ -24,7 +24,6 @@ from methods.any4.experiment import DEFAULT_VARIANTS
 
 log = logging.getLogger(__name__)
 
-QUANTIZE_QUEUE = "gpu" if torch.cuda.is_available() else "cpu"
 _CKPT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,119}$")
 
 
@@ -60,7 +59,7 @@ def checkpoint_root() -> Path:
     return Path(get_settings().cache_dir) / "any4" / "checkpoints"
 
 
-@register_method("any4.quantize", title="any4: quantize a model", queue=QUANTIZE_QUEUE, tags=("quantization",))
+@register_method("any4.quantize", title="any4: quantize a model", queue="cpu", tags=("quantization",))
 def quantize_job(params: QuantizeParams, progress: JobContext) -> Report:
     """Quantize a causal LM to any4/int/nf4/fp4 and compare its perplexity with full precision."""
     from methods.any4.jobs_impl import run_quantize

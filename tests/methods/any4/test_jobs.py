@@ -25,7 +25,7 @@ def tiny_base(monkeypatch, tmp_path, tiny_llama_factory):
 
 def test_registered_with_queues_and_reproducer():
     spec = get_method("any4.quantize")
-    assert spec.queue == ("gpu" if torch.cuda.is_available() else "cpu")
+    assert spec.queue == "cpu"
     assert get_method("any4.evaluate").queue == "cpu"
     assert get_reproducer("any4").name == "any4"
     with pytest.raises(InvalidParams):
@@ -34,6 +34,21 @@ def test_registered_with_queues_and_reproducer():
         spec.validate({"eval_windows": 1000})
     with pytest.raises(InvalidParams):
         get_method("any4.evaluate").validate({"checkpoint": "../../etc/passwd"})
+
+
+@pytest.mark.parametrize("cuda", [True, False])
+def test_queue_is_the_same_on_every_host(monkeypatch, cuda):
+    """The registration must not probe the host: an API without CUDA and a GPU worker list the same queues."""
+    import importlib
+
+    from core.jobs.registry import registry_snapshot
+    from methods.any4 import jobs
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    with registry_snapshot():
+        importlib.reload(jobs)
+        assert get_method("any4.quantize").queue == "cpu"
+        assert get_method("any4.evaluate").queue == "cpu"
 
 
 def test_quantize_then_evaluate(tiny_base, data_dir):
