@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel as Params, Field, field_validator
+from pydantic import BaseModel as Params
+from pydantic import Field, field_validator
 
 from core.config import get_settings
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer

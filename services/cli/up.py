@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from services.cli.progress import console
 from core.config import get_settings
+from services.cli.progress import console
 
 UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 

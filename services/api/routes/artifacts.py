@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
 
-from services.api.deps import ApiKeyDep, SessionDep
 from core.artifacts import get_artifact_store
 from core.db import crud
+from services.api.deps import ApiKeyDep, SessionDep
 
 router = APIRouter(tags=["artifacts"])
 

@@ -6,10 +6,10 @@ from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
-from services.api.deps import ApiKeyDep, SessionDep, submit
-from services.api.schemas import JobCreate, JobPublic, ReportPublic
 from core.db import crud
 from core.jobs.report import Report
+from services.api.deps import ApiKeyDep, SessionDep, submit
+from services.api.schemas import JobCreate, JobPublic, ReportPublic
 
 router = APIRouter(tags=["jobs"])
 

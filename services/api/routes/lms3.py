@@ -64,9 +64,9 @@ def index(body: IndexParams, key: ApiKeyDep) -> JobPublic:
 @router.get("/pools", response_model=list[PoolInfo])
 def pools(_: ApiKeyDep) -> list[PoolInfo]:
     """Pools indexed in the vector store for the current local model."""
-    from methods.lms3.pool import indexed_pools
     from core.llm import model_hash
     from core.vectorstore import get_vectorstore
+    from methods.lms3.pool import indexed_pools
 
     return [PoolInfo(pool=p.pool, mode=p.mode, layer=p.layer, items=p.items)
             for p in indexed_pools(get_vectorstore(), model_hash())]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException
 
+from core.jobs.registry import UnknownMethod, get_method, list_methods
 from services.api.deps import ApiKeyDep
 from services.api.schemas import MethodPublic
-from core.jobs.registry import UnknownMethod, get_method, list_methods
 
 router = APIRouter(tags=["methods"])
 

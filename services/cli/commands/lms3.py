@@ -85,9 +85,9 @@ def _show_select(result: JobResult, arm: str) -> None:
 @lms3_app.command("pools")
 def pools() -> None:
     """List the pools indexed for the current local model."""
-    from methods.lms3.pool import indexed_pools
     from core.llm import model_hash
     from core.vectorstore import get_vectorstore
+    from methods.lms3.pool import indexed_pools
 
     t = Table("pool", "mode", "layer", "items")
     for p in indexed_pools(get_vectorstore(), model_hash()):

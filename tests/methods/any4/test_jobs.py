@@ -1,6 +1,5 @@
 """The any4 jobs through the registry, on a tiny random llama standing in for the base model."""
 
-from pathlib import Path
 
 import pytest
 import torch
