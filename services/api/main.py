@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import pkgutil
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.exceptions import RequestValidationError  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
-
-from services.api import routes  # noqa: E402
-from services.api.limits import BodySizeLimit  # noqa: E402
-from core.jobs.registry import InvalidParams, UnknownMethod, load_all  # noqa: E402
+from core.jobs.registry import InvalidParams, UnknownMethod, load_all
+from services.api import routes
+from services.api.limits import BodySizeLimit
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,6 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 import typer  # noqa: E402
 from rich.table import Table  # noqa: E402
 

@@ -12,15 +12,10 @@ server); ``redis://`` and ``amqp://`` URLs work unchanged.
 
 from __future__ import annotations
 
-import os
+from celery import Celery
+from kombu import Queue
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from celery import Celery  # noqa: E402
-from kombu import Queue  # noqa: E402
-
-from core.config import get_settings  # noqa: E402
+from core.config import get_settings
 
 
 def make_celery() -> Celery:
