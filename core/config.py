@@ -9,6 +9,9 @@ setting at a real server is the only change needed to scale out::
     PAPERWORKS_CHROMA_HOST=chroma
     PAPERWORKS_LLM_MODEL=openai/gpt-4o
 
+An agent's own knobs are a nested section (``settings.defame``), set with a double
+underscore: ``PAPERWORKS_DEFAME__SERPER_API_KEY=...``.
+
 Nothing else in the code base reads ``os.environ`` for its own configuration;
 call :func:`get_settings`.
 """
@@ -16,10 +19,11 @@ call :func:`get_settings`.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -35,10 +39,31 @@ def _default_data_dir() -> Path:
     return (_REPO_ROOT.parent / "shared" / "data").resolve()
 
 
+class DefameSettings(BaseModel):
+    """DEFAME's optional external services: ``settings.defame`` (``PAPERWORKS_DEFAME__*``).
+
+    The single-underscore names of earlier releases (``PAPERWORKS_DEFAME_SERPER_API_KEY``) are still read
+    when the double-underscore one is not set.
+    """
+
+    search_backend: Literal["corpus", "serper"] = Field(
+        "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API.")
+    serper_api_key: SecretStr | None = Field(None, description="Serper.dev key (web and image search).")
+    serper_url: str = Field("https://google.serper.dev", description="Serper endpoint (tests: a local server).")
+    scrape_results: bool = Field(True, description="Fetch result pages (public hosts only) for their text.")
+    vlm_model: str | None = Field(None, description="Vision model for geolocation without EXIF GPS.")
+    face_model: str | None = Field(None, description="YuNet ONNX file for face detection (OpenCV FaceDetectorYN).")
+    request_timeout_s: float = Field(15.0, description="Timeout of one outbound HTTP request.")
+
+
+_LEGACY_SECTIONS: dict[str, type[BaseModel]] = {"defame": DefameSettings}
+
+
 class Settings(BaseSettings):
     """Application settings, read from ``PAPERWORKS_*`` environment variables."""
 
-    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_", env_file=None, extra="ignore",
+                                      env_nested_delimiter="__")
 
     # --- where things live -------------------------------------------------
     home: Path = Field(default_factory=_default_home, description="Root for every embedded store.")
@@ -98,6 +123,27 @@ class Settings(BaseSettings):
     allowed_hosts: str = Field(
         "", description="Comma-separated extra hosts agents may fetch even if they resolve to "
         "private or loopback addresses (the project's own test sites are always allowed).")
+
+    # --- agents ------------------------------------------------------------
+    defame: DefameSettings = Field(default_factory=DefameSettings, description="DEFAME's external services.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_section_names(cls, data: Any) -> Any:
+        """``PAPERWORKS_DEFAME_X`` (one underscore, the old name) fills ``defame.x`` unless set otherwise."""
+        if not isinstance(data, dict):
+            return data
+        env = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith("PAPERWORKS_")}
+        for section, model in _LEGACY_SECTIONS.items():
+            legacy = {name: env[f"PAPERWORKS_{section.upper()}_{name.upper()}"] for name in model.model_fields
+                      if f"PAPERWORKS_{section.upper()}_{name.upper()}" in env}
+            if not legacy:
+                continue
+            given = data.get(section)
+            if isinstance(given, BaseModel):
+                continue  # an explicit section object wins whole
+            data[section] = {**legacy, **(given or {})}
+        return data
 
     @field_validator("home", "data_dir", mode="after")
     @classmethod

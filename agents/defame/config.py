@@ -8,8 +8,10 @@ cap). Token budgets per stage exist because the default model is a 135M model
 on two CPU cores; a hosted model is run with the paper's 2,048-token budget by
 raising them.
 
-Secrets and service endpoints for the optional web backends come from
-:class:`DefameSettings` (``PAPERWORKS_DEFAME_*`` variables), never from code.
+Secrets and service endpoints for the optional web backends come from the
+application settings' DEFAME section, ``settings.defame`` (:class:`core.config.DefameSettings`,
+``PAPERWORKS_DEFAME__*`` variables; the older ``PAPERWORKS_DEFAME_*`` names still work),
+never from code.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
+
+from core.config import DefameSettings
+
+__all__ = ["DefameConfig", "DefameContext", "DefameSettings", "Event", "StageBudget"]
 
 
 class StageBudget(BaseModel):
@@ -60,21 +65,6 @@ class DefameConfig(BaseModel):
     run_develop: bool = Field(True, description="Run the Develop stage (ablation switch).")
 
 
-class DefameSettings(BaseSettings):
-    """Optional external services (read from ``PAPERWORKS_DEFAME_*``)."""
-
-    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_DEFAME_", env_file=None, extra="ignore")
-
-    search_backend: Literal["corpus", "serper"] = Field(
-        "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API.")
-    serper_api_key: SecretStr | None = Field(None, description="Serper.dev key (web and image search).")
-    serper_url: str = Field("https://google.serper.dev", description="Serper endpoint (tests: a local server).")
-    scrape_results: bool = Field(True, description="Fetch result pages (public hosts only) for their text.")
-    vlm_model: str | None = Field(None, description="Vision model for geolocation without EXIF GPS.")
-    face_model: str | None = Field(None, description="YuNet ONNX file for face detection (OpenCV FaceDetectorYN).")
-    request_timeout_s: float = Field(15.0, description="Timeout of one outbound HTTP request.")
-
-
 Event = Callable[[str, dict[str, Any]], None]
 
 
@@ -97,8 +87,11 @@ class DefameContext:
             self.on_event(stage, info)
 
     def external(self) -> DefameSettings:
+        """``settings`` if given, else the application settings' DEFAME section."""
         if self.settings is None:
-            self.settings = DefameSettings()
+            from core.config import get_settings
+
+            self.settings = get_settings().defame
         return self.settings
 
     def vectorstore(self):

@@ -33,3 +33,35 @@ def test_env_overrides_point_at_real_servers(tmp_path, monkeypatch):
 def test_allowed_hosts_are_parsed(tmp_path):
     s = Settings(home=tmp_path, allowed_hosts="Example.org, intranet.local ,")
     assert s.extra_allowed_hosts == {"example.org", "intranet.local"}
+
+
+def test_defame_section_nested_env_and_legacy_names(tmp_path, monkeypatch):
+    """``settings.defame`` reads PAPERWORKS_DEFAME__X; the old PAPERWORKS_DEFAME_X fills what is not set."""
+    for var in [v for v in list(__import__("os").environ) if v.upper().startswith("PAPERWORKS_DEFAME")]:
+        monkeypatch.delenv(var)
+    assert Settings(home=tmp_path).defame.search_backend == "corpus"
+    monkeypatch.setenv("PAPERWORKS_DEFAME__SEARCH_BACKEND", "serper")
+    monkeypatch.setenv("PAPERWORKS_DEFAME_SERPER_API_KEY", "k-old")
+    monkeypatch.setenv("PAPERWORKS_DEFAME_REQUEST_TIMEOUT_S", "3.5")
+    s = Settings(home=tmp_path)
+    assert s.defame.search_backend == "serper" and s.defame.request_timeout_s == 3.5
+    assert s.defame.serper_api_key.get_secret_value() == "k-old" and "k-old" not in repr(s)
+    monkeypatch.setenv("PAPERWORKS_DEFAME__SERPER_API_KEY", "k-new")
+    assert Settings(home=tmp_path).defame.serper_api_key.get_secret_value() == "k-new"
+
+
+def test_defame_section_rejects_bad_values(tmp_path, monkeypatch):
+    import pytest
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("PAPERWORKS_DEFAME__SEARCH_BACKEND", "bing")
+    with pytest.raises(ValidationError, match="search_backend"):
+        Settings(home=tmp_path)
+
+
+def test_defame_context_reads_the_application_settings(settings):
+    from agents.defame.config import DefameContext, DefameSettings
+
+    assert DefameContext().external() is settings.defame
+    own = DefameSettings(search_backend="serper")
+    assert DefameContext(settings=own).external() is own

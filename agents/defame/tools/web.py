@@ -135,7 +135,7 @@ class SerperSearch:
 
     def __init__(self, settings: DefameSettings, *, images: bool = False) -> None:
         if settings.serper_api_key is None:
-            raise ValueError("Serper needs PAPERWORKS_DEFAME_SERPER_API_KEY")
+            raise ValueError("Serper needs PAPERWORKS_DEFAME__SERPER_API_KEY (settings.defame.serper_api_key)")
         self.settings, self.images = settings, images
 
     def available(self) -> bool:
