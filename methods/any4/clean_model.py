@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import math
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from core.train import fit
 from methods.any4.data import math_eval_text, math_train_text, text_windows
 from methods.any4.evaluate import perplexity
 
@@ -111,35 +111,18 @@ def build_model(cfg: CleanModelConfig) -> nn.Module:
     return LlamaForCausalLM(conf)
 
 
-def _lr(step: int, cfg: CleanModelConfig) -> float:
-    """Linear warm-up, then cosine decay to 10%."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
-
-
 def train(cfg: CleanModelConfig, model: nn.Module, tokens: torch.Tensor, *, progress=None) -> list[float]:
-    """AdamW on random ``seq_len`` windows of the token stream; returns the loss of every step."""
+    """AdamW (betas 0.9/0.95, lr warm-up then cosine decay to 10%, grad norm clipped to 1) on random ``seq_len``
+    windows of the token stream; returns the loss of every step."""
     gen = torch.Generator().manual_seed(cfg.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
-    model.train()
-    losses = []
-    for step in range(cfg.steps):
-        for group in opt.param_groups:
-            group["lr"] = _lr(step, cfg)
+
+    def batch(_step: int) -> torch.Tensor:
         starts = torch.randint(0, tokens.numel() - cfg.seq_len - 1, (cfg.batch_size,), generator=gen)
-        batch = torch.stack([tokens[s:s + cfg.seq_len] for s in starts.tolist()])
-        loss = model(input_ids=batch, labels=batch).loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(float(loss.detach()))
-        if progress is not None:
-            progress((step + 1) / cfg.steps, f"clean model step {step + 1}/{cfg.steps} loss {losses[-1]:.3f}")
-    model.eval()
-    return losses
+        return torch.stack([tokens[s:s + cfg.seq_len] for s in starts.tolist()])
+
+    return fit(model, batch, lambda m, b: m(input_ids=b, labels=b).loss, steps=cfg.steps, lr=cfg.lr,
+               warmup=cfg.warmup, weight_decay=cfg.weight_decay, clip=1.0, betas=(0.9, 0.95), min_lr_ratio=0.1,
+               progress=progress, message="clean model step")
 
 
 def load_or_train(cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tokenizer_dir: Path,

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
+from core.train import fit, pin_threads, seed_everything
+from core.train import lr_at as schedule_lr
 from methods.rf_solver.config import Preset, TrainConfig
 from methods.rf_solver.data import load_digits_split, photo_crops
 from methods.rf_solver.model import RFDiT
@@ -56,10 +57,7 @@ def rf_loss(model: RFDiT, x0: torch.Tensor, y: torch.Tensor, t: torch.Tensor,
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up then cosine decay to 0."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+    return schedule_lr(step, lr=cfg.lr, warmup=cfg.warmup, steps=cfg.steps, min_ratio=0.0)
 
 
 def data_sampler(preset: Preset) -> Sampler:
@@ -80,38 +78,29 @@ def data_sampler(preset: Preset) -> Sampler:
 def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *,
           callbacks: tuple[Callback, ...] = ()) -> TrainResult:
     """Train ``model`` with the rectified-flow loss; returns the EMA copy (eval mode)."""
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
-    g = torch.Generator().manual_seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    ema = copy.deepcopy(model).eval().requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    null = model.cfg.null_label
-    losses: list[float] = []
-    start = time.perf_counter()
-    model.train()
-    for step in range(cfg.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg)
-        x0, y = data(cfg.batch_size, g)
-        drop = torch.rand(len(y), generator=g) < cfg.label_dropout
-        y = torch.where(drop, torch.full_like(y, null), y)
-        t = sample_t(len(y), cfg.t_sampling, g)
-        eps = torch.randn(x0.shape, generator=g)
-        loss = rf_loss(model, x0, y, t, eps)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        decay = min(cfg.ema, (1 + step) / (10 + step))
-        with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters()):
-                pe.lerp_(pm, 1 - decay)
-        value = loss.item()
-        losses.append(value)
-        for cb in callbacks:
-            cb(step, value)
-        if step % 100 == 0:
-            log.info("step %d/%d loss %.4f", step, cfg.steps, value)
-    model.eval()
+    with pin_threads(cfg.threads):
+        g = torch.Generator().manual_seed(cfg.seed)
+        seed_everything(cfg.seed)
+        ema = copy.deepcopy(model).eval().requires_grad_(False)
+        null = model.cfg.null_label
+
+        def loss_fn(m: RFDiT, batch: Batch) -> torch.Tensor:
+            x0, y = batch
+            drop = torch.rand(len(y), generator=g) < cfg.label_dropout
+            y = torch.where(drop, torch.full_like(y, null), y)
+            t = sample_t(len(y), cfg.t_sampling, g)
+            eps = torch.randn(x0.shape, generator=g)
+            return rf_loss(m, x0, y, t, eps)
+
+        def after_step(step: int, value: float) -> None:
+            decay = min(cfg.ema, (1 + step) / (10 + step))
+            with torch.no_grad():
+                for pe, pm in zip(ema.parameters(), model.parameters(), strict=True):
+                    pe.lerp_(pm, 1 - decay)
+            for cb in callbacks:
+                cb(step, value)
+
+        start = time.perf_counter()
+        losses = fit(model, lambda _step: data(cfg.batch_size, g), loss_fn, steps=cfg.steps, lr=cfg.lr,
+                     warmup=cfg.warmup, weight_decay=cfg.weight_decay, clip=1.0, on_step=after_step)
     return TrainResult(model=ema, losses=losses, seconds=time.perf_counter() - start)

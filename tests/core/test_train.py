@@ -1,0 +1,168 @@
+"""core.train: the schedule, AdamW + clipping loop, seeding and thread pinning the methods share."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from core.train import adamw, fit, lr_at, pin_threads, seed_everything
+
+
+def _old_any4_lr(step, lr, warmup, steps):  # methods/any4/clean_model.py before core.train
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    frac = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+
+
+def _old_rf_lr(step, lr, warmup, steps):  # methods/rf_solver/train.py before core.train
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    frac = (step - warmup) / max(1, steps - warmup)
+    return lr * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+
+
+def test_schedule_values_at_known_steps():
+    kw = {"lr": 1e-3, "warmup": 10, "steps": 110}
+    assert lr_at(0, **kw) == pytest.approx(1e-4)
+    assert lr_at(9, **kw) == pytest.approx(1e-3)  # end of warm-up: the peak
+    assert lr_at(10, **kw) == pytest.approx(1e-3)
+    assert lr_at(60, **kw) == pytest.approx(0.5e-3)  # half way through the cosine
+    assert lr_at(110, **kw) == pytest.approx(0.0, abs=1e-15)
+    assert lr_at(500, **kw) == pytest.approx(0.0, abs=1e-15)  # held after the end
+    assert lr_at(60, **kw, min_ratio=0.1) == pytest.approx(0.55e-3)
+    assert lr_at(110, **kw, min_ratio=0.1) == pytest.approx(1e-4)
+    assert lr_at(0, lr=1e-3, warmup=0, steps=5) == pytest.approx(1e-3)  # no warm-up starts at the peak
+
+
+@pytest.mark.parametrize(("lr", "warmup", "steps"), [(3e-3, 30, 600), (1e-3, 10, 100), (2e-4, 0, 7), (5e-4, 50, 50)])
+def test_schedule_is_bit_identical_to_the_methods_old_formulas(lr, warmup, steps):
+    for step in range(steps):
+        assert lr_at(step, lr=lr, warmup=warmup, steps=steps, min_ratio=0.1) == _old_any4_lr(step, lr, warmup, steps)
+        assert lr_at(step, lr=lr, warmup=warmup, steps=steps) == _old_rf_lr(step, lr, warmup, steps)
+
+
+def test_schedule_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="steps"):
+        lr_at(0, lr=1e-3, warmup=0, steps=0)
+    with pytest.raises(ValueError, match="min_ratio"):
+        lr_at(0, lr=1e-3, warmup=0, steps=5, min_ratio=1.5)
+
+
+def _problem(seed=0):
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    x, y = torch.randn(64, 4), torch.randn(64, 1)
+    gen = torch.Generator().manual_seed(seed)
+
+    def batch(_step):
+        idx = torch.randint(0, 64, (16,), generator=gen)
+        return x[idx], y[idx]
+
+    return model, batch
+
+
+def _mse(model, batch):
+    x, y = batch
+    return ((model(x) - y) ** 2).mean()
+
+
+def test_fit_matches_a_hand_written_loop_exactly():
+    """The loop the methods had (set lr, batch, loss, zero_grad, backward, clip 1.0, step)."""
+    kw = {"steps": 25, "lr": 1e-2, "warmup": 5, "weight_decay": 0.1}
+    model, batch = _problem()
+    losses = fit(model, batch, _mse, clip=1.0, betas=(0.9, 0.95), min_lr_ratio=0.1, **kw)
+
+    ref, ref_batch = _problem()
+    opt = torch.optim.AdamW(ref.parameters(), lr=kw["lr"], betas=(0.9, 0.95), weight_decay=kw["weight_decay"])
+    ref.train()
+    ref_losses = []
+    for step in range(kw["steps"]):
+        for g in opt.param_groups:
+            g["lr"] = _old_any4_lr(step, kw["lr"], kw["warmup"], kw["steps"])
+        loss = _mse(ref, ref_batch(step))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
+        opt.step()
+        ref_losses.append(float(loss.detach()))
+    assert losses == ref_losses
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters(), strict=True))
+    assert not model.training  # eval mode afterwards
+
+
+def test_clipping_bounds_the_gradient_norm():
+    norms = {}
+
+    def big_loss(model, batch):
+        return 1e4 * _mse(model, batch)
+
+    for clip in (0.5, None):
+        model, batch = _problem()
+        fit(model, batch, big_loss, steps=1, lr=1e-3, warmup=0, weight_decay=0.0, clip=clip)
+        norms[clip] = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()])).item()
+    assert norms[0.5] == pytest.approx(0.5, rel=1e-4) and norms[None] > 10
+
+
+def test_fit_calls_hooks_and_reports_progress():
+    model, batch = _problem()
+    seen, reports = [], []
+    losses = fit(model, batch, _mse, steps=4, lr=1e-3, warmup=1, weight_decay=0.0,
+                 on_step=lambda s, v: seen.append((s, v)), progress=lambda f, m: reports.append((f, m)),
+                 message="demo step")
+    assert seen == list(enumerate(losses))
+    assert [f for f, _ in reports] == [0.25, 0.5, 0.75, 1.0] and reports[-1][1].startswith("demo step 4/4 loss ")
+
+
+def test_fit_takes_an_iterable_and_says_when_it_runs_out():
+    model, batch = _problem()
+    items = [batch(i) for i in range(3)]
+    assert len(fit(model, items, _mse, steps=3, lr=1e-3, warmup=0, weight_decay=0.0)) == 3
+    with pytest.raises(ValueError, match="ran out at step 3"):
+        fit(model, iter(items), _mse, steps=4, lr=1e-3, warmup=0, weight_decay=0.0)
+    with pytest.raises(ValueError, match="clip"):
+        fit(model, items, _mse, steps=3, lr=1e-3, warmup=0, weight_decay=0.0, clip=0)
+
+
+def test_seeding_makes_runs_reproducible():
+    def run():
+        seed_everything(123)
+        draws = (random.random(), float(np.random.rand()), float(torch.rand(1)))
+        model = nn.Linear(3, 1)  # initialised from torch's global generator
+        x = torch.randn(32, 3)
+        losses = fit(model, lambda _s: x, lambda m, b: m(b).pow(2).mean(), steps=5, lr=1e-2, warmup=1,
+                     weight_decay=0.0)
+        return draws, losses, [p.detach().clone() for p in model.parameters()]
+
+    a, b = run(), run()
+    assert a[0] == b[0] and a[1] == b[1]
+    assert all(torch.equal(p, q) for p, q in zip(a[2], b[2], strict=True))
+    seed_everything(124)
+    assert random.random() != a[0][0]
+
+
+def test_pin_threads_restores_the_old_count():
+    before = torch.get_num_threads()
+    target = 1 if before != 1 else 2
+    with pin_threads(target) as n:
+        assert n == target == torch.get_num_threads()
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="boom"), pin_threads(target):
+        raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with pin_threads(0) as n:  # 0 / None: leave torch's count alone
+        assert n == before
+    with pytest.raises(ValueError, match=">= 0"), pin_threads(-1):
+        pass
+
+
+def test_adamw_uses_the_given_hyper_parameters():
+    opt = adamw(nn.Linear(2, 2).parameters(), lr=3e-3, weight_decay=0.01, betas=(0.9, 0.95))
+    group = opt.param_groups[0]
+    assert isinstance(opt, torch.optim.AdamW)
+    assert (group["lr"], group["weight_decay"], group["betas"]) == (3e-3, 0.01, (0.9, 0.95))
