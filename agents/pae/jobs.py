@@ -60,20 +60,41 @@ class EvaluateParams(BaseModel):
     torch_threads: int = Field(1, ge=0, le=64)
 
 
-def set_threads(n: int) -> None:
-    """Pin torch's intra-op threads, and llama.cpp's unless configured (``PAPERWORKS_LOCAL_THREADS``).
+class set_threads:  # noqa: N801 - used like a function: set_threads(n), or `with set_threads(n):`
+    """Pin torch's intra-op threads to ``n``, and llama.cpp's unless configured (``PAPERWORKS_LOCAL_THREADS``).
 
     On oversubscribed cores multi-threaded matmuls (and llama.cpp's spinning workers) run many times slower.
+    Applies at once (``n`` = 0: nothing changes); used as a context manager it restores both on exit. The
+    llama.cpp count goes through :func:`core.llm.threads.set_threads_hint`, never into the shared settings.
     """
-    if n > 0:
+
+    def __init__(self, n: int) -> None:
+        self._undo: list[tuple[str, int]] = []
+        if n > 0:
+            import torch
+
+            from core.llm.threads import set_threads_hint
+
+            self._undo.append(("torch", torch.get_num_threads()))
+            torch.set_num_threads(n)
+            self._undo.append(("llama", set_threads_hint(n)))
+
+    def __enter__(self) -> set_threads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._undo:
+            return
         import torch
 
-        from core.config import get_settings
+        from core.llm.threads import set_threads_hint
 
-        torch.set_num_threads(n)
-        settings = get_settings()
-        if settings.local_threads == 0:
-            settings.local_threads = n  # read when the llama.cpp engine is first built in this process
+        for what, previous in reversed(self._undo):
+            if what == "torch":
+                torch.set_num_threads(previous)
+            else:
+                set_threads_hint(previous)
+        self._undo.clear()
 
 
 @register_method("pae.rollouts", title="PAE: a batch of rollouts", queue="cpu")
@@ -81,10 +102,10 @@ def rollouts_job(params: RolloutParams, progress: JobContext) -> Report:
     """Roll out a batch of (task, site) assignments with one policy; the PAE loop fans these out to workers."""
     from agents.pae.work import do_rollouts
 
-    set_threads(params.torch_threads)
     kw = params.model_dump(exclude={"torch_threads"})
     kw["assignments"] = [tuple(a) for a in kw["assignments"]]
-    ids = do_rollouts(**kw, progress=progress)
+    with set_threads(params.torch_threads):
+        ids = do_rollouts(**kw, progress=progress)
     report = Report(title=f"PAE {params.phase} batch", summary=f"{len(ids)} trajectories stored")
     report.data["trajectory_ids"] = ids
     return report
@@ -95,9 +116,10 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     """Score stored trajectories with the site oracle (and the LLM judge); the PAE loop fans these out."""
     from agents.pae.work import do_evaluate
 
-    set_threads(params.torch_threads)
-    counts = do_evaluate(trajectory_ids=params.trajectory_ids, judge=params.judge, judge_model=params.judge_model,
-                         judge_max_tokens=params.judge_max_tokens, progress=progress)
+    with set_threads(params.torch_threads):
+        counts = do_evaluate(trajectory_ids=params.trajectory_ids, judge=params.judge,
+                             judge_model=params.judge_model, judge_max_tokens=params.judge_max_tokens,
+                             progress=progress)
     report = Report(title="PAE evaluation", summary=f"{counts}")
     report.metrics.update(counts)
     return report
@@ -109,9 +131,9 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
 def train_job(params: TrainParams, progress: JobContext) -> Report:
     from agents.pae.loop import run_pae
 
-    set_threads(params.torch_threads)
     cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads"}))
-    return run_pae(cfg, run_id=params.run_id, progress=progress).report
+    with set_threads(params.torch_threads):
+        return run_pae(cfg, run_id=params.run_id, progress=progress).report
 
 
 class PaeOptions(RunConfig, ReproducerOptions):
