@@ -68,14 +68,31 @@ def cpu_rows(group_size: int = 64) -> list[list]:
             ref = x @ qw.dequantize().t()
             for layer in (cached, ondemand):  # correctness first
                 torch.testing.assert_close(layer(x), ref, rtol=1e-5, atol=1e-5)
-            t = _interleaved_ms({"dense": lambda: dense(x), "cached": lambda: cached(x),
-                                 "dequant": lambda: ondemand(x), "once": lambda: cached.dequantized_weight()})
+            t = _interleaved_ms(
+                {
+                    "dense": lambda: dense(x),
+                    "cached": lambda: cached(x),
+                    "dequant": lambda: ondemand(x),
+                    "once": lambda: cached.dequantized_weight(),
+                }
+            )
             t_dense, t_cached, t_deq, t_once = t["dense"], t["cached"], t["dequant"], t["once"]
-        mem = {"dense": k * k * 4, "packed": cached.packed.numel() + cached.lut.numel() * 4
-               + cached.scales_and_zeros.numel() * 4}
-        rows.append([f"1×{k}·{k}×{k}", round(t_dense, 4), round(t_cached, 4), round(t_cached / t_dense, 2),
-                     round(t_deq, 3), round(t_deq / t_dense, 1), round(t_once, 3),
-                     f"{mem['dense'] / 2**20:.2f} / {mem['packed'] / 2**20:.2f}"])
+        mem = {
+            "dense": k * k * 4,
+            "packed": cached.packed.numel() + cached.lut.numel() * 4 + cached.scales_and_zeros.numel() * 4,
+        }
+        rows.append(
+            [
+                f"1×{k}·{k}×{k}",
+                round(t_dense, 4),
+                round(t_cached, 4),
+                round(t_cached / t_dense, 2),
+                round(t_deq, 3),
+                round(t_deq / t_dense, 1),
+                round(t_once, 3),
+                f"{mem['dense'] / 2**20:.2f} / {mem['packed'] / 2**20:.2f}",
+            ]
+        )
     return rows
 
 
@@ -92,10 +109,13 @@ def gpu_rows() -> tuple[list[list], list[str]]:
         g = 128
         codes = torch.randint(0, 16, (k, k), generator=gen)
         packed = pack_nibbles(codes).to(dev)
-        sz = make_scales_and_zeros(torch.rand(k, k // g, generator=gen) * 0.01 + 1e-3,
-                                   torch.randn(k, k // g, generator=gen) * 0.01).to(dev, torch.bfloat16)
-        luts = {"row LUT": (torch.randn(k, 16, generator=gen)).to(dev, torch.bfloat16),
-                "global LUT (nf4 as LUT)": torch.randn(16, generator=gen).to(dev, torch.bfloat16)}
+        sz = make_scales_and_zeros(
+            torch.rand(k, k // g, generator=gen) * 0.01 + 1e-3, torch.randn(k, k // g, generator=gen) * 0.01
+        ).to(dev, torch.bfloat16)
+        luts = {
+            "row LUT": (torch.randn(k, 16, generator=gen)).to(dev, torch.bfloat16),
+            "global LUT (nf4 as LUT)": torch.randn(16, generator=gen).to(dev, torch.bfloat16),
+        }
         x = torch.randn(1, k, generator=gen).to(dev, torch.bfloat16)
         w_dense = dequantize(packed, luts["row LUT"], sz, g).to(torch.bfloat16)
         t_mm = triton.testing.do_bench(lambda: torch.matmul(x, w_dense.t()))
@@ -106,8 +126,17 @@ def gpu_rows() -> tuple[list[list], list[str]]:
                     ref = any4_gemm_reference(x.float(), packed, lut.float(), sz.float(), g)
                     bad = int((~torch.isclose(y, ref, rtol=1.6e-2, atol=1e-1 * ref.abs().max().item())).sum())
                     t = triton.testing.do_bench(lambda: any4_gemm(x, packed, lut, sz, g, lut_in_registers=regs))
-                    rows.append([f"1×{k}·{k}×{k}", name, "registers" if regs else "memory", bad, round(t_mm * 1e3, 1),
-                                 round(t * 1e3, 1), round(t_mm / t, 2)])
+                    rows.append(
+                        [
+                            f"1×{k}·{k}×{k}",
+                            name,
+                            "registers" if regs else "memory",
+                            bad,
+                            round(t_mm * 1e3, 1),
+                            round(t * 1e3, 1),
+                            round(t_mm / t, 2),
+                        ]
+                    )
                 except Exception as exc:  # report, keep measuring the other variants
                     notes.append(f"K={k} {name} lut_in_registers={regs}: {type(exc).__name__}: {exc}"[:300])
     return rows, notes
@@ -122,39 +151,54 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     cpu = cpu_rows()
-    lines = ["# any4 benchmark", "",
-             f"Measured by `python bench/any4.py{' --threads ' + str(args.threads) if args.threads else ''}` in one run "
-             f"on {platform.platform()} ({platform.processor() or platform.machine()}), torch {torch.__version__}, "
-             f"{torch.get_num_threads()} intra-op thread(s). The machine's 2 cores were shared with other jobs: "
-             "each time is the minimum over 7 interleaved rounds of a `torch.utils.benchmark` blocked-autorange "
-             "median, so all variants of a row face the same load; absolute times stay noisy.", "",
-             "## CPU: decode GEMV, quantized linear layer vs dense fp32 `nn.Linear`", "",
-             "any4 weights, g = 64, M = 1 activation row. `cached` = dequantize once, then an fp32 GEMV (the "
-             "default CPU path of `QuantLinear`); `dequant` = dequantize the packed weight on every call.", "",
-             "| shape | dense fp32 ms | QuantLinear cached ms | cached / dense | QuantLinear dequant ms | "
-             "dequant / dense | one-off dequantize ms | weight MiB dense / packed |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# any4 benchmark",
+        "",
+        f"Measured by `python bench/any4.py{' --threads ' + str(args.threads) if args.threads else ''}` in one run "
+        f"on {platform.platform()} ({platform.processor() or platform.machine()}), torch {torch.__version__}, "
+        f"{torch.get_num_threads()} intra-op thread(s). The machine's 2 cores were shared with other jobs: "
+        "each time is the minimum over 7 interleaved rounds of a `torch.utils.benchmark` blocked-autorange "
+        "median, so all variants of a row face the same load; absolute times stay noisy.",
+        "",
+        "## CPU: decode GEMV, quantized linear layer vs dense fp32 `nn.Linear`",
+        "",
+        "any4 weights, g = 64, M = 1 activation row. `cached` = dequantize once, then an fp32 GEMV (the "
+        "default CPU path of `QuantLinear`); `dequant` = dequantize the packed weight on every call.",
+        "",
+        "| shape | dense fp32 ms | QuantLinear cached ms | cached / dense | QuantLinear dequant ms | "
+        "dequant / dense | one-off dequantize ms | weight MiB dense / packed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in cpu]
-    lines += ["", "Reading: on the CPU the fastest correct path is `cached`, at dense speed (ratio ≈ 1) because it is "
-              "the same fp32 GEMV, while keeping an fp32 copy of the weight. Dequantizing on every call keeps only "
-              "the packed 4-bit form (~7× less memory) but costs the dequantization each time, which is far slower "
-              "than the memory-bound GEMV it feeds. The Triton kernel runs on a CPU only in the interpreter (tests), "
-              "which is not a performance path.", ""]
+    lines += [
+        "",
+        "Reading: on the CPU the fastest correct path is `cached`, at dense speed (ratio ≈ 1) because it is "
+        "the same fp32 GEMV, while keeping an fp32 copy of the weight. Dequantizing on every call keeps only "
+        "the packed 4-bit form (~7× less memory) but costs the dequantization each time, which is far slower "
+        "than the memory-bound GEMV it feeds. The Triton kernel runs on a CPU only in the interpreter (tests), "
+        "which is not a performance path.",
+        "",
+    ]
     lines += ["## GPU: Triton any4 kernel vs `torch.matmul` (bf16), 1×K · K×K", ""]
     if torch.cuda.is_available():
         rows, notes = gpu_rows()
-        lines += [f"Device: {torch.cuda.get_device_name()}; g = 128; times from `triton.testing.do_bench` (µs). "
-                  "Correctness first: `bad` counts outputs outside bf16 tolerance of the fp32 reference.", "",
-                  "| shape | table | lookup | bad | torch.matmul bf16 µs | Triton any4 µs | speed-up |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"Device: {torch.cuda.get_device_name()}; g = 128; times from `triton.testing.do_bench` (µs). "
+            "Correctness first: `bad` counts outputs outside bf16 tolerance of the fp32 reference.",
+            "",
+            "| shape | table | lookup | bad | torch.matmul bf16 µs | Triton any4 µs | speed-up |",
+            "|---|---|---|---|---|---|---|",
+        ]
         lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in rows]
         lines += ["", f"tinygemm's published any4 speed-up at K = 4096 (A5000): ≈{TINYGEMM_ANY4_4096}×."]
         lines += [f"- {n}" for n in notes]
     else:
-        lines += ["**Not run here: no GPU was available to this run** (`torch.cuda.is_available()` is False). "
-                  "On a CUDA machine the same command measures the kernel, correctness first, and fills this "
-                  f"section; tinygemm's published any4 speed-up at K = 4096 (A5000) is ≈{TINYGEMM_ANY4_4096}×, "
-                  "a simple Triton kernel may be lower."]
+        lines += [
+            "**Not run here: no GPU was available to this run** (`torch.cuda.is_available()` is False). "
+            "On a CUDA machine the same command measures the kernel, correctness first, and fills this "
+            f"section; tinygemm's published any4 speed-up at K = 4096 (A5000) is ≈{TINYGEMM_ANY4_4096}×, "
+            "a simple Triton kernel may be lower."
+        ]
     lines += ["", f"Total benchmark time: {time.perf_counter() - t0:.0f} s."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

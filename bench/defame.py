@@ -29,15 +29,20 @@ def main() -> None:
     ap.add_argument("--offset", type=int, default=100, help="First claim id (away from the reproduction's).")
     ap.add_argument("--model", default=None, help="litellm model; default the configured local model.")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "bench" / "defame.md")
-    ap.add_argument("--from-results", type=Path, default=None,
-                    help="Render from a reproduce run's summary.json instead of running.")
+    ap.add_argument(
+        "--from-results", type=Path, default=None, help="Render from a reproduce run's summary.json instead of running."
+    )
     args = ap.parse_args()
     if args.from_results is not None:
-        write(args.out, render_rows(json.loads(args.from_results.read_text(encoding="utf-8"))["averitec"]),
-              f"Measured in the run of `paperworks reproduce defame` whose numbers are in "
-              f"`{args.from_results}` "
-              f"(AVeriTeC part, oracle corpus; DEFAME and the baseline measured side by side in that one run), "
-              f"rendered by `bench/defame.py --from-results` on {time.strftime('%Y-%m-%d')}.", None)
+        write(
+            args.out,
+            render_rows(json.loads(args.from_results.read_text(encoding="utf-8"))["averitec"]),
+            f"Measured in the run of `paperworks reproduce defame` whose numbers are in "
+            f"`{args.from_results}` "
+            f"(AVeriTeC part, oracle corpus; DEFAME and the baseline measured side by side in that one run), "
+            f"rendered by `bench/defame.py --from-results` on {time.strftime('%Y-%m-%d')}.",
+            None,
+        )
         return
 
     from agents.defame.config import DefameConfig
@@ -58,12 +63,16 @@ def main() -> None:
     wall = time.perf_counter() - t0
     s = summarise(outcomes, cfg)
     model = args.model or get_settings().llm_model
-    write(args.out, render_rows(s),
-          f"Measured in one run of `bench/defame.py --claims {args.claims} --offset {args.offset}` on "
-          f"{time.strftime('%Y-%m-%d')}: model `{model}`, AVeriTeC dev claims {args.offset}.."
-          f"{args.offset + args.claims - 1}, oracle corpus, the reproduction's compact token budgets, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {platform.machine()} with 2 cores shared "
-          f"with other jobs (timings are noisy). Total wall time {wall / 60:.1f} min.", outcomes)
+    write(
+        args.out,
+        render_rows(s),
+        f"Measured in one run of `bench/defame.py --claims {args.claims} --offset {args.offset}` on "
+        f"{time.strftime('%Y-%m-%d')}: model `{model}`, AVeriTeC dev claims {args.offset}.."
+        f"{args.offset + args.claims - 1}, oracle corpus, the reproduction's compact token budgets, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {platform.machine()} with 2 cores shared "
+        f"with other jobs (timings are noisy). Total wall time {wall / 60:.1f} min.",
+        outcomes,
+    )
 
 
 def render_rows(s: dict) -> list[str]:
@@ -73,29 +82,42 @@ def render_rows(s: dict) -> list[str]:
         if not r:
             continue
         n = r["metrics"]["n"]
-        rows.append(f"| {name} | {n} | {r['claims_per_minute']:.3f} | {r['calls_per_claim']:.1f} | "
-                    f"{r['prompt_tokens'] / n:.0f} | {r['completion_tokens'] / n:.0f} | {r['seconds'] / n:.1f} |")
+        rows.append(
+            f"| {name} | {n} | {r['claims_per_minute']:.3f} | {r['calls_per_claim']:.1f} | "
+            f"{r['prompt_tokens'] / n:.0f} | {r['completion_tokens'] / n:.0f} | {r['seconds'] / n:.1f} |"
+        )
     rows.append("")
     rows.append(f"Mean DEFAME rounds per claim: {s.get('defame', {}).get('mean_rounds', 0):.2f}.")
     return rows
 
 
 def write(out: Path, rows: list[str], provenance: str, outcomes) -> None:
-    lines = ["# DEFAME benchmark: throughput and LLM calls, DEFAME vs baseline", "", provenance, "",
-             "| system | claims | claims / min | LLM calls / claim | prompt tokens / claim | "
-             "completion tokens / claim | seconds / claim |", "|---|---|---|---|---|---|---|", *rows, ""]
+    lines = [
+        "# DEFAME benchmark: throughput and LLM calls, DEFAME vs baseline",
+        "",
+        provenance,
+        "",
+        "| system | claims | claims / min | LLM calls / claim | prompt tokens / claim | "
+        "completion tokens / claim | seconds / claim |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
     if outcomes:
         by_stage: dict[str, int] = {}
         for o in outcomes:
             for c in o.defame_calls:
                 by_stage[c["stage"]] = by_stage.get(c["stage"], 0) + 1
-        lines.append("DEFAME calls by stage (all claims): "
-                     + ", ".join(f"{k} {v}" for k, v in sorted(by_stage.items())) + ".")
+        lines.append(
+            "DEFAME calls by stage (all claims): " + ", ".join(f"{k} {v}" for k, v in sorted(by_stage.items())) + "."
+        )
         lines.append("")
-    lines.append("The baseline makes one judge call per claim (plus up to two retries when its label does not "
-                 "parse); DEFAME adds planning, one summary per retrieved source (up to 5 per search on AVeriTeC), "
-                 "merges, an elaboration per round and a justification. Seconds are the stages' wall time on two "
-                 "cores shared with other jobs, so they are noisy.")
+    lines.append(
+        "The baseline makes one judge call per claim (plus up to two retries when its label does not "
+        "parse); DEFAME adds planning, one summary per retrieved source (up to 5 per search on AVeriTeC), "
+        "merges, an elaboration per round and a justification. Seconds are the stages' wall time on two "
+        "cores shared with other jobs, so they are noisy."
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(out.read_text(encoding="utf-8"))

@@ -32,13 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+from core.llm import get_local_model, model_hash  # noqa: E402
+from core.vectorstore import VectorStore, make_client  # noqa: E402
 from methods.lms3.data import load_split, pool_subset  # noqa: E402
 from methods.lms3.pool import collection_for, index_pool, load_pool  # noqa: E402
 from methods.lms3.projections import attention_projections  # noqa: E402
 from methods.lms3.representation import Encoder  # noqa: E402
 from methods.lms3.scores import lms3_select  # noqa: E402
-from core.llm import get_local_model, model_hash  # noqa: E402
-from core.vectorstore import VectorStore, make_client  # noqa: E402
 
 log = logging.getLogger("bench.lms3")
 REF = ("reference", "final_norm_output")
@@ -76,7 +76,7 @@ def main() -> None:
     lm = get_local_model()
     proj = attention_projections(lm.model)
     pool_all = load_split("gsm8k", "pool")
-    queries = load_split("gsm8k", "queries")[:args.queries]
+    queries = load_split("gsm8k", "queries")[: args.queries]
     sample = [p.text for p in pool_subset(pool_all, args.encode_items, seed=1)]
 
     # 1. encoding throughput --------------------------------------------------------------
@@ -88,8 +88,9 @@ def main() -> None:
     exact = Encoder(lm.model, lm.tokenizer, batch_size=16, exact_padding=True)
     ips_exact, tps_exact, _ = _throughput(exact, sample, [REF])
     rows_enc.append(("reference, literal 128-token padding", ips_exact, tps_exact))
-    ips_app, tps_app, _ = _throughput(enc, sample, [("last_token", "final_norm_output"),
-                                                    ("eos_appended", "final_norm_output")])
+    ips_app, tps_app, _ = _throughput(
+        enc, sample, [("last_token", "final_norm_output"), ("eos_appended", "final_norm_output")]
+    )
     rows_enc.append(("last_token + eos_appended (one pass)", ips_app, tps_app))
 
     # 2. indexing 1k and 7k pools into Chroma ---------------------------------------------
@@ -109,7 +110,8 @@ def main() -> None:
             rng = np.random.default_rng(0)
             ref_x = enc.encode([p.text for p in problems[:16]])[REF]
             x = ref_x[rng.integers(0, len(ref_x), size=len(problems))] + rng.normal(
-                0, 0.01, size=(len(problems), ref_x.shape[1])).astype(np.float32)
+                0, 0.01, size=(len(problems), ref_x.shape[1])
+            ).astype(np.float32)
             model_s, measured = len(problems) / ips_compact, f"projected at {ips_compact:.1f} items/s"
         replay = _ReplayEncoder(enc, {p.text: v for p, v in zip(problems, x)})
         t0 = time.perf_counter()
@@ -145,35 +147,53 @@ def main() -> None:
             store.query(col, embedding=xq.tolist(), k=lam)
             scan_t.append(t2 - t1)
             chroma_t.append(time.perf_counter() - t2)
-        rows_sel.append((size, load_s, med(enc_t) * 1e3, med(scan_t) * 1e3, med(chroma_t) * 1e3,
-                         (med(enc_t) + med(scan_t)) * 1e3))
+        rows_sel.append(
+            (size, load_s, med(enc_t) * 1e3, med(scan_t) * 1e3, med(chroma_t) * 1e3, (med(enc_t) + med(scan_t)) * 1e3)
+        )
     scan_share = rows_sel[-1][3] / rows_sel[-1][5]
 
     lines = [
-        "# LMS3 benchmark: pool indexing and per-query selection", "",
+        "# LMS3 benchmark: pool indexing and per-query selection",
+        "",
         f"Command: `python bench/lms3.py --encode-items {args.encode_items} --queries {args.queries}"
         f"{' --full-encode' if args.full_encode else ''}`. One run, side by side. SmolLM2-135M-Instruct fp32 on "
         f"{platform.machine()} CPU ({os.cpu_count()} cores, shared with other jobs: absolute numbers are noisy, "
-        "ratios within a table are fair). Pools are GSM8K train problems (mean ~65 tokens).", "",
-        "## 1. Encoding throughput (model forward passes)", "",
-        f"{len(sample)} GSM8K problems, batch 16.", "",
-        "| computation | items/s | tokens/s |", "|---|---|---|",
-        *[f"| {n} | {ips:.2f} | {tps:.0f} |" for n, ips, tps in rows_enc], "",
+        "ratios within a table are fair). Pools are GSM8K train problems (mean ~65 tokens).",
+        "",
+        "## 1. Encoding throughput (model forward passes)",
+        "",
+        f"{len(sample)} GSM8K problems, batch 16.",
+        "",
+        "| computation | items/s | tokens/s |",
+        "|---|---|---|",
+        *[f"| {n} | {ips:.2f} | {tps:.0f} |" for n, ips, tps in rows_enc],
+        "",
         f"The compact reference computation gives the same vectors as the literal 128-token input (tested to 2e-5) "
-        f"and ran at {ips_compact / ips_exact:.1f}× the items/s of the literal input in this run.", "",
-        "## 2. Indexing a pool into Chroma (reference mode; x, P·x for both orientations, Stab)", "",
+        f"and ran at {ips_compact / ips_exact:.1f}× the items/s of the literal input in this run.",
+        "",
+        "## 2. Indexing a pool into Chroma (reference mode; x, P·x for both orientations, Stab)",
+        "",
         "| pool items | model time (s) | model time is | Chroma store time (s) | total (s) | items/s | "
-        "re-index of the same pool (s) |", "|---|---|---|---|---|---|---|",
-        *[f"| {s} | {m:.1f} | {how} | {st:.1f} | {tot:.1f} | {ips:.2f} | {c:.2f} |"
-          for s, m, how, st, tot, ips, c in rows_idx], "",
-        "Re-indexing does no forward pass: it only counts the three collections and reads their ids.", "",
-        "## 3. Per-query selection latency (median over "
-        f"{len(queries)} GSM8K test queries)", "",
+        "re-index of the same pool (s) |",
+        "|---|---|---|---|---|---|---|",
+        *[
+            f"| {s} | {m:.1f} | {how} | {st:.1f} | {tot:.1f} | {ips:.2f} | {c:.2f} |"
+            for s, m, how, st, tot, ips, c in rows_idx
+        ],
+        "",
+        "Re-indexing does no forward pass: it only counts the three collections and reads their ids.",
+        "",
+        f"## 3. Per-query selection latency (median over {len(queries)} GSM8K test queries)",
+        "",
         "| pool items | one-off pool load from Chroma (s) | query forward (ms) | exact scan + Algorithm 1 (ms) | "
-        "Chroma L2 top-λ query (ms) | selection total (ms) |", "|---|---|---|---|---|---|",
+        "Chroma L2 top-λ query (ms) | selection total (ms) |",
+        "|---|---|---|---|---|---|",
         *[f"| {s} | {ld:.2f} | {e:.1f} | {sc:.2f} | {ch:.2f} | {tot:.1f} |" for s, ld, e, sc, ch, tot in rows_sel],
-        "", f"The per-query cost is one forward pass (the same for both pools) plus an O(|D|·d) scan; on the "
-        f"{rows_sel[-1][0]}-item pool the scan is {scan_share:.1%} of the selection time in this run.", ""]
+        "",
+        f"The per-query cost is one forward pass (the same for both pools) plus an O(|D|·d) scan; on the "
+        f"{rows_sel[-1][0]}-item pool the scan is {scan_share:.1%} of the selection time in this run.",
+        "",
+    ]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines), encoding="utf-8")

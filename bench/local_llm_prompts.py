@@ -24,23 +24,29 @@ LABELS = {
 }
 JUDGE_SCHEMA = {
     "type": "object",
-    "properties": {"insights": {"type": "string", "maxLength": 300},
-                   "verdict": {"enum": list(LABELS)}},
-    "required": ["insights", "verdict"], "additionalProperties": False,
+    "properties": {"insights": {"type": "string", "maxLength": 300}, "verdict": {"enum": list(LABELS)}},
+    "required": ["insights", "verdict"],
+    "additionalProperties": False,
 }
 ACTION = r'^(web_search|image_search|wiki_lookup)\("[^"\n]{1,80}"\)$'
 PLAN_SCHEMA = {
     "type": "object",
-    "properties": {"reasoning": {"type": "string", "maxLength": 200},
-                   "actions": {"type": "array", "minItems": 1, "maxItems": 5,
-                               "items": {"type": "string", "pattern": ACTION}}},
-    "required": ["reasoning", "actions"], "additionalProperties": False,
+    "properties": {
+        "reasoning": {"type": "string", "maxLength": 200},
+        "actions": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "pattern": ACTION}},
+    },
+    "required": ["reasoning", "actions"],
+    "additionalProperties": False,
 }
-PAE_FORMS = (r"Click \[\d{1,3}\]|Type \[\d{1,3}\]; \[[^\]\n]{1,80}\]|Scroll \[(\d{1,3}|WINDOW)\]; \[(up|down)\]"
-             r"|Wait|GoBack|Google|ANSWER; \[[^\]\n]{1,200}\]")
+PAE_FORMS = (
+    r"Click \[\d{1,3}\]|Type \[\d{1,3}\]; \[[^\]\n]{1,80}\]|Scroll \[(\d{1,3}|WINDOW)\]; \[(up|down)\]"
+    r"|Wait|GoBack|Google|ANSWER; \[[^\]\n]{1,200}\]"
+)
 PAE_REGEX = r"Thought: [^\n]{1,300}\nAction: (" + PAE_FORMS + ")"
-ELEMENTS = ('[1]: <input> "Search"\n[2]: <button> "Search"\n[3]: <button> "Directions"\n'
-            '[4]: <a> "Sign in"\n[5]: <select> "Travel mode"')
+ELEMENTS = (
+    '[1]: <input> "Search"\n[2]: <button> "Search"\n[3]: <button> "Directions"\n'
+    '[4]: <a> "Sign in"\n[5]: <select> "Travel mode"'
+)
 
 
 @dataclass
@@ -81,58 +87,91 @@ def judge_cases(data_dir: Path, n: int) -> list[Case]:
     options = "\n".join(f"- {k}: {v}" for k, v in LABELS.items())
     out = []
     for c in claims(data_dir, n):
-        prompt = (f"# Fact-check\nClaim: \"{c['claim']}\" (date: {c.get('claim_date')}, "
-                  f"speaker: {c.get('speaker') or 'unknown'})\n\n## Decision Options\n{options}\n\n"
-                  "Summarise the key insights in one short paragraph, then choose the option that fits best. "
-                  'Reply with only a JSON object: {"insights": "...", "verdict": "<one option>"}')
-        out.append(Case("DEFAME judge (JSON)", prompt,
-                        {"response_format": {"type": "json_schema",
-                                             "json_schema": {"name": "judgement", "schema": JUDGE_SCHEMA}}},
-                        _json_ok(JUDGE_SCHEMA)))
+        prompt = (
+            f'# Fact-check\nClaim: "{c["claim"]}" (date: {c.get("claim_date")}, '
+            f"speaker: {c.get('speaker') or 'unknown'})\n\n## Decision Options\n{options}\n\n"
+            "Summarise the key insights in one short paragraph, then choose the option that fits best. "
+            'Reply with only a JSON object: {"insights": "...", "verdict": "<one option>"}'
+        )
+        out.append(
+            Case(
+                "DEFAME judge (JSON)",
+                prompt,
+                {
+                    "response_format": {
+                        "type": "json_schema",
+                        "json_schema": {"name": "judgement", "schema": JUDGE_SCHEMA},
+                    }
+                },
+                _json_ok(JUDGE_SCHEMA),
+            )
+        )
     return out
 
 
 def planner_cases(data_dir: Path, n: int) -> list[Case]:
     out = []
     for c in claims(data_dir, n):
-        prompt = (f"# Fact-check\nClaim: \"{c['claim']}\"\n\nThe knowledge is not enough yet. Propose as few "
-                  "actions as possible but as many as needed. Valid actions:\n"
-                  '- web_search("query"): search the web\n- image_search("query"): search for images\n'
-                  '- wiki_lookup("title"): read a Wikipedia article\n'
-                  'Reply with only a JSON object: {"reasoning": "...", "actions": ["web_search(\\"...\\")"]}')
-        out.append(Case("DEFAME planner (JSON)", prompt,
-                        {"response_format": {"type": "json_schema",
-                                             "json_schema": {"name": "plan", "schema": PLAN_SCHEMA}}},
-                        _json_ok(PLAN_SCHEMA)))
+        prompt = (
+            f'# Fact-check\nClaim: "{c["claim"]}"\n\nThe knowledge is not enough yet. Propose as few '
+            "actions as possible but as many as needed. Valid actions:\n"
+            '- web_search("query"): search the web\n- image_search("query"): search for images\n'
+            '- wiki_lookup("title"): read a Wikipedia article\n'
+            'Reply with only a JSON object: {"reasoning": "...", "actions": ["web_search(\\"...\\")"]}'
+        )
+        out.append(
+            Case(
+                "DEFAME planner (JSON)",
+                prompt,
+                {"response_format": {"type": "json_schema", "json_schema": {"name": "plan", "schema": PLAN_SCHEMA}}},
+                _json_ok(PLAN_SCHEMA),
+            )
+        )
     return out
 
 
 def pae_cases(data_dir: Path, n: int) -> list[Case]:
-    tasks = [json.loads(line) for line in
-             (data_dir / "pae" / "webarena_map_google_fixed_eval.jsonl").read_text().splitlines()[:n]]
+    tasks = [
+        json.loads(line)
+        for line in (data_dir / "pae" / "webarena_map_google_fixed_eval.jsonl").read_text().splitlines()[:n]
+    ]
     out = []
     for t in tasks:
-        prompt = ("You are a web agent. Each step, reply with exactly:\nThought: <your reasoning>\n"
-                  "Action: one of Click [n] | Type [n]; [text] | Scroll [n or WINDOW]; [up or down] | Wait | "
-                  f"GoBack | Google | ANSWER; [text]\n\nTask: {t['ques']}\nPage: OpenStreetMap\n"
-                  f"Elements:\n{ELEMENTS}")
+        prompt = (
+            "You are a web agent. Each step, reply with exactly:\nThought: <your reasoning>\n"
+            "Action: one of Click [n] | Type [n]; [text] | Scroll [n or WINDOW]; [up or down] | Wait | "
+            f"GoBack | Google | ANSWER; [text]\n\nTask: {t['ques']}\nPage: OpenStreetMap\n"
+            f"Elements:\n{ELEMENTS}"
+        )
         out.append(Case("PAE Thought/Action (regex)", prompt, {"regex": PAE_REGEX}, _pae_ok))
     return out
 
 
 AGREEMENT_PROMPTS = [
-    "What is the capital of France?", "Give me three synonyms of happy.", "What is 12 times 7?",
-    "Write a haiku about autumn.", "Explain photosynthesis in one sentence.", "Who wrote Hamlet?",
-    "Name the planets of the solar system.", "Translate 'good morning' into Spanish.",
-    "What does a fact-checker do?", "Describe a web browser to a child.", "What is the boiling point of water?",
-    "Suggest a name for a pet turtle.", "Why is the sky blue?", "List two uses of a paperclip.",
-    "What is machine learning?", "Summarise the plot of Cinderella in two sentences.",
-    "How many legs does a spider have?", "Give a tip for staying focused.", "What is an airport?",
+    "What is the capital of France?",
+    "Give me three synonyms of happy.",
+    "What is 12 times 7?",
+    "Write a haiku about autumn.",
+    "Explain photosynthesis in one sentence.",
+    "Who wrote Hamlet?",
+    "Name the planets of the solar system.",
+    "Translate 'good morning' into Spanish.",
+    "What does a fact-checker do?",
+    "Describe a web browser to a child.",
+    "What is the boiling point of water?",
+    "Suggest a name for a pet turtle.",
+    "Why is the sky blue?",
+    "List two uses of a paperclip.",
+    "What is machine learning?",
+    "Summarise the plot of Cinderella in two sentences.",
+    "How many legs does a spider have?",
+    "Give a tip for staying focused.",
+    "What is an airport?",
     "Claim: The Eiffel Tower is in Berlin. Is it true?",
 ]
 SPEED_PROMPT = (
-    "Here is a fact-checking record.\nClaim: \"In a letter to Steve Jobs, Sean Connery refused to appear in an "
-    "Apple commercial.\" The claim was shared on Facebook in October 2020. A web search found that the letter "
+    'Here is a fact-checking record.\nClaim: "In a letter to Steve Jobs, Sean Connery refused to appear in an '
+    'Apple commercial." The claim was shared on Facebook in October 2020. A web search found that the letter '
     "first appeared on a satirical website in 2011, that Apple never approached Sean Connery for an advertising "
     "campaign, and that the letter's wording matches a parody piece. Several fact-checking organisations, "
     "including Snopes and Check Your Fact, rated the story as false. The Apple archives list no campaign with "

@@ -26,8 +26,16 @@ os.environ.setdefault("PAPERWORKS_HOME", tempfile.mkdtemp(prefix="pw-bench-"))
 os.environ.setdefault("PAPERWORKS_CACHE_DIR", str(Path.home() / ".paperworks" / "cache"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-PROMPTS = ["What is 2+3?", "Name three colors.", "Write one sentence about the sea.", "What is the capital of France?",
-           "Give a synonym for happy.", "What is 10 divided by 2?", "Say hello in Spanish.", "What is water made of?"]
+PROMPTS = [
+    "What is 2+3?",
+    "Name three colors.",
+    "Write one sentence about the sea.",
+    "What is the capital of France?",
+    "Give a synonym for happy.",
+    "What is 10 divided by 2?",
+    "Say hello in Spanish.",
+    "What is water made of?",
+]
 
 
 def bench_gateway(tokens: int, reps: int) -> dict:
@@ -88,8 +96,13 @@ def bench_job_overhead(n_prompts: int, tokens: int, trivial: int, reps: int) -> 
     stacks = []
     try:
         for label, db, broker in (
-                ("redis+postgres", f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}", "redis://127.0.0.1:6379/8"),
-                ("embedded sqlite", f"sqlite:///{home / 'bench-embedded.db'}", f"sqla+sqlite:///{home / 'bench-broker.db'}")):
+            ("redis+postgres", f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}", "redis://127.0.0.1:6379/8"),
+            (
+                "embedded sqlite",
+                f"sqlite:///{home / 'bench-embedded.db'}",
+                f"sqla+sqlite:///{home / 'bench-broker.db'}",
+            ),
+        ):
             st = Stack(home / label.replace(" ", "_").replace("+", "_"), db, broker)
             stacks.append(st)
             st.start_api()

@@ -41,8 +41,9 @@ def recon_per_second(model: DiTVelocity, x: torch.Tensor, y: torch.Tensor, repea
     for n in STEP_COUNTS:
         for solver, order, steps in (("Euler", 1, 2 * n), ("RF-Solver-2", 2, n)):
             sec, (rec, _, nfe) = _timed(lambda: reconstruct_image(model, x, y, steps, order), repeats)
-            rows.append({"solver": solver, "steps": steps, "nfe": nfe, "seconds": sec,
-                         "mse": float(mse(rec, x).mean())})
+            rows.append(
+                {"solver": solver, "steps": steps, "nfe": nfe, "seconds": sec, "mse": float(mse(rec, x).mean())}
+            )
     return rows
 
 
@@ -54,13 +55,23 @@ def seconds_to_reach(rows: list[dict], solver: str, target: float) -> float | No
 
 def edit_latency(model: DiTVelocity, x: torch.Tensor, repeats: int, tmp: Path) -> list[dict]:
     rows = []
-    for name, kw in (("RF-Solver-2, k=2, cache in memory", {"order": 2}),
-                     ("RF-Solver-2, k=2, cache on disk", {"order": 2, "offload_dir": tmp}),
-                     ("Euler, k=2 (half the NFE)", {"order": 1})):
-        sec, res = _timed(lambda: rf_edit(model, x, "china", "flower", num_steps=15, inject_k=2, guidance=2.0, **kw),
-                          repeats)
-        rows.append({"setting": name, "seconds": sec, "nfe": res.nfe, "cached": res.cached_tensors,
-                     "cache_kb": res.cache_bytes / 1024})
+    for name, kw in (
+        ("RF-Solver-2, k=2, cache in memory", {"order": 2}),
+        ("RF-Solver-2, k=2, cache on disk", {"order": 2, "offload_dir": tmp}),
+        ("Euler, k=2 (half the NFE)", {"order": 1}),
+    ):
+        sec, res = _timed(
+            lambda: rf_edit(model, x, "china", "flower", num_steps=15, inject_k=2, guidance=2.0, **kw), repeats
+        )
+        rows.append(
+            {
+                "setting": name,
+                "seconds": sec,
+                "nfe": res.nfe,
+                "cached": res.cached_tensors,
+                "cache_kb": res.cache_bytes / 1024,
+            }
+        )
     return rows
 
 
@@ -76,7 +87,7 @@ def main() -> None:
     digits = DiTVelocity(get_model("digits")[0])
     photo = DiTVelocity(get_model("photo")[0])
     test = load_digits_split("test")
-    x, y = test.images[:args.images], test.labels[:args.images]
+    x, y = test.images[: args.images], test.labels[: args.images]
     load_before = os.getloadavg()[0]
     rec_rows = recon_per_second(digits, x, y, args.repeats)
     crop, _ = photo_crops(1, 32, generator=torch.Generator().manual_seed(0), holdout=True)
@@ -84,29 +95,46 @@ def main() -> None:
     edit_rows = edit_latency(photo, crop, max(args.repeats, 5), tmp)
     load_after = os.getloadavg()[0]
 
-    lines = ["# RF-Solver benchmark", "",
-             f"Command: `python bench/rf_solver.py --threads {args.threads} --repeats {args.repeats}` · "
-             f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
-             f"{torch.get_num_threads()} threads · 1-min load average {load_before:.1f} before, "
-             f"{load_after:.1f} after (the machine is shared; times are medians of {args.repeats} runs).", "",
-             f"## Reconstruction error per second of compute (digits model, {len(y)} held-out images, batch)", "",
-             "Invert then sample with the same label; Euler with 2N steps and RF-Solver-2 with N steps use the "
-             "same NFE.", "",
-             "| solver | steps/direction | NFE (both directions) | seconds | MSE | log10(1/MSE) per second |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# RF-Solver benchmark",
+        "",
+        f"Command: `python bench/rf_solver.py --threads {args.threads} --repeats {args.repeats}` · "
+        f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
+        f"{torch.get_num_threads()} threads · 1-min load average {load_before:.1f} before, "
+        f"{load_after:.1f} after (the machine is shared; times are medians of {args.repeats} runs).",
+        "",
+        f"## Reconstruction error per second of compute (digits model, {len(y)} held-out images, batch)",
+        "",
+        "Invert then sample with the same label; Euler with 2N steps and RF-Solver-2 with N steps use the same NFE.",
+        "",
+        "| solver | steps/direction | NFE (both directions) | seconds | MSE | log10(1/MSE) per second |",
+        "|---|---|---|---|---|---|",
+    ]
     import math
 
     for r in rec_rows:
-        lines.append(f"| {r['solver']} | {r['steps']} | {r['nfe']} | {r['seconds']:.3f} | {r['mse']:.3e} | "
-                     f"{math.log10(1 / max(r['mse'], 1e-12)) / r['seconds']:.2f} |")
-    lines += ["", "Time to reach a reconstruction MSE (smallest measured configuration that reaches it):", "",
-              "| target MSE | Euler seconds | RF-Solver-2 seconds | speed-up |", "|---|---|---|---|"]
+        lines.append(
+            f"| {r['solver']} | {r['steps']} | {r['nfe']} | {r['seconds']:.3f} | {r['mse']:.3e} | "
+            f"{math.log10(1 / max(r['mse'], 1e-12)) / r['seconds']:.2f} |"
+        )
+    lines += [
+        "",
+        "Time to reach a reconstruction MSE (smallest measured configuration that reaches it):",
+        "",
+        "| target MSE | Euler seconds | RF-Solver-2 seconds | speed-up |",
+        "|---|---|---|---|",
+    ]
     for target in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
         e, r = seconds_to_reach(rec_rows, "Euler", target), seconds_to_reach(rec_rows, "RF-Solver-2", target)
         speed = f"{e / r:.1f}×" if e and r else ("Euler never reaches it" if r else "—")
         lines.append(f"| {target:g} | {e if e is None else f'{e:.3f}'} | {r if r is None else f'{r:.3f}'} | {speed} |")
-    lines += ["", "## Edit latency, one 32×32 image, N = 15 (photo model, china → flower, guidance 2)", "",
-              "| setting | seconds | NFE | V tensors cached | cache KiB |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Edit latency, one 32×32 image, N = 15 (photo model, china → flower, guidance 2)",
+        "",
+        "| setting | seconds | NFE | V tensors cached | cache KiB |",
+        "|---|---|---|---|---|",
+    ]
     for r in edit_rows:
         lines.append(f"| {r['setting']} | {r['seconds']:.3f} | {r['nfe']} | {r['cached']} | {r['cache_kb']:.0f} |")
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,8 @@ class DefameSettings(BaseModel):
     """
 
     search_backend: Literal["corpus", "serper"] = Field(
-        "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API.")
+        "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API."
+    )
     serper_api_key: SecretStr | None = Field(None, description="Serper.dev key (web and image search).")
     serper_url: str = Field("https://google.serper.dev", description="Serper endpoint (tests: a local server).")
     scrape_results: bool = Field(True, description="Fetch result pages (public hosts only) for their text.")
@@ -62,8 +63,9 @@ _LEGACY_SECTIONS: dict[str, type[BaseModel]] = {"defame": DefameSettings}
 class Settings(BaseSettings):
     """Application settings, read from ``PAPERWORKS_*`` environment variables."""
 
-    model_config = SettingsConfigDict(env_prefix="PAPERWORKS_", env_file=None, extra="ignore",
-                                      env_nested_delimiter="__")
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERWORKS_", env_file=None, extra="ignore", env_nested_delimiter="__"
+    )
 
     # --- where things live -------------------------------------------------
     home: Path = Field(default_factory=_default_home, description="Root for every embedded store.")
@@ -73,18 +75,24 @@ class Settings(BaseSettings):
 
     # --- database ----------------------------------------------------------
     database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default sqlite:///<home>/paperworks.db. "
-        "PostgreSQL: postgresql+psycopg://user@host:5432/db")
+        None,
+        description="SQLAlchemy URL; default sqlite:///<home>/paperworks.db. "
+        "PostgreSQL: postgresql+psycopg://user@host:5432/db",
+    )
 
     # --- broker / worker ---------------------------------------------------
     broker_url: str | None = Field(
-        None, description="Celery broker; default kombu's SQLAlchemy transport on <home>/broker.db. "
-        "redis://host:6379/0 or amqp://guest:guest@host:5672// work unchanged.")
+        None,
+        description="Celery broker; default kombu's SQLAlchemy transport on <home>/broker.db. "
+        "redis://host:6379/0 or amqp://guest:guest@host:5672// work unchanged.",
+    )
     broker_visibility_timeout: float = Field(
-        3600.0, description="Seconds before an unacknowledged message on Redis is redelivered.")
+        3600.0, description="Seconds before an unacknowledged message on Redis is redelivered."
+    )
     job_heartbeat_s: float = Field(5.0, description="How often a running job refreshes its heartbeat.")
     job_stale_after_s: float = Field(
-        30.0, description="A running job whose heartbeat is older than this is taken over on redelivery.")
+        30.0, description="A running job whose heartbeat is older than this is taken over on redelivery."
+    )
     job_max_retries: int = Field(3, description="Retries for transient errors (connection loss).")
     worker_queues: str = Field("cpu", description="Comma-separated queues a worker consumes (cpu, gpu).")
 
@@ -101,12 +109,17 @@ class Settings(BaseSettings):
     llm_max_retries: int = 2
     llm_max_tokens: int = 256
     local_backend: Literal["transformers", "llamacpp", "auto"] = Field(
-        "auto", description="Text generation backend of the `local` provider.")
+        "auto", description="Text generation backend of the `local` provider."
+    )
     local_threads: int = Field(0, ge=0, description="CPU threads for the local backend (0 = half the cores).")
     local_context: int = Field(2048, ge=64, description="Context length (tokens) of one local reply.")
     local_parallel: int = Field(
-        4, ge=1, le=64, description="Replies the llama.cpp backend decodes together in one batch "
-        "(KV-cache slots of local_context tokens each).")
+        4,
+        ge=1,
+        le=64,
+        description="Replies the llama.cpp backend decodes together in one batch "
+        "(KV-cache slots of local_context tokens each).",
+    )
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-transformers model name or path.")
 
     # --- API / UI ----------------------------------------------------------
@@ -121,8 +134,10 @@ class Settings(BaseSettings):
 
     # --- outbound fetching (agents) -----------------------------------------
     allowed_hosts: str = Field(
-        "", description="Comma-separated extra hosts agents may fetch even if they resolve to "
-        "private or loopback addresses (the project's own test sites are always allowed).")
+        "",
+        description="Comma-separated extra hosts agents may fetch even if they resolve to "
+        "private or loopback addresses (the project's own test sites are always allowed).",
+    )
 
     # --- agents ------------------------------------------------------------
     defame: DefameSettings = Field(default_factory=DefameSettings, description="DEFAME's external services.")
@@ -135,8 +150,11 @@ class Settings(BaseSettings):
             return data
         env = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith("PAPERWORKS_")}
         for section, model in _LEGACY_SECTIONS.items():
-            legacy = {name: env[f"PAPERWORKS_{section.upper()}_{name.upper()}"] for name in model.model_fields
-                      if f"PAPERWORKS_{section.upper()}_{name.upper()}" in env}
+            legacy = {
+                name: env[f"PAPERWORKS_{section.upper()}_{name.upper()}"]
+                for name in model.model_fields
+                if f"PAPERWORKS_{section.upper()}_{name.upper()}" in env
+            }
             if not legacy:
                 continue
             given = data.get(section)
@@ -151,7 +169,7 @@ class Settings(BaseSettings):
         return v.expanduser().resolve()
 
     @model_validator(mode="after")
-    def _fill_paths(self) -> "Settings":
+    def _fill_paths(self) -> Settings:
         if self.artifact_dir is None:
             self.artifact_dir = self.home / "artifacts"
         if self.cache_dir is None:

@@ -40,8 +40,14 @@ class Stack:
         migrate.upgrade(database_url)
         with session_scope(database_url) as s:
             _, self.key = crud.create_api_key(s, name="stack")
-        self.env = dict(os.environ, PAPERWORKS_HOME=str(home), PAPERWORKS_DATABASE_URL=database_url,
-                        PAPERWORKS_BROKER_URL=broker_url, PYTHONUNBUFFERED="1", **extra_env)
+        self.env = dict(
+            os.environ,
+            PAPERWORKS_HOME=str(home),
+            PAPERWORKS_DATABASE_URL=database_url,
+            PAPERWORKS_BROKER_URL=broker_url,
+            PYTHONUNBUFFERED="1",
+            **extra_env,
+        )
         self.procs: list[subprocess.Popen] = []
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -50,19 +56,29 @@ class Stack:
 
     def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")
-        p = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append(p)
         return p
 
     def start_api(self) -> None:
-        self._spawn("api", [sys.executable, "-m", "uvicorn", "--factory", "services.api.main:create_app",
-                            "--host", "127.0.0.1", "--port", str(self.port)])
+        self._spawn(
+            "api",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "services.api.main:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+        )
         self.wait_http(f"{self.url}/healthz", 90)
 
     def start_worker(self, name: str = "worker") -> subprocess.Popen:
-        p = self._spawn(name, [sys.executable, "-m", "services.worker.main", "--pool=solo",
-                               f"--hostname={name}@%h"])
+        p = self._spawn(name, [sys.executable, "-m", "services.worker.main", "--pool=solo", f"--hostname={name}@%h"])
         self.wait_log(name, "ready", 120)
         return p
 

@@ -34,16 +34,17 @@ def lr_at(step: int, *, lr: float, warmup: int, steps: int, min_ratio: float = 0
     down to ``min_ratio * lr`` at ``steps`` (held there after ``steps``).
     """
     if steps < 1 or warmup < 0 or step < 0 or not 0.0 <= min_ratio <= 1.0:
-        raise ValueError(f"need steps >= 1, warmup >= 0, step >= 0 and 0 <= min_ratio <= 1 "
-                         f"(got steps={steps}, warmup={warmup}, step={step}, min_ratio={min_ratio})")
+        raise ValueError(
+            f"need steps >= 1, warmup >= 0, step >= 0 and 0 <= min_ratio <= 1 "
+            f"(got steps={steps}, warmup={warmup}, step={step}, min_ratio={min_ratio})"
+        )
     if step < warmup:
         return lr * (step + 1) / warmup
     frac = min((step - warmup) / max(1, steps - warmup), 1.0)
     return lr * (min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
-def adamw(params: Iterable[Any], *, lr: float, weight_decay: float,
-          betas: tuple[float, float] = (0.9, 0.999)) -> Any:
+def adamw(params: Iterable[Any], *, lr: float, weight_decay: float, betas: tuple[float, float] = (0.9, 0.999)) -> Any:
     """``torch.optim.AdamW`` (torch's default betas unless given)."""
     import torch
 
@@ -80,11 +81,23 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def fit(model: Any, batches: Callable[[int], Any] | Iterable[Any], loss_fn: Callable[[Any, Any], Any], *,
-        steps: int, lr: float, warmup: int, weight_decay: float, clip: float | None = 1.0,
-        betas: tuple[float, float] = (0.9, 0.999), min_lr_ratio: float = 0.0,
-        on_step: Callable[[int, float], None] | None = None, progress: Progress | None = None,
-        message: str = "step", log_every: int = 100) -> list[float]:
+def fit(
+    model: Any,
+    batches: Callable[[int], Any] | Iterable[Any],
+    loss_fn: Callable[[Any, Any], Any],
+    *,
+    steps: int,
+    lr: float,
+    warmup: int,
+    weight_decay: float,
+    clip: float | None = 1.0,
+    betas: tuple[float, float] = (0.9, 0.999),
+    min_lr_ratio: float = 0.0,
+    on_step: Callable[[int, float], None] | None = None,
+    progress: Progress | None = None,
+    message: str = "step",
+    log_every: int = 100,
+) -> list[float]:
     """Train ``model`` for ``steps`` optimizer steps; returns the loss of every step.
 
     Each step: set the scheduled learning rate (:func:`lr_at`), take the next batch
@@ -96,8 +109,10 @@ def fit(model: Any, batches: Callable[[int], Any] | Iterable[Any], loss_fn: Call
     import torch
 
     if steps < 1 or lr <= 0 or warmup < 0 or (clip is not None and clip <= 0) or log_every < 1:
-        raise ValueError(f"need steps >= 1, lr > 0, warmup >= 0, clip > 0 (or None) and log_every >= 1 "
-                         f"(got steps={steps}, lr={lr}, warmup={warmup}, clip={clip}, log_every={log_every})")
+        raise ValueError(
+            f"need steps >= 1, lr > 0, warmup >= 0, clip > 0 (or None) and log_every >= 1 "
+            f"(got steps={steps}, lr={lr}, warmup={warmup}, clip={clip}, log_every={log_every})"
+        )
     next_batch = batches if callable(batches) else _stepper(iter(batches))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = adamw(params, lr=lr, weight_decay=weight_decay, betas=betas)

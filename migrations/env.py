@@ -40,8 +40,9 @@ target_metadata = Base.metadata
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=url, target_metadata=target_metadata, literal_binds=True,
-                      render_as_batch=url.startswith("sqlite"))
+    context.configure(
+        url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=url.startswith("sqlite")
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -49,8 +50,9 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     connectable = engine_from_config({"sqlalchemy.url": url}, prefix="sqlalchemy.", poolclass=pool.NullPool)
     with connectable.connect() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata,
-                          render_as_batch=url.startswith("sqlite"))
+        context.configure(
+            connection=connection, target_metadata=target_metadata, render_as_batch=url.startswith("sqlite")
+        )
         with context.begin_transaction():
             context.run_migrations()
 

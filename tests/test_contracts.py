@@ -104,8 +104,9 @@ def test_cli_reproduce_lists_options(name):
 def test_cli_reproduce_rejects_bad_options(tmp_path):
     from services.cli.main import app
 
-    res = CliRunner().invoke(app, ["reproduce", "lms3", "--out", str(tmp_path), "-o", "speed=2"],
-                             env={"COLUMNS": "200"})
+    res = CliRunner().invoke(
+        app, ["reproduce", "lms3", "--out", str(tmp_path), "-o", "speed=2"], env={"COLUMNS": "200"}
+    )
     assert res.exit_code == 2
     assert "speed: unknown option" in res.output
     assert not list(tmp_path.iterdir())

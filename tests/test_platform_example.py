@@ -61,17 +61,26 @@ def _register() -> None:
 
 def test_the_document_shows_this_example():
     text = DOC.read_text(encoding="utf-8")
-    for needle in ('@register_method("example.squares"', '@register_reproducer("example", options=Options',
-                   "class Options(ReproducerOptions):", 'PRESETS = {"quick": {"n": 3}, "full": {"n": 50}}',
-                   "def reproduce(options: Options, progress: JobContext) -> Report:",
-                   "register_preparer", "register_learner", "PUBLIC = True"):
+    for needle in (
+        '@register_method("example.squares"',
+        '@register_reproducer("example", options=Options',
+        "class Options(ReproducerOptions):",
+        'PRESETS = {"quick": {"n": 3}, "full": {"n": 50}}',
+        "def reproduce(options: Options, progress: JobContext) -> Report:",
+        "register_preparer",
+        "register_learner",
+        "PUBLIC = True",
+    ):
         assert needle in text, needle
     assert "dpcr.run" not in text  # no such job
     block = text.split("```python\n# methods/example/jobs.py\n", 1)[1].split("```", 1)[0]
     compile(block, "docs/PLATFORM.md", "exec")  # the shown file is valid Python
-    for line in ("class Params(BaseModel):", "    n: int = Field(3, ge=1, le=100, description=\"How many squares.\")",
-                 "    for i in progress.iter(range(1, params.n + 1), \"square\"):",
-                 "    report = run(Params(n=options.n), progress)"):
+    for line in (
+        "class Params(BaseModel):",
+        '    n: int = Field(3, ge=1, le=100, description="How many squares.")',
+        '    for i in progress.iter(range(1, params.n + 1), "square"):',
+        "    report = run(Params(n=options.n), progress)",
+    ):
         assert line in block, line
 
 

@@ -30,8 +30,14 @@ def _pages() -> dict[str, list[st.Page]]:
     sections: dict[str, list[st.Page]] = {}
     for section, _order, name, meta, render in sorted(found, key=lambda t: (t[0] != "Platform", t[0], t[1], t[2])):
         sections.setdefault(section, []).append(
-            st.Page(render, title=meta.get("title", name), icon=meta.get("icon"), url_path=name,
-                    default=bool(meta.get("default", False))))
+            st.Page(
+                render,
+                title=meta.get("title", name),
+                icon=meta.get("icon"),
+                url_path=name,
+                default=bool(meta.get("default", False)),
+            )
+        )
     return sections
 
 

@@ -25,8 +25,9 @@ class ApiClient:
     def __init__(self, base_url: str | None = None, api_key: str | None = None, timeout: float = 30.0) -> None:
         self.base_url = (base_url or os.environ.get("PAPERWORKS_API_URL") or "http://127.0.0.1:8000").rstrip("/")
         key = api_key or os.environ.get("PAPERWORKS_API_KEY") or ""
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout,
-                                  headers={"Authorization": f"Bearer {key}"} if key else {})
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {}
+        )
 
     # --- plumbing ---------------------------------------------------------
     def _check(self, r: httpx.Response) -> httpx.Response:

@@ -143,8 +143,14 @@ def _field(root: dict[str, Any], name: str, raw: Any, required: bool) -> Field:
     help_ = prop.get("description") or raw.get("description")
     has_default = "default" in prop or "default" in raw
     default = prop.get("default", raw.get("default"))
-    common: dict[str, Any] = {"name": name, "label": label, "default": default, "required": required,
-                              "nullable": nullable, "help": help_}
+    common: dict[str, Any] = {
+        "name": name,
+        "label": label,
+        "default": default,
+        "required": required,
+        "nullable": nullable,
+        "help": help_,
+    }
     if fallback is not None:
         return Field(kind="json", fallback=fallback, **common)
     if "const" in prop:
@@ -170,8 +176,12 @@ def _field(root: dict[str, Any], name: str, raw: Any, required: bool) -> Field:
             _num(default, "default", where)
             if typ == "integer" and not float(default).is_integer():
                 raise SchemaError(f"{where}: integer default {default!r}")
-            if (lo is not None and default < lo) or (hi is not None and default > hi) or \
-                    (xlo is not None and default <= xlo) or (xhi is not None and default >= xhi):
+            if (
+                (lo is not None and default < lo)
+                or (hi is not None and default > hi)
+                or (xlo is not None and default <= xlo)
+                or (xhi is not None and default >= xhi)
+            ):
                 raise SchemaError(f"{where}: default {default!r} is outside its bounds")
         return Field(kind=typ, minimum=lo, maximum=hi, exclusive_minimum=xlo, exclusive_maximum=xhi, **common)
     if typ == "string":
@@ -189,8 +199,9 @@ def _field(root: dict[str, Any], name: str, raw: Any, required: bool) -> Field:
                 raise SchemaError(f"{where}: items enum must be a non-empty list")
             if isinstance(default, list) and any(d not in choices for d in default):
                 raise SchemaError(f"{where}: default {default!r} has values outside its items enum {choices}")
-            return Field(kind="list", item_kind=ityp if ityp in _SCALAR_ITEMS else None, enum=tuple(choices),
-                         **sizes, **common)
+            return Field(
+                kind="list", item_kind=ityp if ityp in _SCALAR_ITEMS else None, enum=tuple(choices), **sizes, **common
+            )
         if "prefixItems" in prop or ityp not in _SCALAR_ITEMS or "anyOf" in items:
             what = "a tuple" if "prefixItems" in prop else f"an array of {ityp or 'untyped'} items"
             return Field(kind="json", fallback=what, **sizes, **common)
@@ -239,13 +250,19 @@ class InputError(ValueError):
 
 
 def _step(f: Field) -> float:
-    ref = next((abs(v) for v in (f.default, f.maximum, f.exclusive_maximum) if isinstance(v, int | float) and v),
-               1.0)
+    ref = next((abs(v) for v in (f.default, f.maximum, f.exclusive_maximum) if isinstance(v, int | float) and v), 1.0)
     return 10.0 ** math.floor(math.log10(ref)) if ref < 1 else 0.1
 
 
-def field_input(f: Field, key: str, *, where: Any = None, label: str | None = None, help: str | None = None,
-                format_func: Callable[[Any], str] | None = None) -> Any:
+def field_input(
+    f: Field,
+    key: str,
+    *,
+    where: Any = None,
+    label: str | None = None,
+    help: str | None = None,
+    format_func: Callable[[Any], str] | None = None,
+) -> Any:
     """Render one field's widget (in ``where``, default the current container); returns its value.
 
     ``None`` means "leave it to the API's default" (an empty optional input). A text that cannot
@@ -260,8 +277,14 @@ def field_input(f: Field, key: str, *, where: Any = None, label: str | None = No
         if f.nullable:
             opts = [None, *[o for o in opts if o is not None]]
         fmt = format_func or str
-        return w.selectbox(label, opts, index=opts.index(f.default) if f.default in opts else 0, help=help_,
-                           key=wkey, format_func=lambda o: "—" if o is None else fmt(o))
+        return w.selectbox(
+            label,
+            opts,
+            index=opts.index(f.default) if f.default in opts else 0,
+            help=help_,
+            key=wkey,
+            format_func=lambda o: "—" if o is None else fmt(o),
+        )
     if f.kind == "boolean":
         return w.checkbox(label, value=bool(f.default), help=help_, key=wkey)
     if f.kind in ("integer", "number"):
@@ -275,17 +298,29 @@ def field_input(f: Field, key: str, *, where: Any = None, label: str | None = No
         else:
             value = cast(lo if lo is not None else 0)
         extra: dict[str, Any] = {"step": 1} if f.kind == "integer" else {"step": _step(f), "format": "%g"}
-        out = w.number_input(label, value=value, min_value=None if lo is None else cast(lo),
-                             max_value=None if hi is None else cast(hi), help=help_, key=wkey, **extra)
+        out = w.number_input(
+            label,
+            value=value,
+            min_value=None if lo is None else cast(lo),
+            max_value=None if hi is None else cast(hi),
+            help=help_,
+            key=wkey,
+            **extra,
+        )
         return None if out is None else cast(out)
     if f.kind == "list" and f.enum is not None:
         fmt = format_func or str
-        picked = w.multiselect(label, list(f.enum), default=[d for d in (f.default or []) if d in f.enum],
-                               help=help_, key=wkey, format_func=fmt)
+        picked = w.multiselect(
+            label,
+            list(f.enum),
+            default=[d for d in (f.default or []) if d in f.enum],
+            help=help_,
+            key=wkey,
+            format_func=fmt,
+        )
         return picked if picked or not f.nullable else None
     if f.kind == "list":
-        text = w.text_area(label + " — one per line", value="\n".join(map(str, f.default or [])), help=help_,
-                           key=wkey)
+        text = w.text_area(label + " — one per line", value="\n".join(map(str, f.default or [])), help=help_, key=wkey)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if f.item_kind == "string":
             return lines if lines or not f.nullable else None
@@ -298,8 +333,9 @@ def field_input(f: Field, key: str, *, where: Any = None, label: str | None = No
     if f.kind == "string":
         text = w.text_input(label, value=f.default or "", max_chars=f.max_length, help=help_, key=wkey)
         return text if (text or not f.nullable) else None
-    text = w.text_area(label + " (JSON)", value="" if f.default is None else json.dumps(f.default), help=help_,
-                       key=wkey)
+    text = w.text_area(
+        label + " (JSON)", value="" if f.default is None else json.dumps(f.default), help=help_, key=wkey
+    )
     if not text.strip():
         return None
     try:
@@ -308,10 +344,17 @@ def field_input(f: Field, key: str, *, where: Any = None, label: str | None = No
         raise InputError(f"{f.label}: not valid JSON ({exc})") from None
 
 
-def schema_form(schema: dict[str, Any], key: str, *, only: list[str] | None = None,
-                labels: Mapping[str, str] | None = None, helps: Mapping[str, str] | None = None,
-                format_funcs: Mapping[str, Callable[[Any], str]] | None = None, columns: int = 1,
-                submit_label: str = "Submit job") -> dict[str, Any] | None:
+def schema_form(
+    schema: dict[str, Any],
+    key: str,
+    *,
+    only: list[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    helps: Mapping[str, str] | None = None,
+    format_funcs: Mapping[str, Callable[[Any], str]] | None = None,
+    columns: int = 1,
+    submit_label: str = "Submit job",
+) -> dict[str, Any] | None:
     """A form over ``schema_fields(schema)`` (or the fields named in ``only``, in that order); returns
     params on submit, else ``None``. Empty optional inputs are left out (the API's default applies);
     a bad input shows an error and submits nothing."""
@@ -329,9 +372,14 @@ def schema_form(schema: dict[str, Any], key: str, *, only: list[str] | None = No
         cols = st.columns(columns) if columns > 1 else None
         for i, f in enumerate(fields):
             try:
-                values[f.name] = field_input(f, key, where=cols[i % columns] if cols else None,
-                                             label=labels.get(f.name), help=helps.get(f.name),
-                                             format_func=format_funcs.get(f.name))
+                values[f.name] = field_input(
+                    f,
+                    key,
+                    where=cols[i % columns] if cols else None,
+                    label=labels.get(f.name),
+                    help=helps.get(f.name),
+                    format_func=format_funcs.get(f.name),
+                )
             except InputError as exc:
                 errors.append(str(exc))
         submitted = st.form_submit_button(submit_label, type="primary")
@@ -345,9 +393,15 @@ def schema_form(schema: dict[str, Any], key: str, *, only: list[str] | None = No
 # --- following jobs ----------------------------------------------------------------------------
 
 
-def follow_job(client: ApiClient, job_ids: str | Mapping[str, str], *, label: str | None = None,
-               cancel: str | None = None, log: bool | Callable[[str], bool] = False,
-               interval: float = 2.0) -> Any:
+def follow_job(
+    client: ApiClient,
+    job_ids: str | Mapping[str, str],
+    *,
+    label: str | None = None,
+    cancel: str | None = None,
+    log: bool | Callable[[str], bool] = False,
+    interval: float = 2.0,
+) -> Any:
     """Follow one job (``job_ids`` an id) or several (a ``{name: id}`` mapping) until they end.
 
     While a job is queued or running this shows its progress bar with status and message, the
@@ -393,8 +447,15 @@ def _log_lines(job: dict[str, Any], keep: bool | Callable[[str], bool]) -> list[
     return lines
 
 
-def _follow_live(client: ApiClient, ids: dict[str, str], *, label: str | None, cancel: str | None,
-                 log: bool | Callable[[str], bool], interval: float) -> None:
+def _follow_live(
+    client: ApiClient,
+    ids: dict[str, str],
+    *,
+    label: str | None,
+    cancel: str | None,
+    log: bool | Callable[[str], bool],
+    interval: float,
+) -> None:
     def body() -> None:
         for name, job_id in ids.items():
             try:
@@ -462,14 +523,25 @@ def render_report(client: ApiClient, job_id: str) -> None:
         if a["kind"] in ("image", "plot"):
             st.image(io.BytesIO(data), caption=a.get("caption") or a["name"])
         else:
-            st.download_button(f"Download {a['name']}", data=data, file_name=a["name"], mime=a.get("mime"),
-                               key=f"dl-{job_id}-{a['name']}")
+            st.download_button(
+                f"Download {a['name']}",
+                data=data,
+                file_name=a["name"],
+                mime=a.get("mime"),
+                key=f"dl-{job_id}-{a['name']}",
+            )
     with st.expander("Report as Markdown"):
         st.code(rep["markdown"], language="markdown")
 
 
-def markdown_with_images(client: ApiClient, text: str, artifacts: Mapping[str, dict[str, Any]], *,
-                         shown: set[str] | None = None, image_width: int | None = None) -> None:
+def markdown_with_images(
+    client: ApiClient,
+    text: str,
+    artifacts: Mapping[str, dict[str, Any]],
+    *,
+    shown: set[str] | None = None,
+    image_width: int | None = None,
+) -> None:
     """Render report markdown, turning each ``![caption](artifact:NAME)`` into the stored image.
 
     ``artifacts`` maps artifact names to the report's artifact refs (with their stored ``id``);
@@ -478,13 +550,16 @@ def markdown_with_images(client: ApiClient, text: str, artifacts: Mapping[str, d
     """
     pos = 0
     for m in _IMG_LINK.finditer(text):
-        if text[pos:m.start()].strip():
-            st.markdown(text[pos:m.start()])
+        if text[pos : m.start()].strip():
+            st.markdown(text[pos : m.start()])
         name = m.group(2)
         ref = artifacts.get(name)
         if ref and ref.get("id"):
-            st.image(io.BytesIO(client.artifact(ref["id"])), caption=m.group(1) or ref.get("name") or name,
-                     width=image_width if image_width is not None else "content")
+            st.image(
+                io.BytesIO(client.artifact(ref["id"])),
+                caption=m.group(1) or ref.get("name") or name,
+                width=image_width if image_width is not None else "content",
+            )
             if shown is not None:
                 shown.add(name)
         else:
@@ -506,9 +581,23 @@ def jobs_table(client: ApiClient, method: str | None = None, limit: int = 20) ->
         return []
     import pandas as pd
 
-    df = pd.DataFrame([{"status": j["status"], "method": j["method"],
-                        "progress": j["progress"], "message": (j["message"] or "")[:80], "id": j["id"],
-                        "created": j["created_at"][:19].replace("T", " ")} for j in jobs])
-    st.dataframe(df, hide_index=True, width="stretch",
-                 column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=1)})
+    df = pd.DataFrame(
+        [
+            {
+                "status": j["status"],
+                "method": j["method"],
+                "progress": j["progress"],
+                "message": (j["message"] or "")[:80],
+                "id": j["id"],
+                "created": j["created_at"][:19].replace("T", " "),
+            }
+            for j in jobs
+        ]
+    )
+    st.dataframe(
+        df,
+        hide_index=True,
+        width="stretch",
+        column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=1)},
+    )
     return jobs

@@ -50,7 +50,7 @@ def fit_record(record_md: str, budget: int) -> str:
     budget = max(budget, 200)
     head = min(len(record_md) // 3, budget // 3)
     tail = budget - head - len(_CUT_NOTE)
-    return record_md[:head] + _CUT_NOTE + record_md[-max(tail, 0):]
+    return record_md[:head] + _CUT_NOTE + record_md[-max(tail, 0) :]
 
 
 def record_text(state: dict[str, Any], ctx: DefameContext) -> str:
@@ -70,7 +70,7 @@ def _interleave(prompt: str, media: dict[str, str]) -> list[Any]:
     parts: list[Any] = []
     pos = 0
     for m in IMAGE_REF.finditer(prompt):
-        parts.append(prompt[pos:m.end()])
+        parts.append(prompt[pos : m.end()])
         path = media.get(m.group(1))
         if path:
             parts.append(Path(path))  # a Path (not a str) is an image for the gateway
@@ -79,9 +79,17 @@ def _interleave(prompt: str, media: dict[str, str]) -> list[Any]:
     return parts
 
 
-def call_llm(ctx: DefameContext, stage: str, prompt: str, *, round_no: int, max_tokens: int,
-             media: dict[str, str] | None = None, regex: str | None = None,
-             attempt: int = 1) -> tuple[str, dict[str, Any]]:
+def call_llm(
+    ctx: DefameContext,
+    stage: str,
+    prompt: str,
+    *,
+    round_no: int,
+    max_tokens: int,
+    media: dict[str, str] | None = None,
+    regex: str | None = None,
+    attempt: int = 1,
+) -> tuple[str, dict[str, Any]]:
     """One completion through :func:`core.llm.complete`; returns (text, call-log entry)."""
     from core.llm import complete
 
@@ -89,12 +97,17 @@ def call_llm(ctx: DefameContext, stage: str, prompt: str, *, round_no: int, max_
     model = model_name(ctx)
     text_only = is_text_only(ctx)
     payload: Any = prompt if (text_only or not media) else _interleave(prompt, media)
-    kwargs: dict[str, Any] = dict(system=SYSTEM, model=model, max_tokens=max_tokens, temperature=cfg.temperature,
-                                  tag=stage)
+    kwargs: dict[str, Any] = dict(
+        system=SYSTEM, model=model, max_tokens=max_tokens, temperature=cfg.temperature, tag=stage
+    )
     if not model.startswith("scripted/"):
         kwargs["seed"] = cfg.seed
-    use_regex = (regex is not None and cfg.constrained == "auto" and model.startswith("local/")
-                 and _constraint_support.get(model, True))
+    use_regex = (
+        regex is not None
+        and cfg.constrained == "auto"
+        and model.startswith("local/")
+        and _constraint_support.get(model, True)
+    )
     constrained = False
     if use_regex:
         try:
@@ -111,9 +124,16 @@ def call_llm(ctx: DefameContext, stage: str, prompt: str, *, round_no: int, max_
             c = complete(payload, **kwargs)
     else:
         c = complete(payload, **kwargs)
-    entry = {"stage": stage, "round": round_no, "attempt": attempt, "prompt_tokens": c.prompt_tokens,
-             "completion_tokens": c.completion_tokens, "latency_s": round(c.latency_s, 3),
-             "constrained": constrained, "parsed": None}
+    entry = {
+        "stage": stage,
+        "round": round_no,
+        "attempt": attempt,
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "latency_s": round(c.latency_s, 3),
+        "constrained": constrained,
+        "parsed": None,
+    }
     return c.text, entry
 
 
@@ -125,7 +145,7 @@ def plan_regex(names: list[str], image_ids: list[str]) -> str:
     if text_names:
         alts.append(rf'(?:{"|".join(text_names)})\("[A-Za-z0-9 ,.\'-]{{3,60}}"\)')
     if img_names and image_ids:
-        alts.append(rf'(?:{"|".join(img_names)})\(<image:(?:{"|".join(image_ids)})>\)')
+        alts.append(rf"(?:{'|'.join(img_names)})\(<image:(?:{'|'.join(image_ids)})>\)")
     line = "(?:" + "|".join(alts) + ")" if alts else r'web_search\("[A-Za-z0-9 ,.\'-]{3,60}"\)'
     return rf"[A-Za-z0-9 ,.'-]{{0,100}}\n```\n{line}(?:\n{line}){{0,2}}\n```"
 

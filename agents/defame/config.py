@@ -16,8 +16,9 @@ never from code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,8 +45,9 @@ class DefameConfig(BaseModel):
     benchmark: str = Field("default", description="Label set, rules and allowed actions (spec §3.5).")
     max_iterations: int = Field(3, ge=1, le=10, description="Plan/execute/judge rounds at most.")
     max_actions: int = Field(5, ge=1, le=10, description="Actions per round at most.")
-    limit_per_search: int | None = Field(None, ge=1, le=20,
-                                         description="Results kept per search; default from the benchmark.")
+    limit_per_search: int | None = Field(
+        None, ge=1, le=20, description="Results kept per search; default from the benchmark."
+    )
     knn_neighbours: int = Field(30, ge=1, le=200, description="Corpus neighbours fetched before filtering.")
     keyword_sentences: int = Field(10, ge=1, le=100, description="Sentences kept by the keyword filter.")
     max_result_len: int = Field(64_000, ge=100, description="Characters kept per search result.")
@@ -53,14 +55,17 @@ class DefameConfig(BaseModel):
     corpus: str = Field("defame-default", description="Chroma collection holding the evidence corpus.")
     temperature: float = Field(0.01, ge=0.0, le=2.0, description="Sampling temperature (paper: 0.01).")
     seed: int = Field(0, description="Sampling seed, for reproducible runs.")
-    max_prompt_chars: int = Field(6000, ge=500, le=500_000,
-                                  description="Prompt cap: the record is cut, never the instructions.")
-    max_source_chars: int = Field(1500, ge=100, le=64_000,
-                                  description="Characters of one source shown to the summariser.")
+    max_prompt_chars: int = Field(
+        6000, ge=500, le=500_000, description="Prompt cap: the record is cut, never the instructions."
+    )
+    max_source_chars: int = Field(
+        1500, ge=100, le=64_000, description="Characters of one source shown to the summariser."
+    )
     retries: int = Field(3, ge=1, le=5, description="Attempts per parse failure (spec: 3).")
     budget: StageBudget = Field(default_factory=StageBudget)
     constrained: Literal["auto", "never"] = Field(
-        "auto", description="Use the local provider's constrained decoding for plan/judge when it has it.")
+        "auto", description="Use the local provider's constrained decoding for plan/judge when it has it."
+    )
     tools: list[str] | None = Field(None, description="Restrict the offered actions to these names.")
     run_develop: bool = Field(True, description="Run the Develop stage (ablation switch).")
 

@@ -52,7 +52,7 @@ class CorpusStats:
 def averitec_documents(claims: list[dict[str, Any]], ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
     """One document per gold answer (``Unanswerable`` answers and empty texts skipped)."""
     docs = []
-    for idx in (ids if ids is not None else range(len(claims))):
+    for idx in ids if ids is not None else range(len(claims)):
         claim = claims[idx]
         for qi, q in enumerate(claim.get("questions") or []):
             for ai, a in enumerate(q.get("answers") or []):
@@ -64,14 +64,22 @@ def averitec_documents(claims: list[dict[str, Any]], ids: Iterable[int] | None =
                 url = (a.get("source_url") or "").strip()
                 if not url.startswith(("http://", "https://")):  # e.g. "Metadata": the claim's own metadata
                     url = f"averitec://dev/{idx}/{qi}/{ai}"
-                docs.append({"id": f"av-{idx}-{qi}-{ai}", "text": text, "url": url,
-                             "title": unwrap_archive(url).split("//")[-1][:120],
-                             "gold_for": str(idx), "source_medium": a.get("source_medium") or ""})
+                docs.append(
+                    {
+                        "id": f"av-{idx}-{qi}-{ai}",
+                        "text": text,
+                        "url": url,
+                        "title": unwrap_archive(url).split("//")[-1][:120],
+                        "gold_for": str(idx),
+                        "source_medium": a.get("source_medium") or "",
+                    }
+                )
     return docs
 
 
-def build_averitec_oracle(store: Any, claims: list[dict[str, Any]], *, collection: str = ORACLE_COLLECTION,
-                          rebuild: bool = False) -> int:
+def build_averitec_oracle(
+    store: Any, claims: list[dict[str, Any]], *, collection: str = ORACLE_COLLECTION, rebuild: bool = False
+) -> int:
     """Fill ``collection`` with every claim's gold answers (idempotent: ids are stable; returns the count)."""
     docs = averitec_documents(claims)
     digest = hashlib.sha256(json.dumps([d["id"] for d in docs]).encode()).hexdigest()[:12]
@@ -80,9 +88,21 @@ def build_averitec_oracle(store: Any, claims: list[dict[str, Any]], *, collectio
     if not rebuild and store.count(collection) == len(docs):
         log.info("corpus %s already holds %d documents (%s)", collection, len(docs), digest)
         return len(docs)
-    store.add(collection, ids=[d["id"] for d in docs], documents=[d["text"] for d in docs],
-              metadatas=[{"url": d["url"], "title": d["title"], "gold_for": d["gold_for"],
-                          "source_medium": d["source_medium"], "corpus": "averitec-oracle"} for d in docs])
+    store.add(
+        collection,
+        ids=[d["id"] for d in docs],
+        documents=[d["text"] for d in docs],
+        metadatas=[
+            {
+                "url": d["url"],
+                "title": d["title"],
+                "gold_for": d["gold_for"],
+                "source_medium": d["source_medium"],
+                "corpus": "averitec-oracle",
+            }
+            for d in docs
+        ],
+    )
     return len(docs)
 
 
@@ -112,8 +132,14 @@ def _sidecar(path: Path) -> dict[str, Any]:
     return {}
 
 
-def add_folder(store: Any, folder: str | Path, *, collection: str = "defame-default",
-               max_files: int = 10_000, max_bytes: int = 20_000_000) -> CorpusStats:
+def add_folder(
+    store: Any,
+    folder: str | Path,
+    *,
+    collection: str = "defame-default",
+    max_files: int = 10_000,
+    max_bytes: int = 20_000_000,
+) -> CorpusStats:
     """Index a folder: text files (chunked) into ``collection``; images into its image and hash indexes.
 
     A file may have a ``<name>.json`` sidecar with ``url``, ``title``, ``date`` and
@@ -147,8 +173,12 @@ def add_folder(store: Any, folder: str | Path, *, collection: str = "defame-defa
             if not pieces:
                 stats.skipped += 1
                 continue
-            store.add(collection, ids=[f"{key}-{i}" for i in range(len(pieces))], documents=pieces,
-                      metadatas=[dict(base, chunk=i) for i in range(len(pieces))])
+            store.add(
+                collection,
+                ids=[f"{key}-{i}" for i in range(len(pieces))],
+                documents=pieces,
+                metadatas=[dict(base, chunk=i) for i in range(len(pieces))],
+            )
             stats.documents += 1
         elif suffix in IMAGE_SUFFIXES:
             try:

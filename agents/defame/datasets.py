@@ -23,20 +23,38 @@ class Item:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-def _claim(text: str, *, date: str | None = None, author: str | None = None, images: dict[str, str] | None = None,
-           claim_id: str | None = None) -> dict[str, Any]:
+def _claim(
+    text: str,
+    *,
+    date: str | None = None,
+    author: str | None = None,
+    images: dict[str, str] | None = None,
+    claim_id: str | None = None,
+) -> dict[str, Any]:
     d = parse_date(date) if date else None
-    return {"text": text, "images": images or {}, "date": d.isoformat() if d else None, "author": author,
-            "origin": None, "claim_id": claim_id}
+    return {
+        "text": text,
+        "images": images or {},
+        "date": d.isoformat() if d else None,
+        "author": author,
+        "origin": None,
+        "claim_id": claim_id,
+    }
 
 
 def load_averitec(path: str | Path, *, limit: int | None = None, offset: int = 0) -> list[Item]:
     """AVeriTeC ``dev.json``: the claim id is the list index; dates are DD-MM-YYYY."""
     rows = json.loads(Path(path).read_text(encoding="utf-8"))
     end = len(rows) if limit is None else min(len(rows), offset + limit)
-    return [Item(id=str(i), claim=_claim(rows[i]["claim"], date=rows[i].get("claim_date"),
-                                         author=rows[i].get("speaker")), gold=rows[i]["label"], raw=rows[i])
-            for i in range(offset, end)]
+    return [
+        Item(
+            id=str(i),
+            claim=_claim(rows[i]["claim"], date=rows[i].get("claim_date"), author=rows[i].get("speaker")),
+            gold=rows[i]["label"],
+            raw=rows[i],
+        )
+        for i in range(offset, end)
+    ]
 
 
 def load_mocheg(path: str | Path, *, limit: int | None = None) -> list[Item]:
@@ -58,8 +76,14 @@ def load_mocheg(path: str | Path, *, limit: int | None = None) -> list[Item]:
                     continue
                 text, evidence = row["Claim"], row.get("Evidence") or ""
             seen.add(cid)
-            items.append(Item(id=cid, claim=_claim(text.strip()), gold=row["cleaned_truthfulness"].strip(),
-                              raw={"evidence": evidence, **{k: v for k, v in row.items() if k != "Evidence"}}))
+            items.append(
+                Item(
+                    id=cid,
+                    claim=_claim(text.strip()),
+                    gold=row["cleaned_truthfulness"].strip(),
+                    raw={"evidence": evidence, **{k: v for k, v in row.items() if k != "Evidence"}},
+                )
+            )
             if limit is not None and len(items) >= limit:
                 break
     return items
@@ -74,9 +98,14 @@ def load_verite(path: str | Path, image_root: str | Path | None = None, *, limit
             img = root / row["image_path"]
             if not img.exists():
                 continue
-            items.append(Item(id=str(row.get("") or len(items)),
-                              claim=_claim(f"<image:1> {row['caption']}", images={"1": str(img)}),
-                              gold=row["label"], raw=row))
+            items.append(
+                Item(
+                    id=str(row.get("") or len(items)),
+                    claim=_claim(f"<image:1> {row['caption']}", images={"1": str(img)}),
+                    gold=row["label"],
+                    raw=row,
+                )
+            )
             if limit is not None and len(items) >= limit:
                 break
     return items
@@ -98,6 +127,12 @@ def mocheg_documents(items: list[Item]) -> list[dict[str, Any]]:
     for it in items:
         text = (it.raw.get("evidence") or "").strip()
         for k in range(0, len(text), 1500):
-            docs.append({"id": f"mo-{it.id}-{k // 1500}", "text": text[k:k + 1500],
-                         "url": f"mocheg://evidence/{it.id}/{k // 1500}", "gold_for": it.id})
+            docs.append(
+                {
+                    "id": f"mo-{it.id}-{k // 1500}",
+                    "text": text[k : k + 1500],
+                    "url": f"mocheg://evidence/{it.id}/{k // 1500}",
+                    "gold_for": it.id,
+                }
+            )
     return docs

@@ -42,9 +42,16 @@ class ClaimOutcome:
     result: dict[str, Any] | None = None
 
 
-def run_items(items: list[Item], config: DefameConfig, *, store: Any = None, baseline: bool = True,
-              defame: bool = True, checkpointer: Any = "default",
-              on_claim: Callable[[int, int, ClaimOutcome], None] | None = None) -> list[ClaimOutcome]:
+def run_items(
+    items: list[Item],
+    config: DefameConfig,
+    *,
+    store: Any = None,
+    baseline: bool = True,
+    defame: bool = True,
+    checkpointer: Any = "default",
+    on_claim: Callable[[int, int, ClaimOutcome], None] | None = None,
+) -> list[ClaimOutcome]:
     """Fact-check every item with DEFAME (and the baseline); returns one outcome per item."""
     bench = get_benchmark(config.benchmark)
     out: list[ClaimOutcome] = []
@@ -57,8 +64,13 @@ def run_items(items: list[Item], config: DefameConfig, *, store: Any = None, bas
             oc.defame = bench.dataset_label(fc.label)
             oc.defame_calls = list(fc.state.get("calls") or [])
             oc.rounds = int(fc.state.get("iteration", 0))
-            oc.retrieved = [s.get("meta", {}) | {"url": s.get("url")} for b in fc.state.get("record") or []
-                            if b.get("kind") == "evidence" for e in b["items"] for s in e.get("sources", [])]
+            oc.retrieved = [
+                s.get("meta", {}) | {"url": s.get("url")}
+                for b in fc.state.get("record") or []
+                if b.get("kind") == "evidence"
+                for e in b["items"]
+                for s in e.get("sources", [])
+            ]
             oc.result = fc.to_json()
         if baseline:
             from core.llm import track_usage
@@ -98,22 +110,31 @@ def summarise(outcomes: list[ClaimOutcome], config: DefameConfig) -> dict[str, A
             ok, tot = _rate(calls, stage)
             ok1, tot1 = _rate(calls, stage, first_only=True)
             if tot:
-                parse[stage] = {"parsed": ok, "calls": tot, "rate": ok / tot,
-                                "first_try_rate": ok1 / tot1 if tot1 else 0.0}
+                parse[stage] = {
+                    "parsed": ok,
+                    "calls": tot,
+                    "rate": ok / tot,
+                    "first_try_rate": ok1 / tot1 if tot1 else 0.0,
+                }
         res[system] = {
-            "metrics": m, "parse": parse, "llm_calls": len(calls), "calls_per_claim": len(calls) / len(done),
+            "metrics": m,
+            "parse": parse,
+            "llm_calls": len(calls),
+            "calls_per_claim": len(calls) / len(done),
             "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
             "completion_tokens": sum(c["completion_tokens"] for c in calls),
             "constrained_calls": sum(1 for c in calls if c.get("constrained")),
-            "seconds": secs, "claims_per_minute": 60.0 * len(done) / secs if secs > 0 else 0.0,
+            "seconds": secs,
+            "claims_per_minute": 60.0 * len(done) / secs if secs > 0 else 0.0,
         }
     d = [o for o in outcomes if o.defame is not None]
     if d:
         res["defame"]["mean_rounds"] = sum(o.rounds for o in d) / len(d)
         gold_hits = [1 for o in d for r in o.retrieved if r.get("gold_for") == o.id]
         res["defame"]["retrieved_sources"] = sum(len(o.retrieved) for o in d)
-        res["defame"]["gold_source_share"] = (len(gold_hits) / res["defame"]["retrieved_sources"]
-                                              if res["defame"]["retrieved_sources"] else 0.0)
+        res["defame"]["gold_source_share"] = (
+            len(gold_hits) / res["defame"]["retrieved_sources"] if res["defame"]["retrieved_sources"] else 0.0
+        )
     return res
 
 
@@ -126,9 +147,16 @@ def averitec_predictions(outcomes: list[ClaimOutcome]) -> list[dict[str, Any]]:
         for ev in r.get("evidence", []):
             if not ev["action"].startswith("web_search("):
                 continue
-            query = ev["action"][len('web_search("'):-2]
+            query = ev["action"][len('web_search("') : -2]
             answers = [{"answer": ev["summary"], "answer_type": "Abstractive"}] if ev.get("summary") else []
             questions.append({"question": query, "answers": answers})
-        preds.append({"claim_id": int(o.id) if o.id.isdigit() else o.id, "claim": (r.get("claim") or {}).get("text"),
-                      "label": o.defame, "questions": questions, "justification": r.get("justification", "")})
+        preds.append(
+            {
+                "claim_id": int(o.id) if o.id.isdigit() else o.id,
+                "claim": (r.get("claim") or {}).get("text"),
+                "label": o.defame,
+                "questions": questions,
+                "justification": r.get("justification", ""),
+            }
+        )
     return preds

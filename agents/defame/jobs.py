@@ -42,14 +42,20 @@ class CheckParams(BaseModel):
     """One claim to fact-check."""
 
     claim: str = Field(..., min_length=1, max_length=5000, description="The claim text.")
-    images: list[str] = Field(default_factory=list, max_length=8,
-                              description="Stored image paths (uploads or data directory).")
+    images: list[str] = Field(
+        default_factory=list, max_length=8, description="Stored image paths (uploads or data directory)."
+    )
     date: dt.date | None = Field(None, description="Claim date (YYYY-MM-DD); later sources are excluded.")
     author: str | None = Field(None, max_length=300)
     origin: str | None = Field(None, max_length=2000)
     benchmark: Literal["default", "averitec", "mocheg", "verite", "claimreview"] = "default"
-    corpus: str = Field("defame-default", min_length=3, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$",
-                        description="Chroma collection used as the offline web.")
+    corpus: str = Field(
+        "defame-default",
+        min_length=3,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$",
+        description="Chroma collection used as the offline web.",
+    )
     model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
     max_iterations: int = Field(3, ge=1, le=3)
 
@@ -66,8 +72,9 @@ class CheckParams(BaseModel):
         return [_inside_allowed(p) for p in v]
 
     def config(self) -> DefameConfig:
-        return DefameConfig(model=self.model, benchmark=self.benchmark, corpus=self.corpus,
-                            max_iterations=self.max_iterations)
+        return DefameConfig(
+            model=self.model, benchmark=self.benchmark, corpus=self.corpus, max_iterations=self.max_iterations
+        )
 
 
 def fact_check_report(fc: Any) -> Report:
@@ -88,33 +95,57 @@ def fact_check_report(fc: Any) -> Report:
         except Exception as exc:  # an unreadable evidence image does not fail the report
             log.warning("cannot attach %s: %s", path, exc)
             names.pop(k, None)
-    doc = resolve_images(fc.markdown, {k: v for k, v in media.items() if k in names},
-                         lambda k, _p: f"artifact:{names[k]}")
+    doc = resolve_images(
+        fc.markdown, {k: v for k, v in media.items() if k in names}, lambda k, _p: f"artifact:{names[k]}"
+    )
     report.add_section("Verdict", f"### {fc.label.name} (`{fc.label.value}`)")
     report.add_section("Justification", state.get("justification") or "_No justification (the model refused)._")
     report.add_section("Fact-checking document", doc)
     data = fc.to_json()
-    ev_rows = [[e["action"], "yes" if e["useful"] else "no", (e["summary"] or "")[:300],
-                " ".join(s["url"] for s in e["sources"])] for e in data["evidence"]]
+    ev_rows = [
+        [
+            e["action"],
+            "yes" if e["useful"] else "no",
+            (e["summary"] or "")[:300],
+            " ".join(s["url"] for s in e["sources"]),
+        ]
+        for e in data["evidence"]
+    ]
     report.add_table("Evidence", ["action", "useful", "summary", "sources"], ev_rows)
     usage = data["usage"]
-    report.add_table("Per-stage usage", ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
-                     [[k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
-                      for k, v in usage.items()])
-    report.metrics.update({"verdict": fc.label.value, "rounds": data["rounds"], "llm_calls": data["llm_calls"],
-                           "seconds": data["seconds"]})
+    report.add_table(
+        "Per-stage usage",
+        ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
+        [
+            [k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
+            for k, v in usage.items()
+        ],
+    )
+    report.metrics.update(
+        {
+            "verdict": fc.label.value,
+            "rounds": data["rounds"],
+            "llm_calls": data["llm_calls"],
+            "seconds": data["seconds"],
+        }
+    )
     report.data = data
     return report
 
 
-@register_method("defame.check", title="DEFAME fact-check", queue="cpu",
-                 description="Fact-check a claim (text + optional images) with the six-stage DEFAME agent.")
+@register_method(
+    "defame.check",
+    title="DEFAME fact-check",
+    queue="cpu",
+    description="Fact-check a claim (text + optional images) with the six-stage DEFAME agent.",
+)
 def check(params: CheckParams, progress: JobContext) -> Report:
     """Run DEFAME on one claim; stages stream into the job's progress messages."""
     from agents.defame.run import ClaimRequest, check_claim
 
-    req = ClaimRequest(text=params.claim, images=params.images, date=params.date, author=params.author,
-                       origin=params.origin)
+    req = ClaimRequest(
+        text=params.claim, images=params.images, date=params.date, author=params.author, origin=params.origin
+    )
     cfg = params.config()
     total = 6 * cfg.max_iterations
 
@@ -137,8 +168,12 @@ class BatchParams(BaseModel):
     dataset: Literal["averitec", "mocheg", "verite"] = "averitec"
     path: str | None = Field(None, description="Dataset file (uploads or data directory); default the shipped one.")
     limit: int = Field(10, ge=1, le=1000)
-    corpus: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$", max_length=200,
-                               description="Evidence collection; default the dataset's oracle corpus.")
+    corpus: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]+$",
+        max_length=200,
+        description="Evidence collection; default the dataset's oracle corpus.",
+    )
     model: str | None = Field(None, max_length=200)
     baseline: bool = Field(True, description="Also run the no-evidence baseline.")
 
@@ -148,13 +183,24 @@ class BatchParams(BaseModel):
         return None if v is None else _inside_allowed(v)
 
 
-@register_method("defame.batch", title="DEFAME over a dataset", queue="cpu",
-                 description="Fact-check every claim of a dataset file; accuracy and macro-F1 vs gold.")
+@register_method(
+    "defame.batch",
+    title="DEFAME over a dataset",
+    queue="cpu",
+    description="Fact-check every claim of a dataset file; accuracy and macro-F1 vs gold.",
+)
 def batch(params: BatchParams, progress: JobContext) -> Report:
     from agents.defame.experiment import evaluate_dataset
 
-    return evaluate_dataset(params.dataset, path=params.path, limit=params.limit, corpus=params.corpus,
-                            model=params.model, baseline=params.baseline, progress=progress)
+    return evaluate_dataset(
+        params.dataset,
+        path=params.path,
+        limit=params.limit,
+        corpus=params.corpus,
+        model=params.model,
+        baseline=params.baseline,
+        progress=progress,
+    )
 
 
 class DefameOptions(ReproducerOptions):
@@ -166,14 +212,20 @@ class DefameOptions(ReproducerOptions):
     baseline: bool = Field(True, description="Also run the no-evidence baseline.")
 
 
-@register_reproducer("defame", options=DefameOptions,
-                     description="DEFAME vs no-evidence baseline on AVeriTeC (oracle corpus) and MOCHEG")
+@register_reproducer(
+    "defame", options=DefameOptions, description="DEFAME vs no-evidence baseline on AVeriTeC (oracle corpus) and MOCHEG"
+)
 def reproduce(options: DefameOptions, progress: JobContext) -> Report:
     """The results document; the registry writes ``defame.md``."""
     from agents.defame.experiment import reproduce_report
 
-    return reproduce_report(limit=options.limit, model=options.model, mocheg_limit=options.mocheg_limit,
-                            baseline=options.baseline, progress=progress)
+    return reproduce_report(
+        limit=options.limit,
+        model=options.model,
+        mocheg_limit=options.mocheg_limit,
+        baseline=options.baseline,
+        progress=progress,
+    )
 
 
 @register_preparer("defame.nltk_data")

@@ -29,16 +29,16 @@ class Label(str, enum.Enum):
 
 DEFAULT_DEFINITIONS: dict[Label, str] = {
     Label.SUPPORTED: "The knowledge from the fact-check supports or at least strongly implies the Claim. "
-                     "Mere plausibility is not enough for this decision.",
+    "Mere plausibility is not enough for this decision.",
     Label.NEI: "The fact-check does not contain sufficient information to come to a conclusion. In particular, "
-               "there is substantial lack of both supporting and refuting evidence.",
+    "there is substantial lack of both supporting and refuting evidence.",
     Label.REFUTED: "The knowledge from the fact-check explicitly and clearly refutes at least substantial parts "
-                   "if not even the whole Claim.",
+    "if not even the whole Claim.",
     Label.CONFLICTING: "The Claim has both supporting and refuting evidence from multiple sources.",
     Label.CHERRY_PICKING: "The Claim is technically true but misleads by excluding important context. Including "
-                          "that context would create a significantly different impression.",
+    "that context would create a significantly different impression.",
     Label.OUT_OF_CONTEXT: "The image is used out of context: it is real, but the caption or claim misrepresents "
-                          "where, when or what it shows.",
+    "where, when or what it shows.",
     Label.MISCAPTIONED: "The caption does not describe what the image actually shows.",
 }
 
@@ -87,41 +87,74 @@ _AVERITEC_CONFLICT = "Conflicting Evidence/Cherrypicking"
 
 BENCHMARKS: dict[str, Benchmark] = {
     "default": Benchmark(
-        name="default", labels=(Label.SUPPORTED, Label.NEI, Label.REFUTED),
-        to_dataset={}, from_dataset={"supported": Label.SUPPORTED, "not enough information": Label.NEI,
-                                     "refuted": Label.REFUTED}),
+        name="default",
+        labels=(Label.SUPPORTED, Label.NEI, Label.REFUTED),
+        to_dataset={},
+        from_dataset={"supported": Label.SUPPORTED, "not enough information": Label.NEI, "refuted": Label.REFUTED},
+    ),
     "averitec": Benchmark(
-        name="averitec", labels=(Label.SUPPORTED, Label.REFUTED, Label.NEI, Label.CONFLICTING),
-        to_dataset={Label.SUPPORTED: "Supported", Label.REFUTED: "Refuted", Label.NEI: "Not Enough Evidence",
-                    Label.CONFLICTING: _AVERITEC_CONFLICT, Label.CHERRY_PICKING: _AVERITEC_CONFLICT},
-        from_dataset={"Supported": Label.SUPPORTED, "Refuted": Label.REFUTED, "Not Enough Evidence": Label.NEI,
-                      _AVERITEC_CONFLICT: Label.CONFLICTING},
-        allowed_actions=("web_search",), limit_per_search=5,
-        definitions={Label.CONFLICTING: "The Claim has both supporting and refuting evidence, or it is "
-                                        "technically true but misleads by leaving out important context "
-                                        "(cherry-picking)."},
+        name="averitec",
+        labels=(Label.SUPPORTED, Label.REFUTED, Label.NEI, Label.CONFLICTING),
+        to_dataset={
+            Label.SUPPORTED: "Supported",
+            Label.REFUTED: "Refuted",
+            Label.NEI: "Not Enough Evidence",
+            Label.CONFLICTING: _AVERITEC_CONFLICT,
+            Label.CHERRY_PICKING: _AVERITEC_CONFLICT,
+        },
+        from_dataset={
+            "Supported": Label.SUPPORTED,
+            "Refuted": Label.REFUTED,
+            "Not Enough Evidence": Label.NEI,
+            _AVERITEC_CONFLICT: Label.CONFLICTING,
+        },
+        allowed_actions=("web_search",),
+        limit_per_search=5,
+        definitions={
+            Label.CONFLICTING: "The Claim has both supporting and refuting evidence, or it is "
+            "technically true but misleads by leaving out important context "
+            "(cherry-picking)."
+        },
         extra_judge_rules="The absence of evidence can itself be evidence: if coverage would be expected for a "
-                          "true claim but none is found, the claim is likely refuted."),
+        "true claim but none is found, the claim is likely refuted.",
+    ),
     "mocheg": Benchmark(
-        name="mocheg", labels=(Label.SUPPORTED, Label.REFUTED, Label.NEI),
+        name="mocheg",
+        labels=(Label.SUPPORTED, Label.REFUTED, Label.NEI),
         to_dataset={Label.SUPPORTED: "supported", Label.REFUTED: "refuted", Label.NEI: "NEI"},
         from_dataset={"supported": Label.SUPPORTED, "refuted": Label.REFUTED, "NEI": Label.NEI},
         extra_judge_rules="Do not argue from ignorance: if evidence is missing, the answer is not enough "
-                          "information, not refuted."),
+        "information, not refuted.",
+    ),
     "verite": Benchmark(
-        name="verite", labels=(Label.SUPPORTED, Label.OUT_OF_CONTEXT),
+        name="verite",
+        labels=(Label.SUPPORTED, Label.OUT_OF_CONTEXT),
         to_dataset={Label.SUPPORTED: "true", Label.OUT_OF_CONTEXT: "out-of-context"},
-        from_dataset={"true": Label.SUPPORTED, "miscaptioned": Label.OUT_OF_CONTEXT,
-                      "out-of-context": Label.OUT_OF_CONTEXT},
+        from_dataset={
+            "true": Label.SUPPORTED,
+            "miscaptioned": Label.OUT_OF_CONTEXT,
+            "out-of-context": Label.OUT_OF_CONTEXT,
+        },
         extra_plan_rules="Weigh both modalities: compare the image with its caption and run one image_search.",
-        extra_judge_rules="Judge the caption first, then whether image and text belong together."),
+        extra_judge_rules="Judge the caption first, then whether image and text belong together.",
+    ),
     "claimreview": Benchmark(
-        name="claimreview", labels=(Label.SUPPORTED, Label.REFUTED, Label.CHERRY_PICKING, Label.NEI),
-        to_dataset={Label.SUPPORTED: "supported", Label.REFUTED: "refuted", Label.CHERRY_PICKING: "misleading",
-                    Label.NEI: "not enough information"},
-        from_dataset={"supported": Label.SUPPORTED, "refuted": Label.REFUTED, "misleading": Label.CHERRY_PICKING,
-                      "not enough information": Label.NEI},
-        extra_plan_rules="Always suggest the use of geolocation!"),
+        name="claimreview",
+        labels=(Label.SUPPORTED, Label.REFUTED, Label.CHERRY_PICKING, Label.NEI),
+        to_dataset={
+            Label.SUPPORTED: "supported",
+            Label.REFUTED: "refuted",
+            Label.CHERRY_PICKING: "misleading",
+            Label.NEI: "not enough information",
+        },
+        from_dataset={
+            "supported": Label.SUPPORTED,
+            "refuted": Label.REFUTED,
+            "misleading": Label.CHERRY_PICKING,
+            "not enough information": Label.NEI,
+        },
+        extra_plan_rules="Always suggest the use of geolocation!",
+    ),
 }
 
 
@@ -144,4 +177,3 @@ def match_label(text: str, allowed: list[Label]) -> Label | None:
         if normalize(label.value) == norm:
             return label
     return None
-

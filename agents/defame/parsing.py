@@ -43,7 +43,7 @@ class Action:
         return {"name": self.name, "argument": self.argument}
 
     @classmethod
-    def from_dict(cls, d: dict[str, str]) -> "Action":
+    def from_dict(cls, d: dict[str, str]) -> Action:
         return cls(name=d["name"], argument=d["argument"])
 
 
@@ -86,8 +86,9 @@ def parse_actions(text: str, known: set[str], max_actions: int = 5) -> tuple[lis
         lines = block.splitlines()
     else:
         names = "|".join(sorted((re.escape(n) for n in known), key=len, reverse=True)) or r"(?!)"
-        lines = [m.group(0) for m in re.finditer(rf"\b(?:{names})\((?:\"[^\"\n]*\"|'[^'\n]*'|<image:\d+>|[^()\n]*)\)",
-                                                 text)]
+        lines = [
+            m.group(0) for m in re.finditer(rf"\b(?:{names})\((?:\"[^\"\n]*\"|'[^'\n]*'|<image:\d+>|[^()\n]*)\)", text)
+        ]
     actions: list[Action] = []
     for line in lines:
         a = parse_action_line(line, known)

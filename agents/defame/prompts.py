@@ -134,22 +134,30 @@ End your answer with the chosen option in backticks, like `this`.
 
 DEFAULT_EXAMPLES: dict[str, tuple[str, str, str]] = {
     # action name -> (claim, reasoning, action line)
-    "web_search": ("The Golden Gate Bridge opened in 1952.",
-                   "The opening year must be checked against reports.",
-                   'web_search("Golden Gate Bridge opening year")'),
-    "image_search": ("A photo shows a flooded Times Square in 2012.",
-                     "Pictures of the event would show whether the flood happened there.",
-                     'image_search("Times Square flood 2012")'),
-    "reverse_search": ("<image:1> This photo shows the Sahara covered in snow in 2023.",
-                       "Where else the image appeared tells when it was taken.",
-                       "reverse_search(<image:1>)"),
-    "geolocate": ("<image:1> This picture was taken in Kenya.",
-                  "The place the image shows must be established.",
-                  "geolocate(<image:1>)"),
-    "ocr": ("<image:1> This sign announces a curfew in Paris.",
-            "The sign's text has to be read.",
-            "ocr(<image:1>)"),
-    "detect_faces": ("<image:1> The president attended this protest.",
-                     "Whether people's faces are visible matters for identifying them.",
-                     "detect_faces(<image:1>)"),
+    "web_search": (
+        "The Golden Gate Bridge opened in 1952.",
+        "The opening year must be checked against reports.",
+        'web_search("Golden Gate Bridge opening year")',
+    ),
+    "image_search": (
+        "A photo shows a flooded Times Square in 2012.",
+        "Pictures of the event would show whether the flood happened there.",
+        'image_search("Times Square flood 2012")',
+    ),
+    "reverse_search": (
+        "<image:1> This photo shows the Sahara covered in snow in 2023.",
+        "Where else the image appeared tells when it was taken.",
+        "reverse_search(<image:1>)",
+    ),
+    "geolocate": (
+        "<image:1> This picture was taken in Kenya.",
+        "The place the image shows must be established.",
+        "geolocate(<image:1>)",
+    ),
+    "ocr": ("<image:1> This sign announces a curfew in Paris.", "The sign's text has to be read.", "ocr(<image:1>)"),
+    "detect_faces": (
+        "<image:1> The president attended this protest.",
+        "Whether people's faces are visible matters for identifying them.",
+        "detect_faces(<image:1>)",
+    ),
 }

@@ -105,7 +105,7 @@ def resolve_images(markdown: str, media: dict[str, str], link: Callable[[str, st
 
     out, pos = [], 0
     for code in _CODE.finditer(markdown):
-        out.append(IMAGE_REF.sub(sub, markdown[pos:code.start()]))
+        out.append(IMAGE_REF.sub(sub, markdown[pos : code.start()]))
         out.append(code.group(0))
         pos = code.end()
     out.append(IMAGE_REF.sub(sub, markdown[pos:]))
@@ -119,10 +119,17 @@ def evidence_list(record: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if block.get("kind") != "evidence":
             continue
         for e in block.get("items", []):
-            out.append({"action": str(Action.from_dict(e["action"])), "useful": bool(e.get("summary")),
-                        "summary": e.get("summary"), "error": e.get("error"),
-                        "sources": [{k: s.get(k) for k in ("url", "title", "date") if s.get(k)}
-                                    for s in e.get("sources", [])]})
+            out.append(
+                {
+                    "action": str(Action.from_dict(e["action"])),
+                    "useful": bool(e.get("summary")),
+                    "summary": e.get("summary"),
+                    "error": e.get("error"),
+                    "sources": [
+                        {k: s.get(k) for k in ("url", "title", "date") if s.get(k)} for s in e.get("sources", [])
+                    ],
+                }
+            )
     return out
 
 

@@ -75,7 +75,9 @@ def store_image(data: bytes, *, max_pixels: int | None = None) -> Path:
     except Exception as exc:
         raise ValueError(f"corrupt image: {exc}") from None
     fmt = (img.format or "PNG").lower()
-    ext = {"jpeg": ".jpg", "png": ".png", "webp": ".webp", "gif": ".gif", "bmp": ".bmp", "tiff": ".tif"}.get(fmt, ".png")
+    ext = {"jpeg": ".jpg", "png": ".png", "webp": ".webp", "gif": ".gif", "bmp": ".bmp", "tiff": ".tif"}.get(
+        fmt, ".png"
+    )
     path = media_dir() / (hashlib.sha256(data).hexdigest()[:24] + ext)
     if not path.exists():
         path.write_bytes(data)
@@ -89,8 +91,14 @@ def to_claim(req: ClaimRequest) -> dict[str, Any]:
     missing = [k for k in images if f"<image:{k}>" not in text]
     if missing:
         text = " ".join(f"<image:{k}>" for k in missing) + " " + text
-    return {"text": text, "images": images, "date": req.date.isoformat() if req.date else None,
-            "author": req.author, "origin": req.origin, "claim_id": req.claim_id}
+    return {
+        "text": text,
+        "images": images,
+        "date": req.date.isoformat() if req.date else None,
+        "author": req.author,
+        "origin": req.origin,
+        "claim_id": req.claim_id,
+    }
 
 
 @dataclass
@@ -121,14 +129,26 @@ class FactCheck:
 
     def to_json(self) -> dict[str, Any]:
         calls = self.state.get("calls") or []
-        return {"verdict": self.label.value, "verdict_name": self.label.name, "dataset_label": self.dataset_label,
-                "justification": self.state.get("justification") or "", "markdown": self.markdown,
-                "record": self.state.get("record") or [], "evidence": evidence_list(self.state.get("record") or []),
-                "media": self.state.get("media") or {}, "rounds": self.state.get("iteration", 0),
-                "usage": self.usage(), "llm_calls": len(calls), "calls": calls, "seconds": round(self.seconds, 3),
-                "thread_id": self.thread_id, "resumed": self.resumed, "claim": self.state.get("claim"),
-                **self.extra,
-                "config": self.config.model_dump(mode="json")}
+        return {
+            "verdict": self.label.value,
+            "verdict_name": self.label.name,
+            "dataset_label": self.dataset_label,
+            "justification": self.state.get("justification") or "",
+            "markdown": self.markdown,
+            "record": self.state.get("record") or [],
+            "evidence": evidence_list(self.state.get("record") or []),
+            "media": self.state.get("media") or {},
+            "rounds": self.state.get("iteration", 0),
+            "usage": self.usage(),
+            "llm_calls": len(calls),
+            "calls": calls,
+            "seconds": round(self.seconds, 3),
+            "thread_id": self.thread_id,
+            "resumed": self.resumed,
+            "claim": self.state.get("claim"),
+            **self.extra,
+            "config": self.config.model_dump(mode="json"),
+        }
 
 
 def thread_for(claim: dict[str, Any], config: DefameConfig) -> str:
@@ -136,8 +156,15 @@ def thread_for(claim: dict[str, Any], config: DefameConfig) -> str:
     return "defame-" + hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | None = None, *, store: Any = None,
-                checkpointer: Any = "default", thread_id: str | None = None, on_event: Event | None = None) -> FactCheck:
+def check_claim(
+    request: ClaimRequest | dict[str, Any],
+    config: DefameConfig | None = None,
+    *,
+    store: Any = None,
+    checkpointer: Any = "default",
+    thread_id: str | None = None,
+    on_event: Event | None = None,
+) -> FactCheck:
     """Run DEFAME on one claim.
 
     Args:
@@ -178,7 +205,17 @@ def check_claim(request: ClaimRequest | dict[str, Any], config: DefameConfig | N
                 state, resumed = _run(saver)
         else:
             state, resumed = _run(checkpointer)
-    gateway = {"calls": tally.calls, "prompt_tokens": tally.prompt_tokens,
-               "completion_tokens": tally.completion_tokens, "by_tag": dict(tally.by_tag)}
-    return FactCheck(state=dict(state), config=config, seconds=time.perf_counter() - t0, thread_id=thread_id,
-                     resumed=resumed, extra={"gateway_usage_this_invocation": gateway})
+    gateway = {
+        "calls": tally.calls,
+        "prompt_tokens": tally.prompt_tokens,
+        "completion_tokens": tally.completion_tokens,
+        "by_tag": dict(tally.by_tag),
+    }
+    return FactCheck(
+        state=dict(state),
+        config=config,
+        seconds=time.perf_counter() - t0,
+        thread_id=thread_id,
+        resumed=resumed,
+        extra={"gateway_usage_this_invocation": gateway},
+    )

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 ACTION_KINDS = ("click", "type", "scroll", "wait", "goback", "google", "answer")
 
 # The constrained-decoding pattern for the local provider (a reply in exactly this shape).
-REPLY_REGEX = (r"Thought: [^\n]{1,200}\nAction: (Click \[[0-9]{1,3}\]|Type \[[0-9]{1,3}\]; \[[^\]\n]{1,80}\]|"
-               r"Scroll \[(WINDOW|[0-9]{1,3})\]; \[(up|down)\]|Wait|GoBack|ANSWER; \[[^\]\n]{1,120}\])")
+REPLY_REGEX = (
+    r"Thought: [^\n]{1,200}\nAction: (Click \[[0-9]{1,3}\]|Type \[[0-9]{1,3}\]; \[[^\]\n]{1,80}\]|"
+    r"Scroll \[(WINDOW|[0-9]{1,3})\]; \[(up|down)\]|Wait|GoBack|ANSWER; \[[^\]\n]{1,120}\])"
+)
 
 FORMAT_ERROR_MISSING = "Format ERROR: Both 'Thought' and 'Action' should be included in your reply."
 
@@ -108,8 +110,10 @@ def parse_action(text: str) -> Action | FormatError:
                 break
             return Action("answer", None, content)
         return Action(kind)
-    return FormatError(f"Format ERROR: invalid action {t[:80]!r}. Use one of: Click [n]; Type [n]; [text]; "
-                       "Scroll [n or WINDOW]; [up or down]; Wait; GoBack; ANSWER; [text].")
+    return FormatError(
+        f"Format ERROR: invalid action {t[:80]!r}. Use one of: Click [n]; Type [n]; [text]; "
+        "Scroll [n or WINDOW]; [up or down]; Wait; GoBack; ANSWER; [text]."
+    )
 
 
 def parse_reply(reply: str) -> ParsedReply:
@@ -119,8 +123,8 @@ def parse_reply(reply: str) -> ParsedReply:
     a_pos = re.search(r"action\s*:", text, re.I)
     if t_pos is None or a_pos is None or a_pos.start() < t_pos.start():
         return ParsedReply("", "", FormatError(FORMAT_ERROR_MISSING))
-    thought = text[t_pos.end():a_pos.start()].strip()
-    rest = text[a_pos.end():].strip()
+    thought = text[t_pos.end() : a_pos.start()].strip()
+    rest = text[a_pos.end() :].strip()
     if re.match(r"answer\b", rest, re.I):
         action_text = rest.split("\n\n")[0].strip()  # an answer may span lines
     else:

@@ -24,13 +24,17 @@ class RunConfig(BaseModel):
 
     name: str = Field("pae", max_length=200, description="A label for the run.")
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Seeds content, task sampling, sampling and training.")
-    train_sites: list[str] = Field(default_factory=lambda: ["shop", "recipes", "dictionary", "map"],
-                                   description="Sites whose proposed tasks are practised.")
-    heldout_sites: list[str] = Field(default_factory=lambda: ["news"],
-                                     description="Sites never practised on (zero-shot generalisation test).")
+    train_sites: list[str] = Field(
+        default_factory=lambda: ["shop", "recipes", "dictionary", "map"],
+        description="Sites whose proposed tasks are practised.",
+    )
+    heldout_sites: list[str] = Field(
+        default_factory=lambda: ["news"], description="Sites never practised on (zero-shot generalisation test)."
+    )
     tasks_per_site: int = Field(20, ge=1, le=200, description="Template-proposed training tasks per site.")
-    llm_tasks_per_site: int = Field(0, ge=0, le=50,
-                                    description="Tasks to ask the LLM proposer for, per site (paper: 25).")
+    llm_tasks_per_site: int = Field(
+        0, ge=0, le=50, description="Tasks to ask the LLM proposer for, per site (paper: 25)."
+    )
     proposer_max_tokens: int = Field(512, ge=32, le=4096, description="Proposer reply budget (paper: 2048).")
     test_tasks_per_site: int = Field(4, ge=0, le=100, description="Held-out template tasks per site.")
     webarena_tasks: int = Field(0, ge=0, le=89, description="WebArena map tasks (of 89) added to the test set.")
@@ -47,8 +51,9 @@ class RunConfig(BaseModel):
     judge_model: str | None = Field(None, max_length=200, description="Gateway model of the LLM judge.")
     judge_max_tokens: int = Field(96, ge=4, le=1000, description="Judge reply budget (paper: 1000).")
     judge_tests: bool = Field(True, description="Also run the LLM judge on test trajectories (agreement).")
-    policy_model: str | None = Field(None, max_length=300,
-                                     description="Gateway model of the policy; default the local SmolLM2.")
+    policy_model: str | None = Field(
+        None, max_length=300, description="Gateway model of the policy; default the local SmolLM2."
+    )
     policy_max_tokens: int = Field(48, ge=8, le=512, description="Reply budget of the policy (paper: 256).")
     temperature: float = Field(1.0, ge=0, le=2, description="Rollout sampling temperature (paper: 1.0).")
     test_temperature: float = Field(0.0, ge=0, le=2, description="Test-time temperature (0 = greedy).")
@@ -60,16 +65,21 @@ class RunConfig(BaseModel):
     lr: float = Field(3e-4, gt=0, le=1e-2, description="Adam learning rate (paper: 2e-5 at r=256).")
     grad_accum: int = Field(4, ge=1, le=256, description="Gradient accumulation (paper: 32).")
     max_len: int = Field(768, ge=128, le=4096, description="Token budget of one BC example.")
-    sft_demos_per_site: int = Field(0, ge=0, le=100,
-                                    description="Scripted-oracle demonstrations per train site for the SFT start "
-                                                "(the paper starts from SFT on a stronger agent's trajectories).")
+    sft_demos_per_site: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Scripted-oracle demonstrations per train site for the SFT start "
+        "(the paper starts from SFT on a stronger agent's trajectories).",
+    )
     sft_epochs: int = Field(2, ge=1, le=20, description="Epochs of the SFT start.")
-    sft_adapter: str | None = Field(None, max_length=500,
-                                    description="Directory of an SFT adapter to start from (skips SFT).")
+    sft_adapter: str | None = Field(
+        None, max_length=500, description="Directory of an SFT adapter to start from (skips SFT)."
+    )
     keep_screenshots: bool = Field(True, description="Store a screenshot per step.")
 
     @model_validator(mode="after")
-    def _sites_known(self) -> "RunConfig":
+    def _sites_known(self) -> RunConfig:
         self.validate_sites()
         return self
 
@@ -84,12 +94,37 @@ class RunConfig(BaseModel):
 #: Named sizes of ``paperworks reproduce pae`` (and ``paperworks pae run --preset``): RunConfig overrides.
 PRESETS: dict[str, dict[str, Any]] = {
     # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
-    "small": dict(tasks_per_site=20, test_tasks_per_site=2, webarena_tasks=4, iterations=2,
-                  rollouts_per_iteration=6, sft_demos_per_site=8, sft_epochs=3, eval_every=100, max_steps=10,
-                  policy_max_tokens=32, judge_max_tokens=24, actor_trajectories=16, llm_tasks_per_site=0,
-                  lr=5e-4, grad_accum=2),
+    "small": dict(
+        tasks_per_site=20,
+        test_tasks_per_site=2,
+        webarena_tasks=4,
+        iterations=2,
+        rollouts_per_iteration=6,
+        sft_demos_per_site=8,
+        sft_epochs=3,
+        eval_every=100,
+        max_steps=10,
+        policy_max_tokens=32,
+        judge_max_tokens=24,
+        actor_trajectories=16,
+        llm_tasks_per_site=0,
+        lr=5e-4,
+        grad_accum=2,
+    ),
     # the issue's suggested scale (5 sites × 20 tasks, 16-32 rollouts, 3 iterations): hours on 2 cores
-    "issue": dict(tasks_per_site=20, test_tasks_per_site=6, webarena_tasks=20, iterations=3,
-                  rollouts_per_iteration=24, sft_demos_per_site=5, sft_epochs=2, eval_every=100, max_steps=10,
-                  policy_max_tokens=48, judge_max_tokens=48, actor_trajectories=64, llm_tasks_per_site=5),
+    "issue": dict(
+        tasks_per_site=20,
+        test_tasks_per_site=6,
+        webarena_tasks=20,
+        iterations=3,
+        rollouts_per_iteration=24,
+        sft_demos_per_site=5,
+        sft_epochs=2,
+        eval_every=100,
+        max_steps=10,
+        policy_max_tokens=48,
+        judge_max_tokens=48,
+        actor_trajectories=64,
+        llm_tasks_per_site=5,
+    ),
 }

@@ -44,9 +44,18 @@ class InlineDispatcher:
 class JobDispatcher:
     """Fan batches out as jobs of the platform (Celery workers run them)."""
 
-    def __init__(self, *, batch_size: int = 8, enqueue: Callable[[Any], None] | None = None,
-                 poll_s: float = 0.5, max_poll_s: float = 10.0, steal_after_s: float = 30.0,
-                 timeout_s: float = 6 * 3600, progress: JobContext | None = None, owner: str = "local") -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int = 8,
+        enqueue: Callable[[Any], None] | None = None,
+        poll_s: float = 0.5,
+        max_poll_s: float = 10.0,
+        steal_after_s: float = 30.0,
+        timeout_s: float = 6 * 3600,
+        progress: JobContext | None = None,
+        owner: str = "local",
+    ) -> None:
         """``enqueue`` sends a recorded job (default: the sender registered by the worker package)."""
         self.batch_size, self.send = batch_size, enqueue
         self.poll_s, self.max_poll_s = poll_s, max_poll_s
@@ -69,29 +78,40 @@ class JobDispatcher:
         def stole(_job_id: str) -> None:
             self.stolen += 1
 
-        wait(job_ids, timeout=self.timeout_s, poll=self.poll_s, max_poll=max(self.poll_s, self.max_poll_s),
-             steal_after=self.steal_after_s, progress=self.progress, on_steal=stole)
+        wait(
+            job_ids,
+            timeout=self.timeout_s,
+            poll=self.poll_s,
+            max_poll=max(self.poll_s, self.max_poll_s),
+            steal_after=self.steal_after_s,
+            progress=self.progress,
+            on_steal=stole,
+        )
 
     def rollouts(self, **params: Any) -> list[str]:
         assignments = list(params.pop("assignments"))
         ids = []
         for i in range(0, len(assignments), self.batch_size):
-            chunk = assignments[i:i + self.batch_size]
+            chunk = assignments[i : i + self.batch_size]
             p = {**params, "assignments": [list(a) for a in chunk]}
             key = f"pae:{params['run_id']}:{params['phase']}:{params['iteration']}:{chunk[0][0]}-{chunk[-1][0]}"
             ids.append(self._submit("pae.rollouts", p, key))
         self._wait(ids)
         from agents.pae import store
 
-        rows = {r["slot"]: r["id"] for r in store.trajectory_rows(run_id=params["run_id"], phase=params["phase"],
-                                                                   iteration=params["iteration"])}
+        rows = {
+            r["slot"]: r["id"]
+            for r in store.trajectory_rows(
+                run_id=params["run_id"], phase=params["phase"], iteration=params["iteration"]
+            )
+        }
         return [rows[slot] for slot, _ in assignments if slot in rows]
 
     def evaluate(self, **params: Any) -> dict[str, int]:
         tids = list(params.pop("trajectory_ids"))
         ids = []
         for i in range(0, len(tids), self.batch_size):
-            chunk = tids[i:i + self.batch_size]
+            chunk = tids[i : i + self.batch_size]
             key = f"pae:eval:{chunk[0]}:{chunk[-1]}:{len(chunk)}:{params.get('judge')}"
             ids.append(self._submit("pae.evaluate", {**params, "trajectory_ids": chunk}, key))
         self._wait(ids)

@@ -25,8 +25,15 @@ from agents.pae.security import AllowList
 log = logging.getLogger(__name__)
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 VIEWPORT = {"width": 1024, "height": 768}
 
 
@@ -82,7 +89,7 @@ class BrowserEnv:
         self._shot_prefix: Path | None = None
 
     # --- lifecycle -----------------------------------------------------------
-    def start(self) -> "BrowserEnv":
+    def start(self) -> BrowserEnv:
         from playwright.sync_api import sync_playwright
 
         self._pw = sync_playwright().start()
@@ -103,7 +110,7 @@ class BrowserEnv:
         """The chromium instance (its other contexts are not bound by this environment's allow-list)."""
         return self._browser
 
-    def __enter__(self) -> "BrowserEnv":
+    def __enter__(self) -> BrowserEnv:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -155,8 +162,9 @@ class BrowserEnv:
             path.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(path))
             shot = str(path)
-        return Observation(url=page.url, title=page.title(), elements=elements, page_text=text, screenshot=shot,
-                           message=message)
+        return Observation(
+            url=page.url, title=page.title(), elements=elements, page_text=text, screenshot=shot, message=message
+        )
 
     def step(self, reply: str) -> StepOutcome:
         """Execute one policy reply (Thought/Action text)."""
@@ -214,8 +222,9 @@ class BrowserEnv:
             if act.element in (None, -1):
                 page.evaluate(f"window.scrollBy(0, {dy})")
             else:
-                self._locate(act.element).evaluate(f"e => e.scrollBy(0, Math.round(e.clientHeight * 2 / 3) * "
-                                                   f"{1 if dy > 0 else -1})")
+                self._locate(act.element).evaluate(
+                    f"e => e.scrollBy(0, Math.round(e.clientHeight * 2 / 3) * {1 if dy > 0 else -1})"
+                )
         elif act.kind == "wait":
             time.sleep(self.config.wait_s)
         elif act.kind == "goback":

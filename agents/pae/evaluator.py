@@ -76,8 +76,9 @@ class LLMJudge:
             prompt: Any = [user, *shots]
         else:
             prompt = user
-        reply = complete(prompt, system=system, model=self.model, max_tokens=self.max_tokens, temperature=0.0,
-                         tag="pae.evaluator").text
+        reply = complete(
+            prompt, system=system, model=self.model, max_tokens=self.max_tokens, temperature=0.0, tag="pae.evaluator"
+        ).text
         return Verdict(self.name, verdict_reward(reply), reply)
 
 
@@ -117,8 +118,13 @@ def agreement(pairs: Sequence[tuple[float, float]]) -> dict[str, float]:
     """
     n = len(pairs)
     if n == 0:
-        return {"n": 0, "agreement": float("nan"), "kappa": float("nan"), "precision": float("nan"),
-                "recall": float("nan")}
+        return {
+            "n": 0,
+            "agreement": float("nan"),
+            "kappa": float("nan"),
+            "precision": float("nan"),
+            "recall": float("nan"),
+        }
     a = [(j > 0, o > 0) for j, o in pairs]
     acc = sum(j == o for j, o in a) / n
     pj, po = sum(j for j, _ in a) / n, sum(o for _, o in a) / n

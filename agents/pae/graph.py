@@ -23,7 +23,15 @@ from core.checkpoint import checkpointer
 
 log = logging.getLogger(__name__)
 
-PROPOSE, SFT, TEST, ROLLOUT, EVALUATE, FILTER, TRAIN = "propose", "sft", "test", "rollout", "evaluate", "filter", "train"
+PROPOSE, SFT, TEST, ROLLOUT, EVALUATE, FILTER, TRAIN = (
+    "propose",
+    "sft",
+    "test",
+    "rollout",
+    "evaluate",
+    "filter",
+    "train",
+)
 
 
 def after_sft(state: PaeState) -> Literal["test", "rollout", "__end__"]:
@@ -67,13 +75,14 @@ def build() -> StateGraph:
 graph = build().compile()
 
 
-def run(run_id: str, *, dispatcher: Any = None, progress: Any = None,
-        recursion_limit: int = 1000) -> dict[str, Any]:
+def run(run_id: str, *, dispatcher: Any = None, progress: Any = None, recursion_limit: int = 1000) -> dict[str, Any]:
     """Run (or resume) the PAE run ``run_id`` to its end; returns the final state."""
     with checkpointer("pae") as saver:
         app = build().compile(checkpointer=saver)
-        cfg = {"configurable": {"thread_id": f"pae-{run_id}", "dispatcher": dispatcher, "progress": progress},
-               "recursion_limit": recursion_limit}
+        cfg = {
+            "configurable": {"thread_id": f"pae-{run_id}", "dispatcher": dispatcher, "progress": progress},
+            "recursion_limit": recursion_limit,
+        }
         snapshot = app.get_state(cfg)
         if snapshot.next:
             log.info("resuming PAE run %s at %s", run_id, snapshot.next)

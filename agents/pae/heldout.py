@@ -32,6 +32,15 @@ def load_map_tasks(path: Path) -> list[SiteTask]:
             ref = dict(d.get("eval", {}).get("reference_answers") or {})
             if not ref:
                 raise ValueError(f"{path}:{n}: no reference answers")
-            tasks.append(SiteTask(id=str(d["id"]), site="map", question=str(d["ques"]), start_path="/map/",
-                                  reference=ref, template="webarena-map", proposer="heldout"))
+            tasks.append(
+                SiteTask(
+                    id=str(d["id"]),
+                    site="map",
+                    question=str(d["ques"]),
+                    start_path="/map/",
+                    reference=ref,
+                    template="webarena-map",
+                    proposer="heldout",
+                )
+            )
     return tasks

@@ -24,8 +24,12 @@ class TrainParams(RunConfig):
     """A PAE run, plus an optional id to resume."""
 
     run_id: str | None = Field(None, max_length=32, pattern=r"^[0-9a-f]{32}$", description="Resume this run.")
-    torch_threads: int = Field(1, ge=0, le=64, description="torch CPU threads (0 = torch's default); 1 is "
-                               "fastest when many processes share few cores.")
+    torch_threads: int = Field(
+        1,
+        ge=0,
+        le=64,
+        description="torch CPU threads (0 = torch's default); 1 is fastest when many processes share few cores.",
+    )
 
 
 class RolloutParams(BaseModel):
@@ -117,17 +121,25 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     from agents.pae.work import do_evaluate
 
     with set_threads(params.torch_threads):
-        counts = do_evaluate(trajectory_ids=params.trajectory_ids, judge=params.judge,
-                             judge_model=params.judge_model, judge_max_tokens=params.judge_max_tokens,
-                             progress=progress)
+        counts = do_evaluate(
+            trajectory_ids=params.trajectory_ids,
+            judge=params.judge,
+            judge_model=params.judge_model,
+            judge_max_tokens=params.judge_max_tokens,
+            progress=progress,
+        )
     report = Report(title="PAE evaluation", summary=f"{counts}")
     report.metrics.update(counts)
     return report
 
 
-@register_method("pae.train", title="PAE: proposer-agent-evaluator training", queue="cpu",
-                 description="Self-practice of a web agent on the local sites: propose tasks, roll out, judge, "
-                             "filter, fine-tune (LoRA), test.")
+@register_method(
+    "pae.train",
+    title="PAE: proposer-agent-evaluator training",
+    queue="cpu",
+    description="Self-practice of a web agent on the local sites: propose tasks, roll out, judge, "
+    "filter, fine-tune (LoRA), test.",
+)
 def train_job(params: TrainParams, progress: JobContext) -> Report:
     from agents.pae.loop import run_pae
 
@@ -140,15 +152,20 @@ class PaeOptions(RunConfig, ReproducerOptions):
     """Options of ``paperworks reproduce pae``: a preset (config.PRESETS) and any RunConfig field over it."""
 
     PRESETS = PAE_PRESETS
-    preset: Literal["small", "issue"] = Field("small", description="Sizes from agents/pae/config.py PRESETS: "
-                                              "small (two shared CPU cores), issue (the issue's scale, hours).")
-    proposer_max_tokens_probe: int = Field(160, ge=0, le=4096,
-                                           description="Reply budget of the LLM proposer probe (0 = skip it).")
+    preset: Literal["small", "issue"] = Field(
+        "small",
+        description="Sizes from agents/pae/config.py PRESETS: "
+        "small (two shared CPU cores), issue (the issue's scale, hours).",
+    )
+    proposer_max_tokens_probe: int = Field(
+        160, ge=0, le=4096, description="Reply budget of the LLM proposer probe (0 = skip it)."
+    )
     torch_threads: int = Field(1, ge=0, le=64, description="torch CPU threads (0 = torch's default).")
 
 
-@register_reproducer("pae", options=PaeOptions,
-                     description="PAE on the local sites: oracle vs LLM-judge vs random reward")
+@register_reproducer(
+    "pae", options=PaeOptions, description="PAE on the local sites: oracle vs LLM-judge vs random reward"
+)
 def reproduce(options: PaeOptions, progress: JobContext) -> Report:
     """Oracle vs LLM-judge vs random reward from one SFT start; the registry writes ``pae.md`` (+ ``pae/``)."""
     from agents.pae.report import reproduce as run

@@ -26,16 +26,23 @@ class RunResult:
         return list(self.state.get("history") or [])
 
 
-def make_dispatcher(cfg: RunConfig, progress: JobContext, enqueue: Any = None,
-                    steal_after_s: float = 30.0) -> Dispatcher:
+def make_dispatcher(
+    cfg: RunConfig, progress: JobContext, enqueue: Any = None, steal_after_s: float = 30.0
+) -> Dispatcher:
     if cfg.dispatch == "celery":
-        return JobDispatcher(batch_size=cfg.rollout_batch, enqueue=enqueue, progress=progress,
-                             steal_after_s=steal_after_s)
+        return JobDispatcher(
+            batch_size=cfg.rollout_batch, enqueue=enqueue, progress=progress, steal_after_s=steal_after_s
+        )
     return InlineDispatcher(progress)
 
 
-def run_pae(cfg: RunConfig, *, run_id: str | None = None, progress: JobContext | None = None,
-            dispatcher: Dispatcher | None = None) -> RunResult:
+def run_pae(
+    cfg: RunConfig,
+    *,
+    run_id: str | None = None,
+    progress: JobContext | None = None,
+    dispatcher: Dispatcher | None = None,
+) -> RunResult:
     """Run PAE with ``cfg`` (or resume ``run_id``, keeping its stored configuration)."""
     cfg.validate_sites()
     progress = progress or null_context()
@@ -51,8 +58,13 @@ def run_pae(cfg: RunConfig, *, run_id: str | None = None, progress: JobContext |
     if policy.get("kind") == "adapter":  # the fine-tuned policy's LoRA adapters, as a checkpoint artifact
         from core.artifacts import get_artifact_store
 
-        report.add_file("policy_adapter.tar.gz", get_artifact_store().read(policy["sha256"]), kind="checkpoint",
-                        mime="application/gzip", caption="LoRA adapters of the final policy")
+        report.add_file(
+            "policy_adapter.tar.gz",
+            get_artifact_store().read(policy["sha256"]),
+            kind="checkpoint",
+            mime="application/gzip",
+            caption="LoRA adapters of the final policy",
+        )
         report.metrics["policy_adapter_sha256"] = policy["sha256"]
     return RunResult(run_id, dict(state), report)
 
@@ -96,19 +108,33 @@ def plot_curves(history: list[dict[str, Any]], title: str):
 def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> Report:
     tests = [h for h in history if h["kind"] == "test" and "success" in h]
     first, last = (tests[0], tests[-1]) if tests else ({}, {})
-    summ = ", ".join(f"{k}: {first.get('success', {}).get(k, 0):.2f} → {v:.2f}"
-                     for k, v in (last.get("success") or {}).items())
+    summ = ", ".join(
+        f"{k}: {first.get('success', {}).get(k, 0):.2f} → {v:.2f}" for k, v in (last.get("success") or {}).items()
+    )
     report = Report(title=f"PAE run {cfg.name} ({run_id[:8]})", summary=f"test success (oracle) {summ}")
     report.metrics.update({"run_id": run_id, "iterations": cfg.iterations, "reward": cfg.reward})
     for k, v in (last.get("success") or {}).items():
         report.metrics[f"final_{k}"] = v
-    rows = [[h["iteration"], k, v, h["n"].get(k.split("/")[0], 0)] for h in tests
-            for k, v in h.get("per_site", {}).items()]
+    rows = [
+        [h["iteration"], k, v, h["n"].get(k.split("/")[0], 0)] for h in tests for k, v in h.get("per_site", {}).items()
+    ]
     report.add_table("Test success per site (oracle)", ["iteration", "split/site", "success", "n"], rows)
     roll = [h for h in history if h["kind"] in ("rollout", "filter", "train")]
-    report.add_table("Iterations", ["iteration", "record"], [[h["iteration"], json.dumps(
-        {k: v for k, v in h.items() if k not in ("kind", "iteration")}, default=str)[:300]] for h in roll])
-    report.add_figure("curves.png", plot_curves(history, f"PAE ({cfg.reward} reward)"),
-                      caption="per-iteration success and upper bound")
+    report.add_table(
+        "Iterations",
+        ["iteration", "record"],
+        [
+            [
+                h["iteration"],
+                json.dumps({k: v for k, v in h.items() if k not in ("kind", "iteration")}, default=str)[:300],
+            ]
+            for h in roll
+        ],
+    )
+    report.add_figure(
+        "curves.png",
+        plot_curves(history, f"PAE ({cfg.reward} reward)"),
+        caption="per-iteration success and upper bound",
+    )
     report.data["history"] = history
     return report

@@ -73,8 +73,9 @@ class PaeStep(Base):
     __tablename__ = "pae_steps"
     __table_args__ = (UniqueConstraint("trajectory_id", "idx", name="uq_pae_steps_traj_idx"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    trajectory_id: Mapped[str] = mapped_column(String(32), ForeignKey("pae_trajectories.id", ondelete="CASCADE"),
-                                               index=True)
+    trajectory_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("pae_trajectories.id", ondelete="CASCADE"), index=True
+    )
     idx: Mapped[int] = mapped_column(Integer)
     url: Mapped[str] = mapped_column(Text, default="")
     reply: Mapped[str] = mapped_column(Text, default="")
@@ -101,8 +102,9 @@ class PaeVerdict(Base):
     __tablename__ = "pae_verdicts"
     __table_args__ = (UniqueConstraint("trajectory_id", "evaluator", name="uq_pae_verdicts_traj_eval"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    trajectory_id: Mapped[str] = mapped_column(String(32), ForeignKey("pae_trajectories.id", ondelete="CASCADE"),
-                                               index=True)
+    trajectory_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("pae_trajectories.id", ondelete="CASCADE"), index=True
+    )
     evaluator: Mapped[str] = mapped_column(String(200))
     reward: Mapped[float] = mapped_column(Float)
     text: Mapped[str] = mapped_column(Text, default="")

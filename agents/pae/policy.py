@@ -38,14 +38,20 @@ class PolicyConfig:
     seed: int | None = None
 
 
-def build_messages(task: str, obs: Observation, history: str, *, compact: bool, page_chars: int = 600,
-                   max_elements: int = 40) -> list[dict[str, str]]:
+def build_messages(
+    task: str, obs: Observation, history: str, *, compact: bool, page_chars: int = 600, max_elements: int = 40
+) -> list[dict[str, str]]:
     """The chat messages the policy is sampled with (and trained on: BC uses these exact messages)."""
     table = "\n".join(e.line() for e in obs.elements[:max_elements])
     feedback = f"\nFeedback: {obs.message}" if obs.message else ""
-    user = prompts.AGENT_USER.format(task=task, url=obs.url, page_text=obs.page_text[:page_chars],
-                                     elements=table or "(none)", history=history[-HISTORY_CHARS:] or "(start)",
-                                     feedback=feedback)
+    user = prompts.AGENT_USER.format(
+        task=task,
+        url=obs.url,
+        page_text=obs.page_text[:page_chars],
+        elements=table or "(none)",
+        history=history[-HISTORY_CHARS:] or "(start)",
+        feedback=feedback,
+    )
     system = prompts.AGENT_SYSTEM_COMPACT if compact else prompts.AGENT_SYSTEM
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -74,8 +80,14 @@ class LLMPolicy:
         self._calls = 0  # with a seed, call k samples with seed + k (distinct yet reproducible)
 
     def messages(self, task: str, obs: Observation, history: str) -> list[dict[str, str]]:
-        return build_messages(task, obs, history, compact=self.compact, page_chars=self.config.page_chars,
-                              max_elements=self.config.max_elements)
+        return build_messages(
+            task,
+            obs,
+            history,
+            compact=self.compact,
+            page_chars=self.config.page_chars,
+            max_elements=self.config.max_elements,
+        )
 
     def _complete(self, msgs: list[dict[str, str]], images: list[str], **kw: Any) -> str:
         from core.llm import complete
@@ -88,10 +100,25 @@ class LLMPolicy:
             extra["seed"] = self.config.seed + self._calls
         if images and supports_vision(self.model):
             prompt: list[Any] = [msgs[-1]["content"], *images]
-            return complete(prompt, system=msgs[0]["content"], model=self.model, max_tokens=self.config.max_tokens,
-                            temperature=self.config.temperature, tag="pae.policy", **extra, **kw).text
-        return complete(messages=msgs, model=self.model, max_tokens=self.config.max_tokens,
-                        temperature=self.config.temperature, tag="pae.policy", **extra, **kw).text
+            return complete(
+                prompt,
+                system=msgs[0]["content"],
+                model=self.model,
+                max_tokens=self.config.max_tokens,
+                temperature=self.config.temperature,
+                tag="pae.policy",
+                **extra,
+                **kw,
+            ).text
+        return complete(
+            messages=msgs,
+            model=self.model,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+            tag="pae.policy",
+            **extra,
+            **kw,
+        ).text
 
     def act(self, task: str, obs: Observation, history: str) -> str:
         """Sample one reply (Thought/Action text) for the current observation."""

@@ -41,7 +41,7 @@ def parse_proposals(text: str, known_sites: dict[str, str], seen: Iterable[str] 
         seen: questions already in the pool (duplicates of them are dropped too).
     """
     idx = text.find("Output:")
-    body = text[idx + len("Output:"):] if idx >= 0 else text
+    body = text[idx + len("Output:") :] if idx >= 0 else text
     seen_keys = {_key(q) for q in seen}
     out: list[dict[str, str]] = []
     for raw in body.splitlines():
@@ -72,29 +72,50 @@ class LLMProposer:
 
     name = "llm"
 
-    def __init__(self, model: str | None = None, max_tokens: int = 2048, temperature: float = 1.0,
-                 top_p: float = 0.9) -> None:
+    def __init__(
+        self, model: str | None = None, max_tokens: int = 2048, temperature: float = 1.0, top_p: float = 0.9
+    ) -> None:
         self.model, self.max_tokens, self.temperature, self.top_p = model, max_tokens, temperature, top_p
         self.raw_replies: list[str] = []
 
-    def propose(self, site: Site, n: int, demos: list[str] | None = None, seen: Iterable[str] = (),
-                seed: int | None = None) -> list[SiteTask]:
+    def propose(
+        self, site: Site, n: int, demos: list[str] | None = None, seen: Iterable[str] = (), seed: int | None = None
+    ) -> list[SiteTask]:
         from core.llm import complete
 
         demos = list(demos or site.demos)
         web = f"/{site.name}/"
-        demo_lines = "\n".join(json.dumps({"web_name": site.name, "id": f"{site.name}--demo{i}", "ques": q,
-                                           "web": web}) for i, q in enumerate(demos))
+        demo_lines = "\n".join(
+            json.dumps({"web_name": site.name, "id": f"{site.name}--demo{i}", "ques": q, "web": web})
+            for i, q in enumerate(demos)
+        )
         system = prompts.PROPOSER_SYSTEM.format(n=n, web_name=site.name, web=web)
-        user = prompts.PROPOSER_USER.format(title=site.title, web_name=site.name, web=web,
-                                            description=site.description, demos=demo_lines, n=n)
+        user = prompts.PROPOSER_USER.format(
+            title=site.title, web_name=site.name, web=web, description=site.description, demos=demo_lines, n=n
+        )
         extra = {"seed": seed} if seed is not None else {}
-        reply = complete(user, system=system, model=self.model, max_tokens=self.max_tokens,
-                         temperature=self.temperature, top_p=self.top_p, tag="pae.proposer", **extra).text
+        reply = complete(
+            user,
+            system=system,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            tag="pae.proposer",
+            **extra,
+        ).text
         self.raw_replies.append(reply)
         found = parse_proposals(reply, {site.name: web}, seen=[*seen, *demos])
-        tasks = [SiteTask(id=f"{site.name}--llm-{hashlib.sha1(_key(d['ques']).encode()).hexdigest()[:10]}", site=site.name,
-                          question=d["ques"], start_path=web, proposer="llm") for d in found[:n]]
+        tasks = [
+            SiteTask(
+                id=f"{site.name}--llm-{hashlib.sha1(_key(d['ques']).encode()).hexdigest()[:10]}",
+                site=site.name,
+                question=d["ques"],
+                start_path=web,
+                proposer="llm",
+            )
+            for d in found[:n]
+        ]
         log.info("LLM proposer: %d valid tasks for %s (asked %d)", len(tasks), site.name, n)
         return tasks
 

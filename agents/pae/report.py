@@ -17,7 +17,6 @@ from typing import Any
 from agents.pae import store
 from agents.pae.config import RunConfig
 from agents.pae.loop import RunResult, curves, run_pae
-from agents.pae.nodes.test import summarize
 from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
@@ -29,7 +28,8 @@ PAPER_NOTE = (
     "tables, not re-read offline — verify). Nothing here is comparable in scale: a 135M text-only model, a few "
     "dozen trajectories per iteration, five toy sites. What carries over is the algorithm, run exactly: random "
     "proposed task per rollout, binary evaluator reward with no ANSWER ⇒ 0, per-task shortest-20% filter, NLL of "
-    "the kept actions, 10-step cap, success per site and averaged.")
+    "the kept actions, 10-step cap, success per site and averaged."
+)
 
 
 def _cond(base: RunConfig, reward: str, **extra: Any) -> RunConfig:
@@ -52,8 +52,15 @@ def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
         prop = LLMProposer(max_tokens=max_tokens)
         t = time.perf_counter()
         got = prop.propose(sites[name], 5, seed=cfg.seed + i)
-        rows.append([name, 5, len(got), round(time.perf_counter() - t, 1),
-                     (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160])])
+        rows.append(
+            [
+                name,
+                5,
+                len(got),
+                round(time.perf_counter() - t, 1),
+                (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160]),
+            ]
+        )
     return rows
 
 
@@ -65,8 +72,11 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     t0 = time.perf_counter()
     proposer_rows = probe_proposer(base, proposer_tokens) if proposer_tokens > 0 else []
     results: dict[str, RunResult] = {}
-    plan = [("oracle", {}), ("llm", {"initial_test": False, "judge_tests": True}),
-            ("random", {"initial_test": False, "judge_tests": False})]
+    plan = [
+        ("oracle", {}),
+        ("llm", {"initial_test": False, "judge_tests": True}),
+        ("random", {"initial_test": False, "judge_tests": False}),
+    ]
     for i, (reward, extra) in enumerate(plan):
         extra = {"judge_tests": True, **extra} if reward == "oracle" else extra
         results[reward] = run_pae(_cond(base, reward, **extra), progress=progress.sub(i / 3, (i + 1) / 3))
@@ -77,33 +87,64 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     for reward, res in results.items():
         _, after = _tests(res)
         for key in sorted({*before.get("per_site", {}), *after.get("per_site", {})}):
-            rows.append([reward, key, before.get("per_site", {}).get(key, float("nan")),
-                         after.get("per_site", {}).get(key, float("nan"))])
+            rows.append(
+                [
+                    reward,
+                    key,
+                    before.get("per_site", {}).get(key, float("nan")),
+                    after.get("per_site", {}).get(key, float("nan")),
+                ]
+            )
         for split in ("test", "heldout_site", "webarena"):
             if split in after.get("success", {}):
-                rows.append([reward, f"{split} (average)", before["success"].get(split, float("nan")),
-                             after["success"][split]])
-    report.add_table("Test success (oracle) before and after PAE, per site", ["reward", "split/site", "before",
-                                                                               "after"], rows)
-    report.add_table("Rollout success and upper bound per iteration", ["reward", "iteration", "rollout success "
-                     "(oracle)", "training reward", "upper bound (seen tasks)", "upper bound (pool)", "kept",
-                     "BC examples"],
-                     _iteration_rows(results))
-    report.add_table("LLM judge vs oracle", ["which", "trajectories", "agreement", "Cohen's kappa", "precision",
-                                             "recall"],
-                     [[label, a["n"], a["agreement"], a["kappa"], a["precision"], a["recall"]]
-                      for label, a in _agreement(results).items()])
+                rows.append(
+                    [reward, f"{split} (average)", before["success"].get(split, float("nan")), after["success"][split]]
+                )
+    report.add_table(
+        "Test success (oracle) before and after PAE, per site", ["reward", "split/site", "before", "after"], rows
+    )
+    report.add_table(
+        "Rollout success and upper bound per iteration",
+        [
+            "reward",
+            "iteration",
+            "rollout success (oracle)",
+            "training reward",
+            "upper bound (seen tasks)",
+            "upper bound (pool)",
+            "kept",
+            "BC examples",
+        ],
+        _iteration_rows(results),
+    )
+    report.add_table(
+        "LLM judge vs oracle",
+        ["which", "trajectories", "agreement", "Cohen's kappa", "precision", "recall"],
+        [
+            [label, a["n"], a["agreement"], a["kappa"], a["precision"], a["recall"]]
+            for label, a in _agreement(results).items()
+        ],
+    )
     if proposer_rows:
-        report.add_table("LLM proposer (local model, one request of 5 tasks per site)",
-                         ["site", "asked", "valid new tasks", "seconds", "first valid task (or raw reply)"],
-                         proposer_rows)
+        report.add_table(
+            "LLM proposer (local model, one request of 5 tasks per site)",
+            ["site", "asked", "valid new tasks", "seconds", "first valid task (or raw reply)"],
+            proposer_rows,
+        )
     report.add_figure("curves.png", _plot(results), caption="per-iteration success and upper bound")
-    report.data.update({"size": size, "config": base.model_dump(mode="json"), "minutes": minutes,
-                        "runs": {k: r.run_id for k, r in results.items()},
-                        "history": {k: r.history for k, r in results.items()}})
+    report.data.update(
+        {
+            "size": size,
+            "config": base.model_dump(mode="json"),
+            "minutes": minutes,
+            "runs": {k: r.run_id for k, r in results.items()},
+            "history": {k: r.history for k, r in results.items()},
+        }
+    )
     report.metrics.update({"minutes": round(minutes, 1), "machine": f"{platform.machine()} {platform.system()}"})
-    report.summary = (f"preset {size}, seed {base.seed}, {minutes:.1f} min on this machine; "
-                      f"command: paperworks reproduce pae")
+    report.summary = (
+        f"preset {size}, seed {base.seed}, {minutes:.1f} min on this machine; command: paperworks reproduce pae"
+    )
     report.add_section("Setup", _setup_text(base, size))
     from agents.pae.analysis import behaviour, capability_text
 
@@ -119,6 +160,7 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
 
 def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:
     """Direction checks of spec §7, stated from the measured numbers."""
+
     def avg(d: dict[str, Any]) -> float:
         vals = [v for k, v in (d.get("success") or {}).items() if k in ("test", "heldout_site")]
         return sum(vals) / len(vals) if vals else float("nan")
@@ -130,13 +172,17 @@ def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:
         ub = [h.get("upper_bound_pool", h["upper_bound"]) for h in res.history if h["kind"] == "filter"]
         mono = all(x <= y + 1e-9 for x, y in zip(ub, ub[1:]))
         kept = sum(h.get("kept", 0) for h in res.history if h["kind"] == "filter")
-        parts.append(f"- **{reward} reward**: held-out average (unseen tasks + unseen site) {b:.2f} → {avg(after):.2f}; "
-                     f"upper bound (training tasks solved so far / pool) per iteration "
-                     f"{', '.join(f'{x:.2f}' for x in ub) or 'n/a'} "
-                     f"({'non-decreasing' if mono else 'DECREASED'}); {kept} kept trajectories over the run.")
-    parts.append("Expected (spec §7): the upper bound never decreases; with the oracle as reward success should "
-                 "rise; with random rewards it should not. Differences of one or two episodes are within noise "
-                 "at this scale (a few dozen test episodes).")
+        parts.append(
+            f"- **{reward} reward**: held-out average (unseen tasks + unseen site) {b:.2f} → {avg(after):.2f}; "
+            f"upper bound (training tasks solved so far / pool) per iteration "
+            f"{', '.join(f'{x:.2f}' for x in ub) or 'n/a'} "
+            f"({'non-decreasing' if mono else 'DECREASED'}); {kept} kept trajectories over the run."
+        )
+    parts.append(
+        "Expected (spec §7): the upper bound never decreases; with the oracle as reward success should "
+        "rise; with random rewards it should not. Differences of one or two episodes are within noise "
+        "at this scale (a few dozen test episodes)."
+    )
     return "\n".join(parts)
 
 
@@ -149,10 +195,18 @@ def _iteration_rows(results: dict[str, RunResult]) -> list[list[Any]]:
         for it, d in sorted(by_it.items()):
             if "rollout" not in d:
                 continue
-            rows.append([reward, it, d["rollout"]["oracle_success"], d["rollout"]["reward"],
-                         d.get("filter", {}).get("upper_bound"), d.get("filter", {}).get("upper_bound_pool"),
-                         d.get("filter", {}).get("kept"),
-                         d.get("train", {}).get("examples")])
+            rows.append(
+                [
+                    reward,
+                    it,
+                    d["rollout"]["oracle_success"],
+                    d["rollout"]["reward"],
+                    d.get("filter", {}).get("upper_bound"),
+                    d.get("filter", {}).get("upper_bound_pool"),
+                    d.get("filter", {}).get("kept"),
+                    d.get("train", {}).get("examples"),
+                ]
+            )
     return rows
 
 
@@ -192,13 +246,15 @@ def _plot(results: dict[str, RunResult]):
 
 
 def _setup_text(cfg: RunConfig, size: str) -> str:
-    return (f"Preset `{size}`: training sites {', '.join(cfg.train_sites)} ({cfg.tasks_per_site} template tasks "
-            f"each), held-out site {', '.join(cfg.heldout_sites)}; test = {cfg.test_tasks_per_site} unseen tasks "
-            f"per training site + {cfg.test_tasks_per_site} per held-out site + {cfg.webarena_tasks} WebArena map "
-            f"tasks (evenly spaced of 89) on MiniMap. SFT start: {cfg.sft_demos_per_site} scripted-oracle "
-            f"demonstrations per training site, {cfg.sft_epochs} epochs. PAE: {cfg.iterations} iterations × "
-            f"{cfg.rollouts_per_iteration} rollouts (random task per rollout, T = {cfg.temperature}), step cap "
-            f"{cfg.max_steps}, filter top-{cfg.top_p_filter:.0%} shortest successes per task, LoRA r = {cfg.lora_r}, "
-            f"α = {cfg.lora_alpha}, lr {cfg.lr}, grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
-            f"iteration. Tests are greedy; success is the sites' oracle. The random-reward ablation flips a coin "
-            f"with the batch's oracle success rate for every answered trajectory.")
+    return (
+        f"Preset `{size}`: training sites {', '.join(cfg.train_sites)} ({cfg.tasks_per_site} template tasks "
+        f"each), held-out site {', '.join(cfg.heldout_sites)}; test = {cfg.test_tasks_per_site} unseen tasks "
+        f"per training site + {cfg.test_tasks_per_site} per held-out site + {cfg.webarena_tasks} WebArena map "
+        f"tasks (evenly spaced of 89) on MiniMap. SFT start: {cfg.sft_demos_per_site} scripted-oracle "
+        f"demonstrations per training site, {cfg.sft_epochs} epochs. PAE: {cfg.iterations} iterations × "
+        f"{cfg.rollouts_per_iteration} rollouts (random task per rollout, T = {cfg.temperature}), step cap "
+        f"{cfg.max_steps}, filter top-{cfg.top_p_filter:.0%} shortest successes per task, LoRA r = {cfg.lora_r}, "
+        f"α = {cfg.lora_alpha}, lr {cfg.lr}, grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
+        f"iteration. Tests are greedy; success is the sites' oracle. The random-reward ablation flips a coin "
+        f"with the batch's oracle success rate for every answered trajectory."
+    )

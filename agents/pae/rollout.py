@@ -83,16 +83,29 @@ def run_episode(env: BrowserEnv, policy: Policy, task: SiteTask, shot_prefix: Pa
     obs = env.reset(task.start_path, shot_prefix)
     history = ""
     while True:
-        messages = (policy.messages(task.question, obs, history) if hasattr(policy, "messages")
-                    else build_messages(task.question, obs, history, compact=True))
+        messages = (
+            policy.messages(task.question, obs, history)
+            if hasattr(policy, "messages")
+            else build_messages(task.question, obs, history, compact=True)
+        )
         reply = policy.act(task.question, obs, history)
         out = env.step(reply)
         act = out.parsed.action
-        traj.steps.append(StepRecord(
-            idx=len(traj.steps), url=obs.url, page_text=obs.page_text, elements=obs.element_table,
-            screenshot=obs.screenshot, prompt=messages, reply=reply, thought=out.parsed.thought,
-            action=act.render() if isinstance(act, Action) else out.parsed.action_text,
-            format_error=isinstance(act, FormatError), message=obs.message))
+        traj.steps.append(
+            StepRecord(
+                idx=len(traj.steps),
+                url=obs.url,
+                page_text=obs.page_text,
+                elements=obs.element_table,
+                screenshot=obs.screenshot,
+                prompt=messages,
+                reply=reply,
+                thought=out.parsed.thought,
+                action=act.render() if isinstance(act, Action) else out.parsed.action_text,
+                format_error=isinstance(act, FormatError),
+                message=obs.message,
+            )
+        )
         history += history_entry(len(traj.steps), out.parsed.action_text, out.observation)
         obs = out.observation
         if out.done:
@@ -107,9 +120,16 @@ def run_episode(env: BrowserEnv, policy: Policy, task: SiteTask, shot_prefix: Pa
 PolicyFactory = Callable[[SiteTask], Policy]
 
 
-def run_batch(base_url: str, jobs: Sequence[tuple[Any, SiteTask]], policy_factory: PolicyFactory, *,
-              parallel: int = 1, env_config: EnvConfig | None = None, shot_dir: Path | None = None,
-              on_done: Callable[[Any, Trajectory], None] | None = None) -> dict[Any, Trajectory]:
+def run_batch(
+    base_url: str,
+    jobs: Sequence[tuple[Any, SiteTask]],
+    policy_factory: PolicyFactory,
+    *,
+    parallel: int = 1,
+    env_config: EnvConfig | None = None,
+    shot_dir: Path | None = None,
+    on_done: Callable[[Any, Trajectory], None] | None = None,
+) -> dict[Any, Trajectory]:
     """Run ``(key, task)`` episodes on ``parallel`` browsers; ``on_done(key, traj)`` is called as each ends."""
     work: queue.Queue[tuple[Any, SiteTask]] = queue.Queue()
     for item in jobs:

@@ -58,8 +58,8 @@ def base_policy_ref(model: str | None = None) -> dict[str, Any]:
 
 def store_adapter(adapter_dir: Path) -> dict[str, Any]:
     """Archive an adapter into the artifact store; returns its policy reference."""
-    from methods.pae_learner.checkpoint import adapter_archive
     from core.artifacts import get_artifact_store
+    from methods.pae_learner.checkpoint import adapter_archive
 
     data = adapter_archive(adapter_dir)
     stored = get_artifact_store().put_bytes(data, name="adapter.tar.gz", mime="application/gzip")
@@ -83,9 +83,9 @@ def policy_model(ref: dict[str, Any]) -> str:
         if not (out / ".complete").exists():
             import tempfile
 
-            from methods.pae_learner.checkpoint import extract_adapter, merge_to_dir
             from core.artifacts import get_artifact_store
             from core.llm import get_local_model
+            from methods.pae_learner.checkpoint import extract_adapter, merge_to_dir
 
             lm = get_local_model()
             with tempfile.TemporaryDirectory(prefix="pae-adapter-") as tmp:

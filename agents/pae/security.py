@@ -23,7 +23,7 @@ class AllowList:
     hosts: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def for_sites(cls, base_url: str, extra_hosts: set[str] | frozenset[str] = frozenset()) -> "AllowList":
+    def for_sites(cls, base_url: str, extra_hosts: set[str] | frozenset[str] = frozenset()) -> AllowList:
         parts = urlsplit(base_url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         origins = {f"{(parts.hostname or '').lower()}:{port}"}

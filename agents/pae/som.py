@@ -14,19 +14,19 @@ from typing import Any
 
 OVERLAY_ID = "__som_overlay__"
 
-LABEL_JS = """
-() => {
-  const old = document.getElementById('%(overlay)s'); if (old) old.remove();
+LABEL_JS = f"""
+() => {{
+  const old = document.getElementById('{OVERLAY_ID}'); if (old) old.remove();
   document.querySelectorAll('[data-som]').forEach(e => e.removeAttribute('data-som'));
   const sel = 'a, button, input, textarea, select, [role=button], [role=link], [onclick]';
   const vw = window.innerWidth, vh = window.innerHeight;
   const overlay = document.createElement('div');
-  overlay.id = '%(overlay)s';
+  overlay.id = '{OVERLAY_ID}';
   overlay.style.cssText = 'position:absolute;left:0;top:0;pointer-events:none;z-index:2147483647';
   const colors = ['#e6194b','#3cb44b','#4363d8','#f58231','#911eb4','#008080','#9a6324','#800000'];
   const out = [];
-  for (const el of document.querySelectorAll(sel)) {
-    if (el.closest('#%(overlay)s')) continue;
+  for (const el of document.querySelectorAll(sel)) {{
+    if (el.closest('#{OVERLAY_ID}')) continue;
     if (el.tagName === 'INPUT' && (el.type || '').toLowerCase() === 'hidden') continue;
     const st = window.getComputedStyle(el);
     if (st.visibility === 'hidden' || st.display === 'none' || parseFloat(st.opacity) === 0) continue;
@@ -35,41 +35,41 @@ LABEL_JS = """
     if (r.bottom < 0 || r.right < 0 || r.top > vh || r.left > vw) continue;
     const i = out.length;
     el.setAttribute('data-som', String(i));
-    const color = colors[i %% colors.length];
+    const color = colors[i % colors.length];
     const box = document.createElement('div');
-    box.style.cssText = `position:absolute;left:${r.left + window.scrollX}px;top:${r.top + window.scrollY}px;` +
-      `width:${r.width}px;height:${r.height}px;border:2px dashed ${color};box-sizing:border-box`;
+    box.style.cssText = `position:absolute;left:${{r.left + window.scrollX}}px;top:${{r.top + window.scrollY}}px;` +
+      `width:${{r.width}}px;height:${{r.height}}px;border:2px dashed ${{color}};box-sizing:border-box`;
     const lab = document.createElement('span');
     lab.textContent = String(i);
-    lab.style.cssText = `position:absolute;left:-2px;top:-16px;background:${color};color:#fff;` +
+    lab.style.cssText = `position:absolute;left:-2px;top:-16px;background:${{color}};color:#fff;` +
       'font:bold 12px monospace;padding:0 3px;line-height:15px';
     box.appendChild(lab);
     overlay.appendChild(box);
     const tag = el.tagName.toLowerCase();
     const text = (el.innerText || el.value || '').replace(/\\s+/g, ' ').trim().slice(0, 80);
-    out.push({index: i, tag: tag, type: (el.getAttribute('type') || '').toLowerCase(), text: text,
+    out.push({{index: i, tag: tag, type: (el.getAttribute('type') || '').toLowerCase(), text: text,
               aria: (el.getAttribute('aria-label') || '').slice(0, 80),
               placeholder: (el.getAttribute('placeholder') || '').slice(0, 80),
               href: (el.getAttribute('href') || '').slice(0, 200),
-              rect: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)]});
-  }
+              rect: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)]}});
+  }}
   document.body.appendChild(overlay);
   return out;
-}
-""" % {"overlay": OVERLAY_ID}
+}}
+"""
 
-REMOVE_JS = """
-() => { const o = document.getElementById('%s'); if (o) o.remove(); return true; }
-""" % OVERLAY_ID
+REMOVE_JS = f"""
+() => {{ const o = document.getElementById('{OVERLAY_ID}'); if (o) o.remove(); return true; }}
+"""
 
-PAGE_TEXT_JS = """
-() => {
-  const o = document.getElementById('%s');
+PAGE_TEXT_JS = f"""
+() => {{
+  const o = document.getElementById('{OVERLAY_ID}');
   const main = document.querySelector('main') || document.body;
   const t = (main.innerText || '').replace(/[ \\t]+/g, ' ').replace(/\\n\\s*\\n+/g, '\\n').trim();
   return o ? t.replace(o.innerText || '', '') : t;
-}
-""" % OVERLAY_ID
+}}
+"""
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,17 @@ class Element:
     rect: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     @classmethod
-    def from_js(cls, d: dict[str, Any]) -> "Element":
-        return cls(index=int(d["index"]), tag=str(d["tag"]), text=str(d.get("text") or ""),
-                   type=str(d.get("type") or ""), aria=str(d.get("aria") or ""),
-                   placeholder=str(d.get("placeholder") or ""), href=str(d.get("href") or ""),
-                   rect=tuple(int(v) for v in d.get("rect") or (0, 0, 0, 0)))  # type: ignore[arg-type]
+    def from_js(cls, d: dict[str, Any]) -> Element:
+        return cls(
+            index=int(d["index"]),
+            tag=str(d["tag"]),
+            text=str(d.get("text") or ""),
+            type=str(d.get("type") or ""),
+            aria=str(d.get("aria") or ""),
+            placeholder=str(d.get("placeholder") or ""),
+            href=str(d.get("href") or ""),
+            rect=tuple(int(v) for v in d.get("rect") or (0, 0, 0, 0)),
+        )  # type: ignore[arg-type]
 
     @property
     def label(self) -> str:

@@ -36,15 +36,31 @@ def get_run(*, run_id: str) -> dict[str, Any] | None:
         r = s.get(PaeRun, run_id)
         if r is None:
             return None
-        return {"id": r.id, "name": r.name, "status": r.status, "config": dict(r.config), "iteration": r.iteration,
-                "policy": r.policy, "metrics": dict(r.metrics or {}), "created_at": r.created_at.isoformat()}
+        return {
+            "id": r.id,
+            "name": r.name,
+            "status": r.status,
+            "config": dict(r.config),
+            "iteration": r.iteration,
+            "policy": r.policy,
+            "metrics": dict(r.metrics or {}),
+            "created_at": r.created_at.isoformat(),
+        }
 
 
 def list_runs(*, limit: int = 50) -> list[dict[str, Any]]:
     with session_scope() as s:
         rows = s.scalars(select(PaeRun).order_by(PaeRun.created_at.desc()).limit(limit)).all()
-        return [{"id": r.id, "name": r.name, "status": r.status, "iteration": r.iteration,
-                 "created_at": r.created_at.isoformat()} for r in rows]
+        return [
+            {
+                "id": r.id,
+                "name": r.name,
+                "status": r.status,
+                "iteration": r.iteration,
+                "created_at": r.created_at.isoformat(),
+            }
+            for r in rows
+        ]
 
 
 def update_run(*, run_id: str, **fields: Any) -> None:
@@ -59,14 +75,24 @@ def update_run(*, run_id: str, **fields: Any) -> None:
 def add_tasks(*, run_id: str, tasks: list[SiteTask], split: str) -> dict[str, str]:
     """Insert tasks not yet in the run's split; returns task_key → row id for all of them."""
     with session_scope() as s:
-        existing = {t.task_key: t.id for t in s.scalars(
-            select(PaeTask).where(PaeTask.run_id == run_id, PaeTask.split == split))}
+        existing = {
+            t.task_key: t.id for t in s.scalars(select(PaeTask).where(PaeTask.run_id == run_id, PaeTask.split == split))
+        }
         for t in tasks:
             if t.id in existing:
                 continue
-            row = PaeTask(run_id=run_id, task_key=t.id, site=t.site, split=split, question=t.question,
-                          start_path=t.start_path, reference=t.reference, plan=[list(p) for p in t.plan],
-                          template=t.template, proposer=t.proposer)
+            row = PaeTask(
+                run_id=run_id,
+                task_key=t.id,
+                site=t.site,
+                split=split,
+                question=t.question,
+                start_path=t.start_path,
+                reference=t.reference,
+                plan=[list(p) for p in t.plan],
+                template=t.template,
+                proposer=t.proposer,
+            )
             s.add(row)
             s.flush()
             existing[t.id] = row.id
@@ -74,9 +100,16 @@ def add_tasks(*, run_id: str, tasks: list[SiteTask], split: str) -> dict[str, st
 
 
 def _to_task(row: PaeTask) -> SiteTask:
-    return SiteTask(id=row.task_key, site=row.site, question=row.question, start_path=row.start_path,
-                    reference=dict(row.reference or {}), plan=[tuple(p) for p in row.plan or []],
-                    template=row.template, proposer=row.proposer)
+    return SiteTask(
+        id=row.task_key,
+        site=row.site,
+        question=row.question,
+        start_path=row.start_path,
+        reference=dict(row.reference or {}),
+        plan=[tuple(p) for p in row.plan or []],
+        template=row.template,
+        proposer=row.proposer,
+    )
 
 
 def load_tasks(*, run_id: str, split: str | None = None) -> list[tuple[str, SiteTask, str]]:
@@ -95,12 +128,16 @@ def get_task(*, task_row_id: str) -> SiteTask:
 
 def stored_slots(*, run_id: str, iteration: int, phase: str) -> set[int]:
     with session_scope() as s:
-        return set(s.scalars(select(PaeTrajectory.slot).where(
-            PaeTrajectory.run_id == run_id, PaeTrajectory.iteration == iteration, PaeTrajectory.phase == phase)))
+        return set(
+            s.scalars(
+                select(PaeTrajectory.slot).where(
+                    PaeTrajectory.run_id == run_id, PaeTrajectory.iteration == iteration, PaeTrajectory.phase == phase
+                )
+            )
+        )
 
 
-def save_trajectory(*, run_id: str, iteration: int, phase: str, slot: int, task_row_id: str,
-                    traj: Trajectory) -> str:
+def save_trajectory(*, run_id: str, iteration: int, phase: str, slot: int, task_row_id: str, traj: Trajectory) -> str:
     """Store a trajectory with its steps and screenshots; an already stored slot is kept as is."""
     store = get_artifact_store()
     shots: dict[int, str] = {}
@@ -112,18 +149,38 @@ def save_trajectory(*, run_id: str, iteration: int, phase: str, slot: int, task_
         final_sha = store.put_file(Path(traj.final.screenshot), mime="image/png").sha256
     try:
         with session_scope() as s:
-            row = PaeTrajectory(run_id=run_id, task_id=task_row_id, iteration=iteration, phase=phase, slot=slot,
-                                policy=traj.policy, answer=traj.answer, n_steps=traj.length,
-                                format_errors=traj.format_errors, timed_out=traj.timed_out, seconds=traj.seconds,
-                                final_url=traj.final.url if traj.final else "",
-                                final_text=traj.final.page_text if traj.final else "")
+            row = PaeTrajectory(
+                run_id=run_id,
+                task_id=task_row_id,
+                iteration=iteration,
+                phase=phase,
+                slot=slot,
+                policy=traj.policy,
+                answer=traj.answer,
+                n_steps=traj.length,
+                format_errors=traj.format_errors,
+                timed_out=traj.timed_out,
+                seconds=traj.seconds,
+                final_url=traj.final.url if traj.final else "",
+                final_text=traj.final.page_text if traj.final else "",
+            )
             s.add(row)
             s.flush()
             last_step = None
             for st in traj.steps:
-                step = PaeStep(trajectory_id=row.id, idx=st.idx, url=st.url, reply=st.reply, thought=st.thought,
-                               action=st.action, format_error=st.format_error, message=st.message,
-                               page_text=st.page_text, elements=st.elements, prompt=st.prompt)
+                step = PaeStep(
+                    trajectory_id=row.id,
+                    idx=st.idx,
+                    url=st.url,
+                    reply=st.reply,
+                    thought=st.thought,
+                    action=st.action,
+                    format_error=st.format_error,
+                    message=st.message,
+                    page_text=st.page_text,
+                    elements=st.elements,
+                    prompt=st.prompt,
+                )
                 s.add(step)
                 s.flush()
                 last_step = step
@@ -134,18 +191,33 @@ def save_trajectory(*, run_id: str, iteration: int, phase: str, slot: int, task_
             return row.id
     except IntegrityError:  # the slot was stored by an earlier delivery
         with session_scope() as s:
-            return s.scalar(select(PaeTrajectory.id).where(
-                PaeTrajectory.run_id == run_id, PaeTrajectory.iteration == iteration,
-                PaeTrajectory.phase == phase, PaeTrajectory.slot == slot))
+            return s.scalar(
+                select(PaeTrajectory.id).where(
+                    PaeTrajectory.run_id == run_id,
+                    PaeTrajectory.iteration == iteration,
+                    PaeTrajectory.phase == phase,
+                    PaeTrajectory.slot == slot,
+                )
+            )
 
 
 def save_verdict(*, trajectory_id: str, verdict: Verdict) -> None:
     """Record (or replace) one evaluator's verdict and mirror it onto the trajectory's reward columns."""
     with session_scope() as s:
-        s.execute(delete(PaeVerdict).where(PaeVerdict.trajectory_id == trajectory_id,
-                                           PaeVerdict.evaluator == verdict.evaluator))
-        s.add(PaeVerdict(trajectory_id=trajectory_id, evaluator=verdict.evaluator, reward=verdict.reward,
-                         text=verdict.text[:4000], called_model=verdict.called))
+        s.execute(
+            delete(PaeVerdict).where(
+                PaeVerdict.trajectory_id == trajectory_id, PaeVerdict.evaluator == verdict.evaluator
+            )
+        )
+        s.add(
+            PaeVerdict(
+                trajectory_id=trajectory_id,
+                evaluator=verdict.evaluator,
+                reward=verdict.reward,
+                text=verdict.text[:4000],
+                called_model=verdict.called,
+            )
+        )
         t = s.get(PaeTrajectory, trajectory_id)
         if verdict.evaluator == "oracle":
             t.oracle_reward = verdict.reward
@@ -158,12 +230,16 @@ def set_reward(*, trajectory_id: str, reward: float) -> None:
         s.get(PaeTrajectory, trajectory_id).reward = reward
 
 
-def trajectory_rows(*, run_id: str, phase: str | None = None, iteration: int | None = None,
-                    max_iteration: int | None = None) -> list[dict[str, Any]]:
+def trajectory_rows(
+    *, run_id: str, phase: str | None = None, iteration: int | None = None, max_iteration: int | None = None
+) -> list[dict[str, Any]]:
     """Trajectories (without steps) joined with their task's key, site, split and question."""
     with session_scope() as s:
-        q = select(PaeTrajectory, PaeTask).join(PaeTask, PaeTask.id == PaeTrajectory.task_id).where(
-            PaeTrajectory.run_id == run_id)
+        q = (
+            select(PaeTrajectory, PaeTask)
+            .join(PaeTask, PaeTask.id == PaeTrajectory.task_id)
+            .where(PaeTrajectory.run_id == run_id)
+        )
         if phase is not None:
             q = q.where(PaeTrajectory.phase == phase)
         if iteration is not None:
@@ -172,12 +248,29 @@ def trajectory_rows(*, run_id: str, phase: str | None = None, iteration: int | N
             q = q.where(PaeTrajectory.iteration <= max_iteration)
         out = []
         for t, task in s.execute(q.order_by(PaeTrajectory.iteration, PaeTrajectory.phase, PaeTrajectory.slot)):
-            out.append({"id": t.id, "task_row_id": task.id, "task_id": task.task_key, "site": task.site,
-                        "split": task.split, "question": task.question, "proposer": task.proposer,
-                        "iteration": t.iteration, "phase": t.phase, "slot": t.slot, "policy": t.policy,
-                        "answer": t.answer, "length": t.n_steps, "format_errors": t.format_errors,
-                        "timed_out": t.timed_out, "reward": t.reward, "oracle_reward": t.oracle_reward,
-                        "judge_reward": t.judge_reward, "seconds": t.seconds})
+            out.append(
+                {
+                    "id": t.id,
+                    "task_row_id": task.id,
+                    "task_id": task.task_key,
+                    "site": task.site,
+                    "split": task.split,
+                    "question": task.question,
+                    "proposer": task.proposer,
+                    "iteration": t.iteration,
+                    "phase": t.phase,
+                    "slot": t.slot,
+                    "policy": t.policy,
+                    "answer": t.answer,
+                    "length": t.n_steps,
+                    "format_errors": t.format_errors,
+                    "timed_out": t.timed_out,
+                    "reward": t.reward,
+                    "oracle_reward": t.oracle_reward,
+                    "judge_reward": t.judge_reward,
+                    "seconds": t.seconds,
+                }
+            )
         return out
 
 
@@ -194,15 +287,41 @@ def trajectory_detail(*, trajectory_id: str) -> dict[str, Any] | None:
             shots.setdefault(sh.step_id, []).append((sh.kind, sh.sha256))
         verdicts = s.scalars(select(PaeVerdict).where(PaeVerdict.trajectory_id == t.id)).all()
         return {
-            "id": t.id, "run_id": t.run_id, "iteration": t.iteration, "phase": t.phase, "slot": t.slot,
-            "policy": t.policy, "answer": t.answer, "n_steps": t.n_steps, "timed_out": t.timed_out,
-            "reward": t.reward, "oracle_reward": t.oracle_reward, "judge_reward": t.judge_reward,
-            "final_url": t.final_url, "final_text": t.final_text,
-            "task": {"key": task.task_key, "site": task.site, "split": task.split, "question": task.question,
-                     "reference": task.reference, "proposer": task.proposer},
-            "steps": [{"idx": st.idx, "url": st.url, "thought": st.thought, "action": st.action, "reply": st.reply,
-                       "format_error": st.format_error, "message": st.message,
-                       "screenshots": {k: sha for k, sha in shots.get(st.id, [])}} for st in steps],
+            "id": t.id,
+            "run_id": t.run_id,
+            "iteration": t.iteration,
+            "phase": t.phase,
+            "slot": t.slot,
+            "policy": t.policy,
+            "answer": t.answer,
+            "n_steps": t.n_steps,
+            "timed_out": t.timed_out,
+            "reward": t.reward,
+            "oracle_reward": t.oracle_reward,
+            "judge_reward": t.judge_reward,
+            "final_url": t.final_url,
+            "final_text": t.final_text,
+            "task": {
+                "key": task.task_key,
+                "site": task.site,
+                "split": task.split,
+                "question": task.question,
+                "reference": task.reference,
+                "proposer": task.proposer,
+            },
+            "steps": [
+                {
+                    "idx": st.idx,
+                    "url": st.url,
+                    "thought": st.thought,
+                    "action": st.action,
+                    "reply": st.reply,
+                    "format_error": st.format_error,
+                    "message": st.message,
+                    "screenshots": {k: sha for k, sha in shots.get(st.id, [])},
+                }
+                for st in steps
+            ],
             "verdicts": [{"evaluator": v.evaluator, "reward": v.reward, "text": v.text} for v in verdicts],
         }
 
@@ -210,8 +329,11 @@ def trajectory_detail(*, trajectory_id: str) -> dict[str, Any] | None:
 def step_examples(*, trajectory_ids: list[str]) -> list[tuple[list[dict[str, str]], str, str]]:
     """(prompt messages, reply, trajectory id) of every step of the given trajectories, in order."""
     with session_scope() as s:
-        rows = s.scalars(select(PaeStep).where(PaeStep.trajectory_id.in_(trajectory_ids)).order_by(
-            PaeStep.trajectory_id, PaeStep.idx)).all()
+        rows = s.scalars(
+            select(PaeStep)
+            .where(PaeStep.trajectory_id.in_(trajectory_ids))
+            .order_by(PaeStep.trajectory_id, PaeStep.idx)
+        ).all()
         return [(list(r.prompt), r.reply, r.trajectory_id) for r in rows]
 
 

@@ -26,10 +26,23 @@ from core.jobs import JobContext, null_context
 log = logging.getLogger(__name__)
 
 
-def do_rollouts(*, run_id: str, iteration: int, phase: str, assignments: list[tuple[int, str]],
-                policy: dict[str, Any], temperature: float, max_tokens: int = 48, max_steps: int = 10,
-                wait_s: float = 5.0, parallel: int = 1, seed: int = 0, content_seed: int = 0,
-                keep_screenshots: bool = True, progress: JobContext | None = None) -> list[str]:
+def do_rollouts(
+    *,
+    run_id: str,
+    iteration: int,
+    phase: str,
+    assignments: list[tuple[int, str]],
+    policy: dict[str, Any],
+    temperature: float,
+    max_tokens: int = 48,
+    max_steps: int = 10,
+    wait_s: float = 5.0,
+    parallel: int = 1,
+    seed: int = 0,
+    content_seed: int = 0,
+    keep_screenshots: bool = True,
+    progress: JobContext | None = None,
+) -> list[str]:
     """Play ``(slot, task row id)`` assignments not yet stored; returns the trajectory ids of all of them.
 
     ``policy`` is a runtime policy reference, or ``{"kind": "scripted"}`` for the oracle demonstrator.
@@ -47,12 +60,12 @@ def do_rollouts(*, run_id: str, iteration: int, phase: str, assignments: list[tu
     def factory(task: SiteTask):
         if scripted:
             return ScriptedPolicy(task)
-        return LLMPolicy(PolicyConfig(model=model, temperature=temperature, max_tokens=max_tokens,
-                                      seed=seed))
+        return LLMPolicy(PolicyConfig(model=model, temperature=temperature, max_tokens=max_tokens, seed=seed))
 
     def on_done(slot: int, traj) -> None:
-        store.save_trajectory(run_id=run_id, iteration=iteration, phase=phase, slot=slot,
-                              task_row_id=slot_task[slot], traj=traj)
+        store.save_trajectory(
+            run_id=run_id, iteration=iteration, phase=phase, slot=slot, task_row_id=slot_task[slot], traj=traj
+        )
         finished[0] += 1
         progress(finished[0] / max(1, len(todo)), f"{phase} {finished[0]}/{len(todo)}")
 
@@ -61,9 +74,15 @@ def do_rollouts(*, run_id: str, iteration: int, phase: str, assignments: list[tu
     try:
         if todo:
             # each episode samples with its own seed stream so rollouts of one task differ
-            run_batch(base_url, [(slot, tasks[tid]) for slot, tid in todo],
-                      _seeded(factory, seed, iteration, phase, scripted), parallel=parallel, env_config=env_cfg,
-                      shot_dir=shot_root, on_done=on_done)
+            run_batch(
+                base_url,
+                [(slot, tasks[tid]) for slot, tid in todo],
+                _seeded(factory, seed, iteration, phase, scripted),
+                parallel=parallel,
+                env_config=env_cfg,
+                shot_dir=shot_root,
+                on_done=on_done,
+            )
     finally:
         if shot_root is not None:
             shutil.rmtree(shot_root, ignore_errors=True)
@@ -79,15 +98,22 @@ def _seeded(factory, seed: int, iteration: int, phase: str, scripted: bool):
         pol = factory(task)
         if not scripted:
             counter[0] += 1
-            pol.config.seed = (seed * 1_000_003 + iteration * 10_007 + counter[0] * 101
-                               + (0 if phase == "rollout" else 7)) % (2**31)
+            pol.config.seed = (
+                seed * 1_000_003 + iteration * 10_007 + counter[0] * 101 + (0 if phase == "rollout" else 7)
+            ) % (2**31)
         return pol
 
     return make
 
 
-def do_evaluate(*, trajectory_ids: list[str], judge: bool, judge_model: str | None = None,
-                judge_max_tokens: int = 96, progress: JobContext | None = None) -> dict[str, int]:
+def do_evaluate(
+    *,
+    trajectory_ids: list[str],
+    judge: bool,
+    judge_model: str | None = None,
+    judge_max_tokens: int = 96,
+    progress: JobContext | None = None,
+) -> dict[str, int]:
     """Oracle verdicts (tasks with a reference) and, if asked, LLM-judge verdicts for each trajectory."""
     progress = progress or null_context()
     oracle = OracleEvaluator()
@@ -114,11 +140,11 @@ def do_evaluate(*, trajectory_ids: list[str], judge: bool, judge_model: str | No
 
 def _states(detail: dict[str, Any]) -> list[State]:
     """The last 3 states of a stored trajectory (page text from the steps; screenshots from the store)."""
-    from core.artifacts import get_artifact_store
+    from sqlalchemy import select
 
     from agents.pae.models import PaeStep
+    from core.artifacts import get_artifact_store
     from core.db.session import session_scope
-    from sqlalchemy import select
 
     with session_scope() as s:
         steps = s.scalars(select(PaeStep).where(PaeStep.trajectory_id == detail["id"]).order_by(PaeStep.idx)).all()

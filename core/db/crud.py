@@ -50,8 +50,15 @@ def revoke_api_key(session: Session, *, key_id: str) -> bool:
 
 
 # --- jobs ---------------------------------------------------------------------
-def create_job(session: Session, *, method: str, params: dict[str, Any], queue: str,
-               owner: str = "local", idempotency_key: str | None = None) -> tuple[Job, bool]:
+def create_job(
+    session: Session,
+    *,
+    method: str,
+    params: dict[str, Any],
+    queue: str,
+    owner: str = "local",
+    idempotency_key: str | None = None,
+) -> tuple[Job, bool]:
     """Insert a queued job; with an idempotency key already used by ``owner``, return that job.
 
     Returns ``(job, created)``.
@@ -81,8 +88,15 @@ def get_job(session: Session, *, job_id: str) -> Job | None:
     return session.get(Job, job_id)
 
 
-def list_jobs(session: Session, *, owner: str | None = None, method: str | None = None,
-              status: str | None = None, limit: int = 50, offset: int = 0) -> list[Job]:
+def list_jobs(
+    session: Session,
+    *,
+    owner: str | None = None,
+    method: str | None = None,
+    status: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[Job]:
     q = select(Job).order_by(Job.created_at.desc()).limit(limit).offset(offset)
     if owner is not None:
         q = q.where(Job.owner == owner)
@@ -123,8 +137,7 @@ def claim_job(session: Session, *, job_id: str, worker: str, stale_after_s: floa
     return "claimed"
 
 
-def touch_job(session: Session, *, job_id: str, progress: float | None = None,
-              message: str | None = None) -> bool:
+def touch_job(session: Session, *, job_id: str, progress: float | None = None, message: str | None = None) -> bool:
     """Refresh the heartbeat (and progress); returns whether cancellation was requested."""
     values: dict[str, Any] = {"heartbeat_at": utcnow()}
     if progress is not None:
@@ -135,13 +148,21 @@ def touch_job(session: Session, *, job_id: str, progress: float | None = None,
     return bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
 
 
-def finish_job(session: Session, *, job_id: str, status: JobStatus, message: str = "",
-               error: str | None = None) -> bool:
+def finish_job(
+    session: Session, *, job_id: str, status: JobStatus, message: str = "", error: str | None = None
+) -> bool:
     """Move a running job to a final state exactly once. Returns False if it had already ended."""
     res = session.execute(
-        update(Job).where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
-        .values(status=status.value, finished_at=utcnow(), message=message[:2000], error=error,
-                progress=1.0 if status is JobStatus.succeeded else Job.progress))
+        update(Job)
+        .where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
+        .values(
+            status=status.value,
+            finished_at=utcnow(),
+            message=message[:2000],
+            error=error,
+            progress=1.0 if status is JobStatus.succeeded else Job.progress,
+        )
+    )
     return res.rowcount == 1
 
 
@@ -158,8 +179,7 @@ def request_cancel(session: Session, *, job_id: str) -> Job | None:
 
 
 # --- reports and artifacts --------------------------------------------------------
-def save_report(session: Session, *, job_id: str | None, title: str, summary: str,
-                body: dict[str, Any]) -> ReportRow:
+def save_report(session: Session, *, job_id: str | None, title: str, summary: str, body: dict[str, Any]) -> ReportRow:
     if job_id is not None:
         old = session.scalar(select(ReportRow).where(ReportRow.job_id == job_id))
         if old is not None:
@@ -175,8 +195,9 @@ def get_report_for_job(session: Session, *, job_id: str) -> ReportRow | None:
     return session.scalar(select(ReportRow).where(ReportRow.job_id == job_id))
 
 
-def add_artifact(session: Session, *, job_id: str | None, name: str, kind: str, mime: str,
-                 sha256: str, size: int) -> ArtifactRow:
+def add_artifact(
+    session: Session, *, job_id: str | None, name: str, kind: str, mime: str, sha256: str, size: int
+) -> ArtifactRow:
     row = ArtifactRow(job_id=job_id, name=name[:300], kind=kind, mime=mime, sha256=sha256, size=size)
     session.add(row)
     session.flush()
@@ -188,4 +209,4 @@ def get_artifact(session: Session, *, artifact_id: str) -> ArtifactRow | None:
 
 
 def _aware(t: dt.datetime) -> dt.datetime:
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)

@@ -18,7 +18,7 @@ from sqlalchemy.types import TypeDecorator
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def new_id() -> str:
@@ -33,12 +33,12 @@ class UTCDateTime(TypeDecorator):
 
     def process_bind_param(self, value, dialect):  # noqa: ARG002 - SQLAlchemy signature
         if value is not None and value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc)
+            value = value.astimezone(dt.UTC)
         return value
 
     def process_result_value(self, value, dialect):  # noqa: ARG002
         if value is not None and value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
+            value = value.replace(tzinfo=dt.UTC)
         return value
 
 
@@ -100,7 +100,8 @@ class ReportRow(Base):
     __tablename__ = "reports"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     job_id: Mapped[str | None] = mapped_column(
-        String(32), ForeignKey("jobs.id", ondelete="CASCADE"), unique=True, nullable=True)
+        String(32), ForeignKey("jobs.id", ondelete="CASCADE"), unique=True, nullable=True
+    )
     title: Mapped[str] = mapped_column(String(500))
     summary: Mapped[str] = mapped_column(Text, default="")
     body: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -113,7 +114,8 @@ class ArtifactRow(Base):
     __tablename__ = "artifacts"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     job_id: Mapped[str | None] = mapped_column(
-        String(32), ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True, index=True)
+        String(32), ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True, index=True
+    )
     name: Mapped[str] = mapped_column(String(300))
     kind: Mapped[str] = mapped_column(String(30), default="file")
     mime: Mapped[str] = mapped_column(String(100), default="application/octet-stream")

@@ -33,8 +33,16 @@ Sink = Callable[[float, str], bool]
 class JobContext:
     """Progress reporting, cancellation and a scratch directory for one run."""
 
-    def __init__(self, sink: Sink | None = None, *, job_id: str | None = None, workdir: Path | None = None,
-                 lo: float = 0.0, hi: float = 1.0, min_interval_s: float = 0.25) -> None:
+    def __init__(
+        self,
+        sink: Sink | None = None,
+        *,
+        job_id: str | None = None,
+        workdir: Path | None = None,
+        lo: float = 0.0,
+        hi: float = 1.0,
+        min_interval_s: float = 0.25,
+    ) -> None:
         self._sink = sink
         self.job_id = job_id
         self.workdir = workdir
@@ -56,11 +64,17 @@ class JobContext:
         if self._sink(frac, self.message):
             raise JobCancelled(f"job {self.job_id or ''} cancelled".strip())
 
-    def sub(self, lo: float, hi: float) -> "JobContext":
+    def sub(self, lo: float, hi: float) -> JobContext:
         """A child context whose 0..1 maps onto ``lo..hi`` of this one."""
         span = self._hi - self._lo
-        child = JobContext(self._sink, job_id=self.job_id, workdir=self.workdir,
-                           lo=self._lo + span * lo, hi=self._lo + span * hi, min_interval_s=self._min_interval)
+        child = JobContext(
+            self._sink,
+            job_id=self.job_id,
+            workdir=self.workdir,
+            lo=self._lo + span * lo,
+            hi=self._lo + span * hi,
+            min_interval_s=self._min_interval,
+        )
         return child
 
     def iter(self, items: Iterable[T], message: str = "", total: int | None = None) -> Iterator[T]:

@@ -84,8 +84,16 @@ class JobRow:
 
     @classmethod
     def of(cls, job: Job) -> JobRow:
-        return cls(id=job.id, method=job.method, status=job.status, queue=job.queue, message=job.message or "",
-                   error=job.error, worker=job.worker, finished_at=job.finished_at)
+        return cls(
+            id=job.id,
+            method=job.method,
+            status=job.status,
+            queue=job.queue,
+            message=job.message or "",
+            error=job.error,
+            worker=job.worker,
+            finished_at=job.finished_at,
+        )
 
     @property
     def ended(self) -> bool:
@@ -103,14 +111,23 @@ def register_sender(send: Sender | None) -> Sender | None:
 def get_sender() -> Sender:
     """The registered sender, or :class:`NoSender`."""
     if _sender is None:
-        raise NoSender("no job sender is registered in this process: jobs reach the workers through "
-                       "services.worker (importing services.worker.tasks.jobs registers it; every worker and "
-                       "the API do), or pass send=")
+        raise NoSender(
+            "no job sender is registered in this process: jobs reach the workers through "
+            "services.worker (importing services.worker.tasks.jobs registers it; every worker and "
+            "the API do), or pass send="
+        )
     return _sender
 
 
-def enqueue(method: str, params: dict[str, Any] | None, *, idempotency_key: str | None = None,
-            queue: str | None = None, owner: str = "local", send: Sender | None = None) -> str:
+def enqueue(
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    idempotency_key: str | None = None,
+    queue: str | None = None,
+    owner: str = "local",
+    send: Sender | None = None,
+) -> str:
     """Record a job of ``method`` and send it to the workers; returns its id.
 
     Args:
@@ -148,9 +165,18 @@ def rows(job_ids: Sequence[str]) -> list[JobRow | None]:
         return out
 
 
-def wait(job_ids: Sequence[str], *, timeout: float, poll: float = 0.5, max_poll: float = 10.0,
-         backoff: float = 1.5, steal_after: float | None = None, raise_on_failure: bool = True,
-         progress: JobContext | None = None, on_steal: Callable[[str], None] | None = None) -> list[JobRow]:
+def wait(
+    job_ids: Sequence[str],
+    *,
+    timeout: float,
+    poll: float = 0.5,
+    max_poll: float = 10.0,
+    backoff: float = 1.5,
+    steal_after: float | None = None,
+    raise_on_failure: bool = True,
+    progress: JobContext | None = None,
+    on_steal: Callable[[str], None] | None = None,
+) -> list[JobRow]:
     """Block until every job in ``job_ids`` has ended; returns their final rows, in order.
 
     Args:
@@ -163,8 +189,10 @@ def wait(job_ids: Sequence[str], *, timeout: float, poll: float = 0.5, max_poll:
         on_steal: called with the id of each job run here because it stayed queued.
     """
     if timeout <= 0 or poll <= 0 or max_poll < poll or backoff < 1.0:
-        raise ValueError(f"need timeout > 0, 0 < poll <= max_poll and backoff >= 1 "
-                         f"(got timeout={timeout}, poll={poll}, max_poll={max_poll}, backoff={backoff})")
+        raise ValueError(
+            f"need timeout > 0, 0 < poll <= max_poll and backoff >= 1 "
+            f"(got timeout={timeout}, poll={poll}, max_poll={max_poll}, backoff={backoff})"
+        )
     ids = list(dict.fromkeys(job_ids))
     t0 = time.monotonic()
     delay = poll
@@ -198,4 +226,3 @@ def wait(job_ids: Sequence[str], *, timeout: float, poll: float = 0.5, max_poll:
             progress.log(f"waiting for {len(pending)} sub-job(s)")
         _sleep(min(delay, max(0.0, timeout - waited) + 0.01))
         delay = min(max_poll, delay * backoff)
-

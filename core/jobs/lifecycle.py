@@ -40,9 +40,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "local",
-               idempotency_key: str | None = None, enqueue: Enqueue | None = None,
-               queue: str | None = None) -> tuple[Job, bool]:
+def submit_job(
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    owner: str = "local",
+    idempotency_key: str | None = None,
+    enqueue: Enqueue | None = None,
+    queue: str | None = None,
+) -> tuple[Job, bool]:
     """Validate params, record a queued job, and hand it to ``enqueue`` (if created).
 
     ``queue`` overrides the method's own queue (``cpu``/``gpu``).
@@ -54,8 +60,14 @@ def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "loca
     spec = get_method(method)
     validated = spec.validate(params)
     with session_scope() as s:
-        job, created = crud.create_job(s, method=spec.name, params=validated.model_dump(mode="json"),
-                                       queue=queue or spec.queue, owner=owner, idempotency_key=idempotency_key)
+        job, created = crud.create_job(
+            s,
+            method=spec.name,
+            params=validated.model_dump(mode="json"),
+            queue=queue or spec.queue,
+            owner=owner,
+            idempotency_key=idempotency_key,
+        )
         s.flush()
         s.expunge(job)
     if created and enqueue is not None:
@@ -63,8 +75,13 @@ def submit_job(method: str, params: dict[str, Any] | None, *, owner: str = "loca
             enqueue(job)
         except Exception as exc:
             with session_scope() as s:
-                crud.finish_job(s, job_id=job.id, status=JobStatus.failed, message="could not enqueue",
-                                error=f"could not enqueue: {type(exc).__name__}: {exc}")
+                crud.finish_job(
+                    s,
+                    job_id=job.id,
+                    status=JobStatus.failed,
+                    message="could not enqueue",
+                    error=f"could not enqueue: {type(exc).__name__}: {exc}",
+                )
             raise EnqueueError(f"the job queue is unavailable: {type(exc).__name__}: {exc}") from exc
     return job, created
 
@@ -110,16 +127,25 @@ def persist_report(job_id: str | None, report: Report) -> str:
         for name, data in report.pending_files().items():
             ref = report.artifact(name)
             stored = store.put_bytes(data, name=name, mime=ref.mime if ref else None)
-            row = crud.add_artifact(s, job_id=job_id, name=name, kind=ref.kind if ref else "file",
-                                    mime=stored.mime, sha256=stored.sha256, size=stored.size)
+            row = crud.add_artifact(
+                s,
+                job_id=job_id,
+                name=name,
+                kind=ref.kind if ref else "file",
+                mime=stored.mime,
+                sha256=stored.sha256,
+                size=stored.size,
+            )
             report.mark_stored(name, row.id)
-        row = crud.save_report(s, job_id=job_id, title=report.title, summary=report.summary,
-                               body=report.model_dump(mode="json"))
+        row = crud.save_report(
+            s, job_id=job_id, title=report.title, summary=report.summary, body=report.model_dump(mode="json")
+        )
         return row.id
 
 
-def execute_job(job_id: str, *, worker: str | None = None,
-                extra_sink: Callable[[float, str], None] | None = None) -> Outcome:
+def execute_job(
+    job_id: str, *, worker: str | None = None, extra_sink: Callable[[float, str], None] | None = None
+) -> Outcome:
     """Run a queued job to its end, writing every state change to the database."""
     settings = get_settings()
     worker = worker or worker_name()
@@ -163,15 +189,21 @@ def execute_job(job_id: str, *, worker: str | None = None,
         tb = traceback.format_exc(limit=20)
         log.error("job %s (%s) failed: %s", job_id, method, exc)
         with session_scope() as s:
-            crud.finish_job(s, job_id=job_id, status=JobStatus.failed,
-                            message=f"{type(exc).__name__}: {exc}"[:500], error=tb)
+            crud.finish_job(
+                s, job_id=job_id, status=JobStatus.failed, message=f"{type(exc).__name__}: {exc}"[:500], error=tb
+            )
         return Outcome(status="failed", error=f"{type(exc).__name__}: {exc}")
     finally:
         heartbeat.stop.set()
 
 
-def run_inline(method: str, params: dict[str, Any] | None, *, sink: Callable[[float, str], None] | None = None,
-               owner: str = "local") -> tuple[str, Outcome]:
+def run_inline(
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    sink: Callable[[float, str], None] | None = None,
+    owner: str = "local",
+) -> tuple[str, Outcome]:
     """Record a job and run it in this process (the CLI's ``run`` without ``--remote``)."""
     job, _ = submit_job(method, params, owner=owner)
     return job.id, execute_job(job.id, extra_sink=sink)

@@ -143,8 +143,11 @@ class ReproducerOptions(BaseModel):
         mine = self.model_dump(mode="json")
         if "preset" in mine and mine["preset"] != type(self).model_fields["preset"].default:
             base.pop("preset", None)
-        return "".join(f" -o {k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
-                       for k, v in mine.items() if k not in base or base[k] != v)
+        return "".join(
+            f" -o {k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+            for k, v in mine.items()
+            if k not in base or base[k] != v
+        )
 
 
 class NoOptions(ReproducerOptions):
@@ -175,14 +178,16 @@ class ReproducerSpec:
         try:
             return self.options_model.model_validate(dict(options or {}))
         except ValidationError as exc:
-            raise InvalidOptions(self.name, exc.errors(include_url=False, include_context=False),
-                                 sorted(self.options_model.model_fields)) from None
+            raise InvalidOptions(
+                self.name, exc.errors(include_url=False, include_context=False), sorted(self.options_model.model_fields)
+            ) from None
 
     def json_schema(self) -> dict[str, Any]:
         return self.options_model.model_json_schema()
 
-    def run(self, out_dir: Path, progress: JobContext | None = None,
-            options: Mapping[str, Any] | BaseModel | None = None) -> Path:
+    def run(
+        self, out_dir: Path, progress: JobContext | None = None, options: Mapping[str, Any] | BaseModel | None = None
+    ) -> Path:
         """Validate ``options``, run the experiment and write ``out_dir/<name>.md`` (+ ``out_dir/<name>/``)."""
         opts = self.validate(options)
         report = self.fn(opts, progress or null_context())
@@ -201,8 +206,15 @@ _LOADED = False
 DISCOVERY_PACKAGES = ("methods", "agents")
 
 
-def register_method(name: str, *, title: str = "", description: str = "", queue: Queue = "cpu",
-                    params: type[BaseModel] | None = None, tags: tuple[str, ...] = ()) -> Callable[[RunFn], RunFn]:
+def register_method(
+    name: str,
+    *,
+    title: str = "",
+    description: str = "",
+    queue: Queue = "cpu",
+    params: type[BaseModel] | None = None,
+    tags: tuple[str, ...] = (),
+) -> Callable[[RunFn], RunFn]:
     """Decorator registering ``run(params, progress) -> Report`` as job type ``name``.
 
     The params model is taken from ``params=`` or from the first argument's annotation.
@@ -217,8 +229,15 @@ def register_method(name: str, *, title: str = "", description: str = "", queue:
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"{name}: the params model must be a pydantic BaseModel")
         doc = inspect.getdoc(fn) or ""
-        spec = MethodSpec(name=name, title=title or name, description=description or doc.split("\n\n")[0],
-                          params_model=model, run=fn, queue=queue, tags=tags)
+        spec = MethodSpec(
+            name=name,
+            title=title or name,
+            description=description or doc.split("\n\n")[0],
+            params_model=model,
+            run=fn,
+            queue=queue,
+            tags=tags,
+        )
         with _LOCK:
             existing = _METHODS.get(name)
             if existing is not None and existing.run.__qualname__ != fn.__qualname__:
@@ -229,8 +248,9 @@ def register_method(name: str, *, title: str = "", description: str = "", queue:
     return deco
 
 
-def register_reproducer(name: str, *, options: type[BaseModel] = NoOptions,
-                        description: str = "") -> Callable[[ReproduceFn], ReproduceFn]:
+def register_reproducer(
+    name: str, *, options: type[BaseModel] = NoOptions, description: str = ""
+) -> Callable[[ReproduceFn], ReproduceFn]:
     """Decorator registering ``fn(options, progress) -> Report`` as ``paperworks reproduce NAME``.
 
     ``options`` is a pydantic model (usually a :class:`ReproducerOptions`) that must forbid
@@ -243,8 +263,12 @@ def register_reproducer(name: str, *, options: type[BaseModel] = NoOptions,
 
     def deco(fn: ReproduceFn) -> ReproduceFn:
         with _LOCK:
-            _REPRODUCERS[name] = ReproducerSpec(name=name, fn=fn, options_model=options,
-                                                description=description or (inspect.getdoc(fn) or "").split("\n")[0])
+            _REPRODUCERS[name] = ReproducerSpec(
+                name=name,
+                fn=fn,
+                options_model=options,
+                description=description or (inspect.getdoc(fn) or "").split("\n")[0],
+            )
         return fn
 
     return deco

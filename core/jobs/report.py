@@ -82,7 +82,7 @@ class Report(BaseModel):
     _pending: dict[str, bytes] = PrivateAttr(default_factory=dict)
 
     # --- building ------------------------------------------------------------
-    def add_section(self, title: str, markdown: str) -> "Report":
+    def add_section(self, title: str, markdown: str) -> Report:
         self.sections.append(Section(title=title, markdown=markdown))
         return self
 
@@ -91,8 +91,15 @@ class Report(BaseModel):
         self.tables.append(table)
         return table
 
-    def add_file(self, name: str, data: bytes | str | Path, *, kind: ArtifactKind = "file",
-                 mime: str | None = None, caption: str = "") -> ArtifactRef:
+    def add_file(
+        self,
+        name: str,
+        data: bytes | str | Path,
+        *,
+        kind: ArtifactKind = "file",
+        mime: str | None = None,
+        caption: str = "",
+    ) -> ArtifactRef:
         """Attach bytes (or the contents of a path) as an artifact named ``name``."""
         from core.artifacts.store import guess_mime
 
@@ -111,8 +118,8 @@ class Report(BaseModel):
         """Attach a PIL image, a HxW(x3) uint8/float array, or PNG bytes as a PNG."""
         if isinstance(image, (bytes, bytearray)):
             return self.add_file(name, bytes(image), kind="image", mime="image/png", caption=caption)
-        from PIL import Image
         import numpy as np
+        from PIL import Image
 
         if not isinstance(image, Image.Image):
             arr = np.asarray(image)
@@ -136,8 +143,9 @@ class Report(BaseModel):
         return self.add_file(name, buf.getvalue(), kind="plot", mime="image/png", caption=caption)
 
     def add_json(self, name: str, obj: Any, *, caption: str = "") -> ArtifactRef:
-        return self.add_file(name, json.dumps(obj, indent=2, default=str), kind="json",
-                             mime="application/json", caption=caption)
+        return self.add_file(
+            name, json.dumps(obj, indent=2, default=str), kind="json", mime="application/json", caption=caption
+        )
 
     # --- storing -------------------------------------------------------------
     def pending_files(self) -> dict[str, bytes]:
@@ -154,8 +162,7 @@ class Report(BaseModel):
         return next((a for a in self.artifacts if a.name == name), None)
 
     # --- rendering -----------------------------------------------------------
-    def to_markdown(self, link: Callable[[ArtifactRef], str] | None = None,
-                    *, include_artifacts: bool = True) -> str:
+    def to_markdown(self, link: Callable[[ArtifactRef], str] | None = None, *, include_artifacts: bool = True) -> str:
         """Render the whole report as Markdown.
 
         ``link`` maps an artifact to a URL or relative path; by default artifacts are
@@ -165,8 +172,9 @@ class Report(BaseModel):
         by_name = {a.name: a for a in self.artifacts}
 
         def resolve(text: str) -> str:
-            return _ARTIFACT_LINK.sub(lambda m: link(by_name[m.group(1)]) if m.group(1) in by_name
-                                      else m.group(0), text)
+            return _ARTIFACT_LINK.sub(
+                lambda m: link(by_name[m.group(1)]) if m.group(1) in by_name else m.group(0), text
+            )
 
         out = [f"# {self.title}", ""]
         if self.summary:

@@ -39,6 +39,11 @@ def embed(texts: list[str], *, normalize: bool = True, batch_size: int = 32) -> 
 
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-    vecs = get_embedder().encode(list(texts), batch_size=batch_size, normalize_embeddings=normalize,
-                                 show_progress_bar=False, convert_to_numpy=True)
+    vecs = get_embedder().encode(
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=normalize,
+        show_progress_bar=False,
+        convert_to_numpy=True,
+    )
     return vecs.astype(np.float32)

@@ -126,8 +126,13 @@ def image_part(image: Any) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}"}}
 
 
-def build_messages(prompt: str | Sequence[Any] | None = None, *, system: str | None = None,
-                   messages: list[dict[str, Any]] | None = None, model: str | None = None) -> list[dict[str, Any]]:
+def build_messages(
+    prompt: str | Sequence[Any] | None = None,
+    *,
+    system: str | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    model: str | None = None,
+) -> list[dict[str, Any]]:
     """Messages from a prompt that may interleave text and images.
 
     ``prompt`` is a string or a sequence of strings and images (paths/bytes/PIL). For
@@ -160,11 +165,20 @@ def build_messages(prompt: str | Sequence[Any] | None = None, *, system: str | N
     return out
 
 
-def complete(prompt: str | Sequence[Any] | None = None, *, messages: list[dict[str, Any]] | None = None,
-             system: str | None = None, model: str | None = None, max_tokens: int | None = None,
-             temperature: float = 0.0, stop: list[str] | None = None,
-             response_format: dict[str, Any] | type | None = None, regex: str | None = None,
-             tag: str | None = None, **extra: Any) -> Completion:
+def complete(
+    prompt: str | Sequence[Any] | None = None,
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    system: str | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    temperature: float = 0.0,
+    stop: list[str] | None = None,
+    response_format: dict[str, Any] | type | None = None,
+    regex: str | None = None,
+    tag: str | None = None,
+    **extra: Any,
+) -> Completion:
     """One chat completion through litellm.
 
     Args:
@@ -183,9 +197,14 @@ def complete(prompt: str | Sequence[Any] | None = None, *, messages: list[dict[s
     msgs = build_messages(prompt, system=system, messages=messages, model=model)
     if not msgs:
         raise ValueError("complete() needs a prompt or messages")
-    kwargs: dict[str, Any] = dict(model=model, messages=msgs, temperature=temperature,
-                                  max_tokens=max_tokens or settings.llm_max_tokens,
-                                  timeout=settings.llm_timeout_s, num_retries=settings.llm_max_retries)
+    kwargs: dict[str, Any] = dict(
+        model=model,
+        messages=msgs,
+        temperature=temperature,
+        max_tokens=max_tokens or settings.llm_max_tokens,
+        timeout=settings.llm_timeout_s,
+        num_retries=settings.llm_max_retries,
+    )
     if stop:
         kwargs["stop"] = list(stop)
     if response_format is not None:
@@ -204,25 +223,42 @@ def complete(prompt: str | Sequence[Any] | None = None, *, messages: list[dict[s
     dt = time.perf_counter() - t0
     choice = resp.choices[0]
     usage = getattr(resp, "usage", None)
-    c = Completion(text=choice.message.content or "", model=model,
-                   prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                   completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                   latency_s=dt, finish_reason=choice.finish_reason or "stop")
+    c = Completion(
+        text=choice.message.content or "",
+        model=model,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        latency_s=dt,
+        finish_reason=choice.finish_reason or "stop",
+    )
     tally = _tally.get()
     if tally is not None:
         tally.add(c, tag)
     return c
 
 
-def stream(prompt: str | None = None, *, messages: list[dict[str, Any]] | None = None,
-           model: str | None = None, max_tokens: int | None = None, stop: list[str] | None = None,
-           **extra: Any) -> Iterator[str]:
+def stream(
+    prompt: str | None = None,
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    stop: list[str] | None = None,
+    **extra: Any,
+) -> Iterator[str]:
     """Yield the completion text piece by piece."""
     settings = get_settings()
     model = model or settings.llm_model
     msgs = build_messages(prompt, messages=messages, model=model)
-    resp = _litellm().completion(model=model, messages=msgs, stream=True, temperature=0.0,
-                                 max_tokens=max_tokens or settings.llm_max_tokens, stop=stop, **extra)
+    resp = _litellm().completion(
+        model=model,
+        messages=msgs,
+        stream=True,
+        temperature=0.0,
+        max_tokens=max_tokens or settings.llm_max_tokens,
+        stop=stop,
+        **extra,
+    )
     for chunk in resp:
         delta = chunk.choices[0].delta
         if getattr(delta, "content", None):

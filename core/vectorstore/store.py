@@ -67,7 +67,7 @@ class MiniLMEmbeddingFunction:
         return {}
 
     @staticmethod
-    def build_from_config(config: dict[str, Any]) -> "MiniLMEmbeddingFunction":
+    def build_from_config(config: dict[str, Any]) -> MiniLMEmbeddingFunction:
         return MiniLMEmbeddingFunction()
 
 
@@ -93,9 +93,17 @@ class VectorStore:
         kwargs["embedding_function"] = MiniLMEmbeddingFunction() if text else None
         return self.client.get_or_create_collection(**kwargs)
 
-    def add(self, collection: str, *, ids: list[str], documents: list[str] | None = None,
-            embeddings: list[list[float]] | Any | None = None, metadatas: list[dict[str, Any]] | None = None,
-            batch_size: int = 2000, space: str = "cosine") -> int:
+    def add(
+        self,
+        collection: str,
+        *,
+        ids: list[str],
+        documents: list[str] | None = None,
+        embeddings: list[list[float]] | Any | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
+        batch_size: int = 2000,
+        space: str = "cosine",
+    ) -> int:
         """Upsert items; text is embedded with MiniLM unless ``embeddings`` is given.
 
         ``space`` (``cosine``, ``l2`` or ``ip``) applies when this call creates the collection.
@@ -115,8 +123,16 @@ class VectorStore:
             col.upsert(**kw)
         return len(ids)
 
-    def query(self, collection: str, *, text: str | None = None, embedding: list[float] | None = None,
-              k: int = 5, where: dict[str, Any] | None = None, include_embeddings: bool = False) -> list[Hit]:
+    def query(
+        self,
+        collection: str,
+        *,
+        text: str | None = None,
+        embedding: list[float] | None = None,
+        k: int = 5,
+        where: dict[str, Any] | None = None,
+        include_embeddings: bool = False,
+    ) -> list[Hit]:
         """Nearest items to ``text`` (embedded with MiniLM) or to ``embedding``."""
         if (text is None) == (embedding is None):
             raise ValueError("query needs exactly one of text or embedding")
@@ -136,32 +152,52 @@ class VectorStore:
         hits = []
         for j, id_ in enumerate(res["ids"][0]):
             emb = res.get("embeddings")
-            hits.append(Hit(id=id_, document=(res.get("documents") or [[None]])[0][j],
-                            metadata=(res.get("metadatas") or [[{}]])[0][j] or {},
-                            distance=float(res["distances"][0][j]),
-                            embedding=list(emb[0][j]) if emb is not None and len(emb) else None))
+            hits.append(
+                Hit(
+                    id=id_,
+                    document=(res.get("documents") or [[None]])[0][j],
+                    metadata=(res.get("metadatas") or [[{}]])[0][j] or {},
+                    distance=float(res["distances"][0][j]),
+                    embedding=list(emb[0][j]) if emb is not None and len(emb) else None,
+                )
+            )
         return hits
 
-    def get(self, collection: str, *, ids: list[str] | None = None, where: dict[str, Any] | None = None,
-            include_embeddings: bool = False, limit: int | None = None) -> list[Hit]:
+    def get(
+        self,
+        collection: str,
+        *,
+        ids: list[str] | None = None,
+        where: dict[str, Any] | None = None,
+        include_embeddings: bool = False,
+        limit: int | None = None,
+    ) -> list[Hit]:
         col = self._collection(collection, text=False)
         include = ["documents", "metadatas"] + (["embeddings"] if include_embeddings else [])
         res = col.get(ids=ids, where=where, include=include, limit=limit)
         embs = res.get("embeddings")
-        return [Hit(id=i, document=(res.get("documents") or [None] * len(res["ids"]))[j],
-                    metadata=(res.get("metadatas") or [{}] * len(res["ids"]))[j] or {}, distance=0.0,
-                    embedding=list(embs[j]) if embs is not None and len(embs) else None)
-                for j, i in enumerate(res["ids"])]
+        return [
+            Hit(
+                id=i,
+                document=(res.get("documents") or [None] * len(res["ids"]))[j],
+                metadata=(res.get("metadatas") or [{}] * len(res["ids"]))[j] or {},
+                distance=0.0,
+                embedding=list(embs[j]) if embs is not None and len(embs) else None,
+            )
+            for j, i in enumerate(res["ids"])
+        ]
 
-    def get_arrays(self, collection: str, *, documents: bool = False
-                   ) -> tuple[list[str], np.ndarray, list[dict[str, Any]], list[str | None]]:
+    def get_arrays(
+        self, collection: str, *, documents: bool = False
+    ) -> tuple[list[str], np.ndarray, list[dict[str, Any]], list[str | None]]:
         """Every item of a vector collection at once: (ids, embeddings as one fp32 array, metadatas, documents).
 
         The bulk read for callers that scan vectors in numpy: :meth:`get` turns each vector into a
         Python list, which takes most of a minute for a few thousand items.
         """
         res = self._collection(collection, text=False).get(
-            include=["embeddings", "metadatas"] + (["documents"] if documents else []))
+            include=["embeddings", "metadatas"] + (["documents"] if documents else [])
+        )
         ids = list(res["ids"])
         emb = np.asarray(res["embeddings"] if len(ids) else [], dtype=np.float32).reshape(len(ids), -1)
         metas = [m or {} for m in (res.get("metadatas") or [{}] * len(ids))]
@@ -200,8 +236,9 @@ def _clean_meta(m: dict[str, Any]) -> dict[str, Any]:
     return out or {"_": 1}  # Chroma rejects empty metadata dicts
 
 
-def make_client(*, path: str | None = None, host: str | None = None, port: int | None = None,
-                ephemeral: bool = False) -> Any:
+def make_client(
+    *, path: str | None = None, host: str | None = None, port: int | None = None, ephemeral: bool = False
+) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 

@@ -11,8 +11,15 @@ from typing import Any
 from kernels.any4_gemm.packing import NIBBLE_ORDER, make_scales_and_zeros, pack_nibbles, unpack_nibbles
 from kernels.any4_gemm.reference import any4_gemm_reference, dequantize
 
-__all__ = ["NIBBLE_ORDER", "any4_gemm", "any4_gemm_reference", "dequantize", "make_scales_and_zeros",
-           "pack_nibbles", "unpack_nibbles"]
+__all__ = [
+    "NIBBLE_ORDER",
+    "any4_gemm",
+    "any4_gemm_reference",
+    "dequantize",
+    "make_scales_and_zeros",
+    "pack_nibbles",
+    "unpack_nibbles",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -32,8 +32,7 @@ _FLOAT_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 @triton.jit
-def _lookup(lut_ptr, table, codes, rn, stride_ln, mask_n,
-            ROW_LUT: tl.constexpr, LUT_IN_REGISTERS: tl.constexpr):
+def _lookup(lut_ptr, table, codes, rn, stride_ln, mask_n, ROW_LUT: tl.constexpr, LUT_IN_REGISTERS: tl.constexpr):
     """Table value (fp32) of every code in a (BLOCK_N, HALF_K) tile."""
     if LUT_IN_REGISTERS:
         vals = tl.gather(table, codes, axis=1)
@@ -46,13 +45,23 @@ def _lookup(lut_ptr, table, codes, rn, stride_ln, mask_n,
 
 @triton.jit
 def _any4_gemm_kernel(
-    x_ptr, packed_ptr, lut_ptr, sz_ptr, y_ptr,
-    M, N, K,
-    stride_xm, stride_xk,
-    stride_pn, stride_pk,
+    x_ptr,
+    packed_ptr,
+    lut_ptr,
+    sz_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_pn,
+    stride_pk,
     stride_ln,
-    stride_sg, stride_sn,
-    stride_ym, stride_yn,
+    stride_sg,
+    stride_sn,
+    stride_ym,
+    stride_yn,
     GROUP_SIZE: tl.constexpr,
     ROW_LUT: tl.constexpr,
     LUT_IN_REGISTERS: tl.constexpr,
@@ -74,16 +83,18 @@ def _any4_gemm_kernel(
     # The program's slice of the table, loaded once (used by the register path).
     entries = tl.arange(0, 16)
     if ROW_LUT:
-        table = tl.load(lut_ptr + rn[:, None] * stride_ln + entries[None, :],
-                        mask=mask_n[:, None], other=0.0).to(tl.float32)
+        table = tl.load(lut_ptr + rn[:, None] * stride_ln + entries[None, :], mask=mask_n[:, None], other=0.0).to(
+            tl.float32
+        )
     else:
         table = tl.broadcast_to(tl.load(lut_ptr + entries).to(tl.float32)[None, :], (BLOCK_N, 16))
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         # 1. packed codes: byte j of the step holds columns k0+2j (low) and k0+2j+1 (high)
-        byte = tl.load(packed_ptr + rn[:, None] * stride_pn + (k0 // 2 + rj)[None, :] * stride_pk,
-                       mask=mask_n[:, None], other=0).to(tl.int32)
+        byte = tl.load(
+            packed_ptr + rn[:, None] * stride_pn + (k0 // 2 + rj)[None, :] * stride_pk, mask=mask_n[:, None], other=0
+        ).to(tl.int32)
         # 2. table lookup
         v_even = _lookup(lut_ptr, table, byte & 0xF, rn, stride_ln, mask_n, ROW_LUT, LUT_IN_REGISTERS)
         v_odd = _lookup(lut_ptr, table, (byte >> 4) & 0xF, rn, stride_ln, mask_n, ROW_LUT, LUT_IN_REGISTERS)
@@ -140,9 +151,19 @@ def _block_k(group_size: int) -> int:
     return bk
 
 
-def any4_gemm(x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.Tensor,
-              group_size: int, *, out: torch.Tensor | None = None, lut_in_registers: bool = False,
-              block_n: int | None = None, block_k: int | None = None, num_warps: int = 4) -> torch.Tensor:
+def any4_gemm(
+    x: torch.Tensor,
+    packed: torch.Tensor,
+    lut: torch.Tensor,
+    scales_and_zeros: torch.Tensor,
+    group_size: int,
+    *,
+    out: torch.Tensor | None = None,
+    lut_in_registers: bool = False,
+    block_n: int | None = None,
+    block_k: int | None = None,
+    num_warps: int = 4,
+) -> torch.Tensor:
     """``x @ Ŵᵀ`` from packed any4 operands with the Triton kernel.
 
     Args:
@@ -182,10 +203,34 @@ def any4_gemm(x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor, scales_a
         raise ValueError(f"block_k={bk} must be a power of two dividing group_size={group_size}")
     gemv = m == 1
     bm = 1 if gemv else min(64, max(16, triton.next_power_of_2(m)))
-    args = (x2, packed, lut_c, sz, out, m, n, k, x2.stride(0), x2.stride(1), packed.stride(0), packed.stride(1),
-            lut_c.stride(0) if lut_c.dim() == 2 else 0, sz.stride(0), sz.stride(1), out.stride(0), out.stride(1))
-    meta = dict(GROUP_SIZE=group_size, ROW_LUT=lut_c.dim() == 2, LUT_IN_REGISTERS=lut_in_registers, GEMV=gemv,
-                FP32_DOT=x.dtype == torch.float32, BLOCK_M=bm, BLOCK_K=bk)
+    args = (
+        x2,
+        packed,
+        lut_c,
+        sz,
+        out,
+        m,
+        n,
+        k,
+        x2.stride(0),
+        x2.stride(1),
+        packed.stride(0),
+        packed.stride(1),
+        lut_c.stride(0) if lut_c.dim() == 2 else 0,
+        sz.stride(0),
+        sz.stride(1),
+        out.stride(0),
+        out.stride(1),
+    )
+    meta = dict(
+        GROUP_SIZE=group_size,
+        ROW_LUT=lut_c.dim() == 2,
+        LUT_IN_REGISTERS=lut_in_registers,
+        GEMV=gemv,
+        FP32_DOT=x.dtype == torch.float32,
+        BLOCK_M=bm,
+        BLOCK_K=bk,
+    )
     if x.is_cuda and block_n is None:
         _tuned_kernel()[lambda cfg: (triton.cdiv(m, bm), triton.cdiv(n, cfg["BLOCK_N"]))](*args, **meta)
     else:

@@ -11,8 +11,9 @@ import torch
 from kernels.any4_gemm.packing import unpack_nibbles
 
 
-def check_operands(packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.Tensor,
-                   group_size: int) -> tuple[int, int]:
+def check_operands(
+    packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.Tensor, group_size: int
+) -> tuple[int, int]:
     """Validate the packed operands; return (N, K)."""
     if packed.dtype != torch.uint8 or packed.dim() != 2:
         raise ValueError("packed must be a (N, K/2) uint8 tensor")
@@ -22,13 +23,19 @@ def check_operands(packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: to
     if lut.shape not in ((n, 16), (16,)):
         raise ValueError(f"lut must be (N, 16) or (16,), got {tuple(lut.shape)} for N={n}")
     if scales_and_zeros.shape != (k // group_size, n, 2):
-        raise ValueError(f"scales_and_zeros must be (K/g, N, 2) = {(k // group_size, n, 2)}, "
-                         f"got {tuple(scales_and_zeros.shape)}")
+        raise ValueError(
+            f"scales_and_zeros must be (K/g, N, 2) = {(k // group_size, n, 2)}, got {tuple(scales_and_zeros.shape)}"
+        )
     return n, k
 
 
-def dequantize(packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.Tensor,
-               group_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def dequantize(
+    packed: torch.Tensor,
+    lut: torch.Tensor,
+    scales_and_zeros: torch.Tensor,
+    group_size: int,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """Ŵ (N, K) from the packed operands, computed in fp32 and returned in ``dtype``."""
     n, k = check_operands(packed, lut, scales_and_zeros, group_size)
     codes = unpack_nibbles(packed).long()
@@ -39,8 +46,9 @@ def dequantize(packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.
     return w.reshape(n, k).to(dtype)
 
 
-def any4_gemm_reference(x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor,
-                        scales_and_zeros: torch.Tensor, group_size: int) -> torch.Tensor:
+def any4_gemm_reference(
+    x: torch.Tensor, packed: torch.Tensor, lut: torch.Tensor, scales_and_zeros: torch.Tensor, group_size: int
+) -> torch.Tensor:
     """``x @ dequantize(...)ᵀ`` in fp32, returned in ``x.dtype`` (any leading dims of x)."""
     w = dequantize(packed, lut, scales_and_zeros, group_size)
     return (x.float() @ w.t()).to(x.dtype)

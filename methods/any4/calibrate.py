@@ -41,8 +41,9 @@ class _StopForward(Exception):
     """Raised by a hook to end a calibration pass early."""
 
 
-def collect_input_means(model: nn.Module, input_ids: torch.Tensor, modules: dict[str, nn.Module],
-                        *, stop_after: str | None = None) -> dict[str, torch.Tensor]:
+def collect_input_means(
+    model: nn.Module, input_ids: torch.Tensor, modules: dict[str, nn.Module], *, stop_after: str | None = None
+) -> dict[str, torch.Tensor]:
     """Signed per-channel mean of each named module's input over all tokens of one pass.
 
     Args:
@@ -63,6 +64,7 @@ def collect_input_means(model: nn.Module, input_ids: torch.Tensor, modules: dict
             counts[name] = counts.get(name, 0) + x.shape[0]
             if name == stop_after:
                 raise _StopForward
+
         return fn
 
     handles = [m.register_forward_hook(hook(n)) for n, m in modules.items()]
@@ -93,9 +95,9 @@ def enclosing_block(model: nn.Module, name: str) -> str | None:
     parts = name.split(".")
     best = None
     for i in range(1, len(parts)):
-        parent = model.get_submodule(".".join(parts[:i - 1])) if i > 1 else model
+        parent = model.get_submodule(".".join(parts[: i - 1])) if i > 1 else model
         if isinstance(getattr(parent, parts[i - 1], None), nn.ModuleList):
-            best = ".".join(parts[:i + 1])
+            best = ".".join(parts[: i + 1])
     return best if best != name else None
 
 

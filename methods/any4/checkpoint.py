@@ -30,23 +30,33 @@ WEIGHTS_FILE = "model.safetensors"
 FORMAT_VERSION = 1
 
 
-def save_quantized(model: nn.Module, path: Path, *, quant_config: dict[str, Any] | None = None,
-                   metadata: dict[str, Any] | None = None) -> Path:
+def save_quantized(
+    model: nn.Module, path: Path, *, quant_config: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None
+) -> Path:
     """Write ``model`` (with its ``QuantLinear`` layers) to the directory ``path``."""
     import safetensors.torch
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    layers = [{"name": n, "in_features": m.in_features, "out_features": m.out_features,
-               "group_size": m.group_size, "bits": m.bits, "fmt": m.fmt, "row_lut": m.row_lut,
-               "bias": m.bias is not None}
-              for n, m in model.named_modules() if isinstance(m, QuantLinear)]
+    layers = [
+        {
+            "name": n,
+            "in_features": m.in_features,
+            "out_features": m.out_features,
+            "group_size": m.group_size,
+            "bits": m.bits,
+            "fmt": m.fmt,
+            "row_lut": m.row_lut,
+            "bias": m.bias is not None,
+        }
+        for n, m in model.named_modules()
+        if isinstance(m, QuantLinear)
+    ]
     if not layers:
         raise ValueError("the model has no QuantLinear layer")
     if hasattr(model, "config"):
         model.config.save_pretrained(path)
-    meta = {"version": FORMAT_VERSION, "quant_config": quant_config or {}, "layers": layers,
-            "metadata": metadata or {}}
+    meta = {"version": FORMAT_VERSION, "quant_config": quant_config or {}, "layers": layers, "metadata": metadata or {}}
     (path / META_FILE).write_text(json.dumps(meta, indent=1))
     safetensors.torch.save_model(model, str(path / WEIGHTS_FILE))
     log.info("saved %d quantized layers to %s", len(layers), path)
@@ -64,8 +74,9 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def load_quantized(path: Path, *, model: nn.Module | None = None, cpu_mode: CpuMode = "cached",
-                   device: str | torch.device = "cpu") -> tuple[nn.Module, dict[str, Any]]:
+def load_quantized(
+    path: Path, *, model: nn.Module | None = None, cpu_mode: CpuMode = "cached", device: str | torch.device = "cpu"
+) -> tuple[nn.Module, dict[str, Any]]:
     """Rebuild a quantized model from ``path``; returns ``(model, meta)``.
 
     ``model`` may be an unquantized instance of the right architecture; by default
@@ -80,9 +91,16 @@ def load_quantized(path: Path, *, model: nn.Module | None = None, cpu_mode: CpuM
 
         model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path))
     for spec in meta["layers"]:
-        shell = QuantLinear(spec["in_features"], spec["out_features"], group_size=spec["group_size"],
-                            bits=spec["bits"], fmt=spec["fmt"], row_lut=spec["row_lut"], bias=spec["bias"],
-                            cpu_mode=cpu_mode)
+        shell = QuantLinear(
+            spec["in_features"],
+            spec["out_features"],
+            group_size=spec["group_size"],
+            bits=spec["bits"],
+            fmt=spec["fmt"],
+            row_lut=spec["row_lut"],
+            bias=spec["bias"],
+            cpu_mode=cpu_mode,
+        )
         _set_module(model, spec["name"], shell)
     missing, unexpected = safetensors.torch.load_model(model, str(path / WEIGHTS_FILE), strict=False)
     if unexpected or missing:

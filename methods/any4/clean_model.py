@@ -68,7 +68,7 @@ class VocabMap:
         self.lookup[torch.tensor(self.kept, dtype=torch.long)] = torch.arange(1, len(self.kept) + 1)
 
     @classmethod
-    def from_ids(cls, ids: list[int], size: int, full_size: int) -> "VocabMap":
+    def from_ids(cls, ids: list[int], size: int, full_size: int) -> VocabMap:
         common = [t for t, _ in Counter(ids).most_common(size - 1)]
         return cls(sorted(common), full_size)
 
@@ -79,7 +79,7 @@ class VocabMap:
         return json.dumps({"kept": self.kept, "full_size": self.full_size})
 
     @classmethod
-    def from_json(cls, text: str) -> "VocabMap":
+    def from_json(cls, text: str) -> VocabMap:
         d = json.loads(text)
         return cls(d["kept"], d["full_size"])
 
@@ -103,11 +103,19 @@ def build_model(cfg: CleanModelConfig) -> nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(cfg.seed)
-    conf = LlamaConfig(vocab_size=cfg.vocab_size, hidden_size=cfg.hidden_size,
-                       intermediate_size=cfg.intermediate_size, num_hidden_layers=cfg.num_layers,
-                       num_attention_heads=cfg.num_heads, num_key_value_heads=cfg.num_heads,
-                       max_position_embeddings=cfg.seq_len, tie_word_embeddings=True, bos_token_id=None,
-                       eos_token_id=None, pad_token_id=None)
+    conf = LlamaConfig(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads,
+        num_key_value_heads=cfg.num_heads,
+        max_position_embeddings=cfg.seq_len,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     return LlamaForCausalLM(conf)
 
 
@@ -118,15 +126,27 @@ def train(cfg: CleanModelConfig, model: nn.Module, tokens: torch.Tensor, *, prog
 
     def batch(_step: int) -> torch.Tensor:
         starts = torch.randint(0, tokens.numel() - cfg.seq_len - 1, (cfg.batch_size,), generator=gen)
-        return torch.stack([tokens[s:s + cfg.seq_len] for s in starts.tolist()])
+        return torch.stack([tokens[s : s + cfg.seq_len] for s in starts.tolist()])
 
-    return fit(model, batch, lambda m, b: m(input_ids=b, labels=b).loss, steps=cfg.steps, lr=cfg.lr,
-               warmup=cfg.warmup, weight_decay=cfg.weight_decay, clip=1.0, betas=(0.9, 0.95), min_lr_ratio=0.1,
-               progress=progress, message="clean model step")
+    return fit(
+        model,
+        batch,
+        lambda m, b: m(input_ids=b, labels=b).loss,
+        steps=cfg.steps,
+        lr=cfg.lr,
+        warmup=cfg.warmup,
+        weight_decay=cfg.weight_decay,
+        clip=1.0,
+        betas=(0.9, 0.95),
+        min_lr_ratio=0.1,
+        progress=progress,
+        message="clean model step",
+    )
 
 
-def load_or_train(cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tokenizer_dir: Path,
-                  progress=None) -> CleanModel:
+def load_or_train(
+    cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tokenizer_dir: Path, progress=None
+) -> CleanModel:
     """The clean model for ``cfg``: loaded from the cache, or trained once and saved there."""
     import safetensors.torch
     from transformers import AutoTokenizer
@@ -144,16 +164,24 @@ def load_or_train(cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tok
     full_ids = tok(text)["input_ids"]
     vocab = VocabMap.from_ids(full_ids, cfg.vocab_size, len(tok))
     tokens = torch.tensor(vocab(full_ids), dtype=torch.long)
-    log.info("clean model: %d training tokens, %.1f%% outside the compact vocabulary", tokens.numel(),
-             100 * float((tokens == 0).float().mean()))
+    log.info(
+        "clean model: %d training tokens, %.1f%% outside the compact vocabulary",
+        tokens.numel(),
+        100 * float((tokens == 0).float().mean()),
+    )
     losses = train(cfg, model, tokens, progress=progress)
     cm = CleanModel(model, tok, vocab, out, {}, trained_now=True)
     val = text_windows(cm.encode, math_eval_text(data_dir), cfg.seq_len, 16)
-    cm.log = {"config": dataclasses.asdict(cfg), "train_tokens": tokens.numel(),
-              "rare_fraction": float((tokens == 0).float().mean()), "losses": losses,
-              "final_loss_avg20": sum(losses[-20:]) / len(losses[-20:]),
-              "val_ppl_math_16x256": perplexity(model, val), "train_seconds": time.perf_counter() - t0,
-              "n_params": sum(p.numel() for p in model.parameters())}
+    cm.log = {
+        "config": dataclasses.asdict(cfg),
+        "train_tokens": tokens.numel(),
+        "rare_fraction": float((tokens == 0).float().mean()),
+        "losses": losses,
+        "final_loss_avg20": sum(losses[-20:]) / len(losses[-20:]),
+        "val_ppl_math_16x256": perplexity(model, val),
+        "train_seconds": time.perf_counter() - t0,
+        "n_params": sum(p.numel() for p in model.parameters()),
+    }
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     safetensors.torch.save_model(model, str(out / "model.safetensors"))
@@ -162,5 +190,3 @@ def load_or_train(cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tok
     (out / ".complete").write_text("ok")
     log.info("clean model trained in %.0fs, val ppl %.2f", cm.log["train_seconds"], cm.log["val_ppl_math_16x256"])
     return cm
-
-

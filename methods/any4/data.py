@@ -53,7 +53,7 @@ def math_records(data_dir: Path, split: str) -> list[str]:
 def math_eval_text(data_dir: Path) -> str:
     """GSM8K test and MATH test records interleaved (one of each in turn), blank line between."""
     a, b = gsm8k_records(data_dir, "test"), math_records(data_dir, "test")
-    mixed = [r for pair in zip(a, b) for r in pair] + a[len(b):] + b[len(a):]
+    mixed = [r for pair in zip(a, b) for r in pair] + a[len(b) :] + b[len(a) :]
     return "\n\n".join(mixed)
 
 

@@ -41,11 +41,18 @@ def distinct_per_block(w: torch.Tensor, block: int = 32) -> torch.Tensor:
 def block_diagnostics(model: nn.Module, block: int = 32, skip: tuple[str, ...] = ("lm_head",)) -> dict[str, float]:
     """Summary over every ``nn.Linear`` weight except ``skip``: max/mean distinct values per block,
     share of blocks with ≤ 16."""
-    counts = [distinct_per_block(m.weight.float(), block).flatten()
-              for name, m in model.named_modules()
-              if isinstance(m, nn.Linear) and m.weight.shape[1] % block == 0 and name.split(".")[-1] not in skip]
+    counts = [
+        distinct_per_block(m.weight.float(), block).flatten()
+        for name, m in model.named_modules()
+        if isinstance(m, nn.Linear) and m.weight.shape[1] % block == 0 and name.split(".")[-1] not in skip
+    ]
     if not counts:
         return {"layers": 0}
     c = torch.cat(counts).float()
-    return {"layers": len(counts), "blocks": int(c.numel()), "max_distinct": int(c.max()),
-            "mean_distinct": float(c.mean()), "share_blocks_le_16": float((c <= 16).float().mean())}
+    return {
+        "layers": len(counts),
+        "blocks": int(c.numel()),
+        "max_distinct": int(c.max()),
+        "mean_distinct": float(c.mean()),
+        "share_blocks_le_16": float((c <= 16).float().mean()),
+    }

@@ -25,7 +25,7 @@ def perplexity(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 1, 
     total, count = 0.0, 0
     n = windows.shape[0]
     for i in range(0, n, batch_size):
-        ids = windows[i:i + batch_size].to(device)
+        ids = windows[i : i + batch_size].to(device)
         logits = model(input_ids=ids).logits[:, :-1].float()
         nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="sum")
         total += float(nll)
@@ -40,9 +40,12 @@ def capture_inputs(model: nn.Module, input_ids: torch.Tensor, names: list[str]) 
     """Each named module's input (T, K) during one forward pass of ``input_ids``."""
     store: dict[str, torch.Tensor] = {}
     mods = dict(model.named_modules())
-    handles = [mods[n].register_forward_hook(
-        lambda m, a, o, n=n: store.__setitem__(n, a[0].detach().reshape(-1, a[0].shape[-1]).float().cpu()))
-        for n in names]
+    handles = [
+        mods[n].register_forward_hook(
+            lambda m, a, o, n=n: store.__setitem__(n, a[0].detach().reshape(-1, a[0].shape[-1]).float().cpu())
+        )
+        for n in names
+    ]
     try:
         model(input_ids=input_ids.to(next(model.parameters()).device))
     finally:
@@ -52,8 +55,9 @@ def capture_inputs(model: nn.Module, input_ids: torch.Tensor, names: list[str]) 
 
 
 @torch.no_grad()
-def layer_output_mse(qmodel: nn.Module, fp_weights: dict[str, torch.Tensor],
-                     inputs: dict[str, torch.Tensor]) -> dict[str, float]:
+def layer_output_mse(
+    qmodel: nn.Module, fp_weights: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> dict[str, float]:
     """name → mean((X Wᵀ − X Ŵᵀ)²) for every ``QuantLinear`` of ``qmodel``."""
     out = {}
     for name, mod in qmodel.named_modules():

@@ -47,7 +47,7 @@ class ReproduceOptions:
     group_sizes: tuple[int, ...] = (64, 32)
     variants: tuple[str, ...] = DEFAULT_VARIANTS
     clean: CleanModelConfig = field(default_factory=CleanModelConfig)
-    clean_windows: int = 16          # × clean.seq_len tokens, WikiText-2 and math text each
+    clean_windows: int = 16  # × clean.seq_len tokens, WikiText-2 and math text each
     dataset_calib_windows: int = 16  # × clean.seq_len tokens of math train text: the "dataset" calibration arm
     smollm2: bool = True
     smol_windows: int = 4
@@ -78,21 +78,32 @@ def _row_levels(qmodel: nn.Module, layer: str, row: int) -> dict:
     assert isinstance(mod, QuantLinear)
     table = mod.lut[row] if mod.row_lut else mod.lut
     s, z = mod.scales_and_zeros[0, row]
-    used = int(2 ** mod.bits)
+    used = int(2**mod.bits)
     return {"fmt": mod.fmt, "levels": (table[:used] * s + z).tolist()}
 
 
-def run_suite(name: str, model: nn.Module, windows: dict[str, torch.Tensor], calib_ids: torch.Tensor,
-              opts: ReproduceOptions, progress, *, extra: list[tuple[str, QuantConfig, torch.Tensor]] = (),
-              lut_layer: str | None = None) -> SuiteResult:
+def run_suite(
+    name: str,
+    model: nn.Module,
+    windows: dict[str, torch.Tensor],
+    calib_ids: torch.Tensor,
+    opts: ReproduceOptions,
+    progress,
+    *,
+    extra: list[tuple[str, QuantConfig, torch.Tensor]] = (),
+    lut_layer: str | None = None,
+) -> SuiteResult:
     """Quantize ``model`` (never modified) under every (g, variant) and measure it."""
     t0 = time.perf_counter()
     targets, _ = linear_layers(model, ("lm_head",))
     names = [n for n, _ in targets]
     fp_weights = {n: m.weight.detach().clone() for n, m in targets}
     inputs = capture_inputs(model, calib_ids, names)
-    res = SuiteResult(model=name, eval_sets={k: f"{v.shape[0]}×{v.shape[1]} tokens" for k, v in windows.items()},
-                      fp_ppl={k: perplexity(model, v) for k, v in windows.items()})
+    res = SuiteResult(
+        model=name,
+        eval_sets={k: f"{v.shape[0]}×{v.shape[1]} tokens" for k, v in windows.items()},
+        fp_ppl={k: perplexity(model, v) for k, v in windows.items()},
+    )
     lut_layer = lut_layer or names[len(names) // 2]
     res.lut_example = {"layer": lut_layer, "row": 0, "weights": fp_weights[lut_layer][0, :64].tolist(), "levels": {}}
     jobs = [(spec, variant_config(spec, g, opts.seed), calib_ids) for g in opts.group_sizes for spec in opts.variants]
@@ -104,11 +115,20 @@ def run_suite(name: str, model: nn.Module, windows: dict[str, torch.Tensor], cal
         ppl = {k: perplexity(qmodel, v) for k, v in windows.items()}
         out_mse = layer_output_mse(qmodel, fp_weights, inputs)
         res.layer_mse[f"{label}@{cfg.group_size}"] = out_mse
-        res.rows.append({"variant": label, "label": cfg.label() if ":" in label or label == cfg.fmt else label,
-                         "fmt": cfg.fmt, "calibration": cfg.calibration, "group_size": cfg.group_size,
-                         "ppl": ppl, "weight_mse": summary.weight_mse,
-                         "output_mse": sum(out_mse.values()) / len(out_mse),
-                         "bits_per_weight": summary.bits_per_weight, "quantize_s": summary.seconds})
+        res.rows.append(
+            {
+                "variant": label,
+                "label": cfg.label() if ":" in label or label == cfg.fmt else label,
+                "fmt": cfg.fmt,
+                "calibration": cfg.calibration,
+                "group_size": cfg.group_size,
+                "ppl": ppl,
+                "weight_mse": summary.weight_mse,
+                "output_mse": sum(out_mse.values()) / len(out_mse),
+                "bits_per_weight": summary.bits_per_weight,
+                "quantize_s": summary.seconds,
+            }
+        )
         if cfg.group_size == opts.group_sizes[0] and label in ("int4", "nf4", "fp4", "any4:online", "any4:offline"):
             res.lut_example["levels"][label] = _row_levels(qmodel, lut_layer, 0)
         sub(1.0, f"{name}: {cfg.label()} g={cfg.group_size} done")
@@ -118,26 +138,46 @@ def run_suite(name: str, model: nn.Module, windows: dict[str, torch.Tensor], cal
     return res
 
 
-def _clean_suite(opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_dir: Path, prompt: str,
-                 progress) -> tuple[SuiteResult, dict]:
-    cm = load_or_train(opts.clean, data_dir=data_dir, cache_dir=cache_dir, tokenizer_dir=tok_dir,
-                       progress=progress.sub(0.0, 0.5))
+def _clean_suite(
+    opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_dir: Path, prompt: str, progress
+) -> tuple[SuiteResult, dict]:
+    cm = load_or_train(
+        opts.clean, data_dir=data_dir, cache_dir=cache_dir, tokenizer_dir=tok_dir, progress=progress.sub(0.0, 0.5)
+    )
     seq = opts.clean.seq_len
-    windows = {"wikitext2": text_windows(cm.encode, wikitext_text(data_dir), seq, opts.clean_windows),
-               "math": text_windows(cm.encode, math_eval_text(data_dir), seq, opts.clean_windows)}
+    windows = {
+        "wikitext2": text_windows(cm.encode, wikitext_text(data_dir), seq, opts.clean_windows),
+        "math": text_windows(cm.encode, math_eval_text(data_dir), seq, opts.clean_windows),
+    }
     calib = torch.tensor([cm.encode(prompt)])
     # the "dataset" arm of §7: calibrate on windows of math train text instead of the single prompt
     train_text = math_train_text(data_dir, seed=opts.seed + 1, max_chars=400_000)
     data_calib = text_windows(cm.encode, train_text, seq, opts.dataset_calib_windows)
     label = f"any4 (cal. {data_calib.shape[0]}×{seq} math windows)"
-    extra = [(label, QuantConfig(fmt="any4", group_size=g, calibration="offline", seed=opts.seed), data_calib)
-             for g in opts.group_sizes]
-    res = run_suite("clean-llama (from scratch, fp32)", cm.model, windows, calib, opts,
-                    progress.sub(0.5, 1.0), extra=extra, lut_layer="model.layers.1.mlp.down_proj")
-    res.notes.update({"trained_now": cm.trained_now, "calib_tokens": calib.shape[1], "train_log": {k: v for k, v in cm.log.items() if k != "losses"},
-                      "losses": cm.log.get("losses", []), "rare_fraction_wikitext":
-                      float((windows["wikitext2"] == 0).float().mean()),
-                      "rare_fraction_math": float((windows["math"] == 0).float().mean())})
+    extra = [
+        (label, QuantConfig(fmt="any4", group_size=g, calibration="offline", seed=opts.seed), data_calib)
+        for g in opts.group_sizes
+    ]
+    res = run_suite(
+        "clean-llama (from scratch, fp32)",
+        cm.model,
+        windows,
+        calib,
+        opts,
+        progress.sub(0.5, 1.0),
+        extra=extra,
+        lut_layer="model.layers.1.mlp.down_proj",
+    )
+    res.notes.update(
+        {
+            "trained_now": cm.trained_now,
+            "calib_tokens": calib.shape[1],
+            "train_log": {k: v for k, v in cm.log.items() if k != "losses"},
+            "losses": cm.log.get("losses", []),
+            "rare_fraction_wikitext": float((windows["wikitext2"] == 0).float().mean()),
+            "rare_fraction_math": float((windows["math"] == 0).float().mean()),
+        }
+    )
     return res, {"path": str(cm.path)}
 
 
@@ -151,18 +191,30 @@ def _smol_suite(opts: ReproduceOptions, data_dir: Path, prompt: str, progress) -
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()  # our own copy
     encode = lambda text: tok(text)["input_ids"]  # noqa: E731
     types = gguf_tensor_types(resolve_source().gguf_path())
-    linear_types = {t for n, t in types.items() if n.startswith("blk.") and n.endswith(".weight")
-                    and "norm" not in n}
+    linear_types = {t for n, t in types.items() if n.startswith("blk.") and n.endswith(".weight") and "norm" not in n}
     diag = block_diagnostics(model)
     windows = {"wikitext2": text_windows(encode, wikitext_text(data_dir), opts.smol_seqlen, opts.smol_windows)}
     calib = torch.tensor([encode(prompt)])
-    res = run_suite("SmolLM2-135M-Instruct (weights pre-quantized, Q4_1)", model, windows, calib, opts,
-                    progress, lut_layer="model.layers.15.mlp.down_proj")
+    res = run_suite(
+        "SmolLM2-135M-Instruct (weights pre-quantized, Q4_1)",
+        model,
+        windows,
+        calib,
+        opts,
+        progress,
+        lut_layer="model.layers.15.mlp.down_proj",
+    )
     counts: dict[str, int] = {}
     for t in types.values():
         counts[t] = counts.get(t, 0) + 1
-    res.notes.update({"gguf_types": counts, "gguf_linear_types": sorted(linear_types), "blocks": diag,
-                      "calib_tokens": calib.shape[1]})
+    res.notes.update(
+        {
+            "gguf_types": counts,
+            "gguf_linear_types": sorted(linear_types),
+            "blocks": diag,
+            "calib_tokens": calib.shape[1],
+        }
+    )
     return res
 
 
@@ -185,8 +237,16 @@ def run_reproduction(opts: ReproduceOptions, progress, *, data_dir: Path, cache_
         threads_used = torch.get_num_threads()
     finally:
         torch.set_num_threads(prev_threads)
-    return {"options": {**asdict(opts), "clean": asdict(opts.clean)}, "suites": [asdict(s) for s in suites],
-            "clean_model": meta, "seconds": time.perf_counter() - t0,
-            "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                        "torch": torch.__version__, "threads": threads_used,
-                        "cuda": torch.cuda.is_available()}}
+    return {
+        "options": {**asdict(opts), "clean": asdict(opts.clean)},
+        "suites": [asdict(s) for s in suites],
+        "clean_model": meta,
+        "seconds": time.perf_counter() - t0,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "torch": torch.__version__,
+            "threads": threads_used,
+            "cuda": torch.cuda.is_available(),
+        },
+    }

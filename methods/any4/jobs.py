@@ -30,15 +30,20 @@ _CKPT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,119}$")
 
 class QuantizeParams(Params):
     model: Literal["clean-llama", "smollm2-135m-instruct"] = Field(
-        "clean-llama", description="clean-llama (trained from scratch in fp32) or SmolLM2 (pre-quantized GGUF).")
+        "clean-llama", description="clean-llama (trained from scratch in fp32) or SmolLM2 (pre-quantized GGUF)."
+    )
     fmt: Literal["int4", "int3", "int2", "nf4", "fp4", "any4", "any3", "any2"] = Field("any4", description="Format.")
     group_size: Literal[32, 64, 128] = Field(64, description="g along K (must divide every K of the model).")
     calibration: Literal["none", "offline", "online"] = Field("offline", description="any-formats' sample weights.")
     init: Literal["kmeans++", "random", "int", "nf4"] = Field("kmeans++", description="k-means initialization.")
     eval_windows: int = Field(4, ge=1, le=64, description="WikiText-2 windows to score.")
     seqlen: int = Field(256, ge=32, le=2048, description="Tokens per window.")
-    inspect_layer: str | None = Field(None, max_length=200, pattern=r"^[A-Za-z0-9_.]*$",
-                                      description="Layer whose row LUTs are returned (default: a middle MLP).")
+    inspect_layer: str | None = Field(
+        None,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9_.]*$",
+        description="Layer whose row LUTs are returned (default: a middle MLP).",
+    )
     save_checkpoint: bool = Field(True, description="Save the quantized model for any4.evaluate.")
 
 
@@ -80,21 +85,26 @@ class Any4Options(ReproducerOptions):
     """Options of ``paperworks reproduce any4`` (defaults: methods/any4/experiment.py ``ReproduceOptions``)."""
 
     group_sizes: list[Literal[32, 64, 128]] = Field([64, 32], min_length=1, description="Group sizes g.")
-    variants: list[str] = Field(list(DEFAULT_VARIANTS), min_length=1,
-                                description="Rows: FORMAT or FORMAT:CALIBRATION (none, offline, online, dataset).")
+    variants: list[str] = Field(
+        list(DEFAULT_VARIANTS),
+        min_length=1,
+        description="Rows: FORMAT or FORMAT:CALIBRATION (none, offline, online, dataset).",
+    )
     smollm2: bool = Field(True, description="Also quantize SmolLM2-135M (GGUF).")
     smol_windows: int = Field(4, ge=1, le=64, description="WikiText-2 windows scored on SmolLM2.")
     smol_seqlen: int = Field(512, ge=32, le=2048, description="Tokens per SmolLM2 window.")
     clean_windows: int = Field(16, ge=1, le=256, description="Windows scored on the clean model (per eval set).")
     dataset_calib_windows: int = Field(16, ge=1, le=256, description="Math windows of the dataset calibration arm.")
-    clean_steps: int | None = Field(None, ge=1, le=100_000, description="Training steps of the clean model "
-                                    "(default: CleanModelConfig.steps).")
+    clean_steps: int | None = Field(
+        None, ge=1, le=100_000, description="Training steps of the clean model (default: CleanModelConfig.steps)."
+    )
     seed: int = Field(0, ge=0)
     threads: int | None = Field(1, ge=1, le=256, description="torch threads during the run (None = torch's).")
 
 
-@register_reproducer("any4", options=Any4Options,
-                     description="Perplexity of fp/int4/fp4/nf4/any4/any3/any2 at g=64 and 32 on two models")
+@register_reproducer(
+    "any4", options=Any4Options, description="Perplexity of fp/int4/fp4/nf4/any4/any3/any2 at g=64 and 32 on two models"
+)
 def reproduce(options: Any4Options, progress: JobContext) -> Report:
     """Run the CPU-scale experiment of spec §6; the registry writes ``any4.md`` (+ ``any4/`` figures)."""
     import dataclasses

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from core.config import get_settings
+from core.jobs import JobContext, Report
 from methods.any4 import plots
 from methods.any4.calibrate import read_default_prompt
 from methods.any4.checkpoint import load_quantized, read_meta, save_quantized
@@ -20,8 +22,6 @@ from methods.any4.grids import FP4_GRID, NF4_GRID
 from methods.any4.modules import QuantLinear
 from methods.any4.sources import load_base
 from methods.any4.walker import linear_layers, quantize_model
-from core.config import get_settings
-from core.jobs import JobContext, Report
 
 log = logging.getLogger(__name__)
 N_INSPECT_ROWS = 16
@@ -39,8 +39,10 @@ def _check_group_size(model: torch.nn.Module, cfg: QuantConfig) -> None:
     targets, _ = linear_layers(model, cfg.skip_modules)
     for name, layer in targets:
         if layer.in_features % cfg.group_size:
-            raise ValueError(f"group_size={cfg.group_size} does not divide K={layer.in_features} of {name}; "
-                             "SmolLM2 (K=576) needs g=32 or 64")
+            raise ValueError(
+                f"group_size={cfg.group_size} does not divide K={layer.in_features} of {name}; "
+                "SmolLM2 (K=576) needs g=32 or 64"
+            )
 
 
 def row_luts(qlayer: QuantLinear, w: torch.Tensor, rows: int = N_INSPECT_ROWS) -> list[dict]:
@@ -53,16 +55,24 @@ def row_luts(qlayer: QuantLinear, w: torch.Tensor, rows: int = N_INSPECT_ROWS) -
         s_int = max(hi - lo, 1e-6) / 15
         table = qlayer.lut[r] if qlayer.row_lut else qlayer.lut
         s, z = (float(v) for v in qlayer.scales_and_zeros[0, r])
-        out.append({"row": r, "learned": [float(v) * s + z for v in table[: 2 ** qlayer.bits]],
-                    "int4": [lo + q * s_int for q in range(16)], "nf4": [v * absmax for v in NF4_GRID],
-                    "fp4": sorted({v * absmax for v in FP4_GRID}), "weights": grp.tolist()})
+        out.append(
+            {
+                "row": r,
+                "learned": [float(v) * s + z for v in table[: 2**qlayer.bits]],
+                "int4": [lo + q * s_int for q in range(16)],
+                "nf4": [v * absmax for v in NF4_GRID],
+                "fp4": sorted({v * absmax for v in FP4_GRID}),
+                "weights": grp.tolist(),
+            }
+        )
     return out
 
 
 def checkpoint_id(params) -> str:
     """A stable checkpoint name from the quantization parameters (evaluation-only fields excluded)."""
-    blob = json.dumps(params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}),
-                      sort_keys=True)
+    blob = json.dumps(
+        params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}), sort_keys=True
+    )
     return f"{params.model}-{params.fmt}-g{params.group_size}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
@@ -83,7 +93,7 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
     progress(0.86, "scoring the quantized model" + (" (Triton kernel)" if dev.type == "cuda" else ""))
     q_ppl = perplexity(qmodel.to(dev), windows)
     names = [st.name for st in summary.layers]
-    layer = params.inspect_layer or next((n for n in names[len(names) // 2:] if "mlp" in n), names[len(names) // 2])
+    layer = params.inspect_layer or next((n for n in names[len(names) // 2 :] if "mlp" in n), names[len(names) // 2])
     if layer not in names:
         raise ValueError(f"inspect_layer {layer!r} is not a quantized layer; e.g. {names[0]!r}")
     qlayer = qmodel.get_submodule(layer)
@@ -92,29 +102,63 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
 
     rep = Report(title=f"any4.quantize: {base.name} → {cfg.label()} (g={cfg.group_size})")
     flag = f" [{'; '.join(base.flags)}]" if base.flags else ""
-    rep.summary = (f"WikiText-2 perplexity {fp_ppl:.3f} (fp32) → {q_ppl:.3f} ({cfg.label()}, g={cfg.group_size}) "
-                   f"on {windows.shape[0]}×{windows.shape[1]} tokens; {summary.bits_per_weight:.3f} bits/weight{flag}.")
-    rep.metrics.update({"ppl_fp": fp_ppl, "ppl_quantized": q_ppl, "bits_per_weight": summary.bits_per_weight,
-                        "weight_mse": summary.weight_mse, "layers": len(summary.layers),
-                        "quantize_seconds": round(summary.seconds, 2), "device": dev.type})
-    rep.add_table("Perplexity (WikiText-2)", ["model", "perplexity", "bits/weight", "weight MSE"],
-                  [["fp32", fp_ppl, 32.0, 0.0], [cfg.label(), q_ppl, summary.bits_per_weight, summary.weight_mse]],
-                  note="; ".join(base.flags))
+    rep.summary = (
+        f"WikiText-2 perplexity {fp_ppl:.3f} (fp32) → {q_ppl:.3f} ({cfg.label()}, g={cfg.group_size}) "
+        f"on {windows.shape[0]}×{windows.shape[1]} tokens; {summary.bits_per_weight:.3f} bits/weight{flag}."
+    )
+    rep.metrics.update(
+        {
+            "ppl_fp": fp_ppl,
+            "ppl_quantized": q_ppl,
+            "bits_per_weight": summary.bits_per_weight,
+            "weight_mse": summary.weight_mse,
+            "layers": len(summary.layers),
+            "quantize_seconds": round(summary.seconds, 2),
+            "device": dev.type,
+        }
+    )
+    rep.add_table(
+        "Perplexity (WikiText-2)",
+        ["model", "perplexity", "bits/weight", "weight MSE"],
+        [["fp32", fp_ppl, 32.0, 0.0], [cfg.label(), q_ppl, summary.bits_per_weight, summary.weight_mse]],
+        note="; ".join(base.flags),
+    )
     lut0 = luts[0]
     s0, z0 = (float(v) for v in qlayer.scales_and_zeros[0, 0])
-    rep.add_figure("lut_row0.png", plots.lut_vs_grids(lut0["learned"], max(max(lut0["weights"]) - min(
-        lut0["weights"]), 1e-6) / 15, z0, max(abs(v) for v in lut0["weights"]), min(lut0["weights"])),
-        caption=f"{layer} row 0, group 0: {cfg.fmt} levels vs the int4/nf4/fp4 grids (s={s0:.3g})")
+    rep.add_figure(
+        "lut_row0.png",
+        plots.lut_vs_grids(
+            lut0["learned"],
+            max(max(lut0["weights"]) - min(lut0["weights"]), 1e-6) / 15,
+            z0,
+            max(abs(v) for v in lut0["weights"]),
+            min(lut0["weights"]),
+        ),
+        caption=f"{layer} row 0, group 0: {cfg.fmt} levels vs the int4/nf4/fp4 grids (s={s0:.3g})",
+    )
     ckpt = None
     if params.save_checkpoint:
         ckpt = checkpoint_id(params)
-        save_quantized(qmodel.cpu(), ckpt_root / ckpt, quant_config=cfg.to_dict(),
-                       metadata={"base": base.name, "summary": summary.to_dict()})
+        save_quantized(
+            qmodel.cpu(),
+            ckpt_root / ckpt,
+            quant_config=cfg.to_dict(),
+            metadata={"base": base.name, "summary": summary.to_dict()},
+        )
         rep.metrics["checkpoint"] = ckpt
-    rep.data = {"config": cfg.to_dict(), "model": base.name, "flags": base.flags, "checkpoint": ckpt,
-                "ppl": {"fp": fp_ppl, "quantized": q_ppl}, "inspect_layer": layer, "row_luts": luts,
-                "layers": [{"name": st.name, "weight_mse": st.weight_mse, "bits_per_weight": st.bits_per_weight}
-                           for st in summary.layers]}
+    rep.data = {
+        "config": cfg.to_dict(),
+        "model": base.name,
+        "flags": base.flags,
+        "checkpoint": ckpt,
+        "ppl": {"fp": fp_ppl, "quantized": q_ppl},
+        "inspect_layer": layer,
+        "row_luts": luts,
+        "layers": [
+            {"name": st.name, "weight_mse": st.weight_mse, "bits_per_weight": st.bits_per_weight}
+            for st in summary.layers
+        ],
+    }
     progress(1.0, "done")
     return rep
 
@@ -127,8 +171,9 @@ def run_evaluate(params, progress: JobContext, ckpt_root: Path) -> Report:
     meta = read_meta(path)
     s = get_settings()
     data_dir = Path(s.data_dir)
-    base = load_base(meta["metadata"]["base"], data_dir=data_dir, cache_dir=Path(s.cache_dir),
-                     progress=progress.sub(0.0, 0.3))
+    base = load_base(
+        meta["metadata"]["base"], data_dir=data_dir, cache_dir=Path(s.cache_dir), progress=progress.sub(0.0, 0.3)
+    )
     windows = text_windows(base.encode, _eval_text(params.eval_set, data_dir), params.seqlen, params.eval_windows)
     dev = _device()
     qmodel, _ = load_quantized(path, model=copy.deepcopy(base.model).cpu())
@@ -137,9 +182,11 @@ def run_evaluate(params, progress: JobContext, ckpt_root: Path) -> Report:
     q_ppl = perplexity(qmodel.to(dev), windows)
     qc = meta["quant_config"]
     label = QuantConfig(**{k: (tuple(v) if k == "skip_modules" else v) for k, v in qc.items()}).label()
-    rep = Report(title=f"any4.evaluate: {params.checkpoint}",
-                 summary=f"{params.eval_set} perplexity {fp_ppl:.3f} (fp32) vs {q_ppl:.3f} ({label}, "
-                         f"g={qc['group_size']}) on {windows.shape[0]}×{windows.shape[1]} tokens.")
+    rep = Report(
+        title=f"any4.evaluate: {params.checkpoint}",
+        summary=f"{params.eval_set} perplexity {fp_ppl:.3f} (fp32) vs {q_ppl:.3f} ({label}, "
+        f"g={qc['group_size']}) on {windows.shape[0]}×{windows.shape[1]} tokens.",
+    )
     rep.metrics.update({"ppl_fp": fp_ppl, "ppl_quantized": q_ppl, "device": dev.type})
     rep.add_table(f"Perplexity ({params.eval_set})", ["model", "perplexity"], [["fp32", fp_ppl], [label, q_ppl]])
     rep.data = {"checkpoint": params.checkpoint, "quant_config": qc, "base": meta["metadata"]["base"]}

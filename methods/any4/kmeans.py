@@ -57,7 +57,7 @@ class SortedRows:
     def shape(self) -> tuple[int, int]:
         return tuple(self.xs.shape)  # type: ignore[return-value]
 
-    def subset(self, idx: torch.Tensor) -> "SortedRows":
+    def subset(self, idx: torch.Tensor) -> SortedRows:
         """The rows ``idx`` (shares nothing; used to drop converged rows)."""
         sub = SortedRows.__new__(SortedRows)
         for name in ("xs", "perm", "ws", "p0", "p1"):
@@ -75,8 +75,11 @@ class SortedRows:
 
     def range_sums(self, lo: torch.Tensor, hi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Σω, Σωu, Σωu² over sorted positions [lo, hi) per row (float64)."""
-        return (self.p0.gather(1, hi) - self.p0.gather(1, lo), self.p1.gather(1, hi) - self.p1.gather(1, lo),
-                self.p2.gather(1, hi) - self.p2.gather(1, lo))
+        return (
+            self.p0.gather(1, hi) - self.p0.gather(1, lo),
+            self.p1.gather(1, hi) - self.p1.gather(1, lo),
+            self.p2.gather(1, hi) - self.p2.gather(1, lo),
+        )
 
     def cluster_sums(self, bounds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.range_sums(bounds[:, :-1], bounds[:, 1:])
@@ -126,8 +129,9 @@ def _draw(cum: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor
     return torch.where(total > 0, idx, uniform)
 
 
-def kmeans_plusplus(rows: SortedRows, k: int, generator: torch.Generator,
-                    n_local_trials: int | None = None) -> torch.Tensor:
+def kmeans_plusplus(
+    rows: SortedRows, k: int, generator: torch.Generator, n_local_trials: int | None = None
+) -> torch.Tensor:
     """Weighted greedy k-means++ seeding of every row → (R, k) centroids (ascending).
 
     The first centroid is drawn ∝ ω; each next one ∝ ω·D² (D the distance to the
@@ -170,8 +174,9 @@ def random_init(rows: SortedRows, k: int, generator: torch.Generator) -> torch.T
     return rows.xs.gather(1, order.to(rows.xs.device))
 
 
-def weighted_lloyd(rows: SortedRows, init: torch.Tensor, *, max_iter: int = 100, tol: float = 1.5e-3,
-                   track: bool = False) -> LloydResult:
+def weighted_lloyd(
+    rows: SortedRows, init: torch.Tensor, *, max_iter: int = 100, tol: float = 1.5e-3, track: bool = False
+) -> LloydResult:
     """Batched weighted Lloyd iterations from ``init`` (R, k), see the module docstring.
 
     Args:
@@ -206,8 +211,13 @@ def weighted_lloyd(rows: SortedRows, init: torch.Tensor, *, max_iter: int = 100,
         active &= shift > tol
     c_all[idx] = c
     bounds = rows.bounds(c_all)
-    return LloydResult(centroids=c_all, codes=rows.codes(bounds), objective=rows.objective(c_all, bounds),
-                       n_iter=n_iter, history=history)
+    return LloydResult(
+        centroids=c_all,
+        codes=rows.codes(bounds),
+        objective=rows.objective(c_all, bounds),
+        n_iter=n_iter,
+        history=history,
+    )
 
 
 def kmeans_1d_optimal(x: np.ndarray, w: np.ndarray | None, k: int) -> tuple[float, np.ndarray]:

@@ -33,8 +33,18 @@ class QuantLinear(nn.Module):
     (K/g, N, 2), optional ``bias`` (N,).
     """
 
-    def __init__(self, in_features: int, out_features: int, *, group_size: int, bits: int = 4, fmt: str = "any4",
-                 row_lut: bool = True, bias: bool = False, cpu_mode: CpuMode = "cached") -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        *,
+        group_size: int,
+        bits: int = 4,
+        fmt: str = "any4",
+        row_lut: bool = True,
+        bias: bool = False,
+        cpu_mode: CpuMode = "cached",
+    ) -> None:
         super().__init__()
         if in_features % group_size or in_features % 2:
             raise ValueError(f"in_features={in_features} must be even and a multiple of group_size={group_size}")
@@ -48,11 +58,20 @@ class QuantLinear(nn.Module):
         self._cache: tuple[tuple, torch.Tensor] | None = None
 
     @classmethod
-    def from_quantized(cls, qw: QuantizedWeight, bias: torch.Tensor | None = None,
-                       cpu_mode: CpuMode = "cached") -> "QuantLinear":
+    def from_quantized(
+        cls, qw: QuantizedWeight, bias: torch.Tensor | None = None, cpu_mode: CpuMode = "cached"
+    ) -> QuantLinear:
         n, k = qw.shape
-        layer = cls(k, n, group_size=qw.group_size, bits=qw.bits, fmt=qw.fmt, row_lut=qw.row_lut,
-                    bias=bias is not None, cpu_mode=cpu_mode)
+        layer = cls(
+            k,
+            n,
+            group_size=qw.group_size,
+            bits=qw.bits,
+            fmt=qw.fmt,
+            row_lut=qw.row_lut,
+            bias=bias is not None,
+            cpu_mode=cpu_mode,
+        )
         packed, lut, sz = qw.packed()
         layer.packed.copy_(packed)
         layer.lut.copy_(lut)
@@ -70,12 +89,20 @@ class QuantLinear(nn.Module):
         return dequantize(self.packed, self.lut, self.scales_and_zeros, self.group_size)
 
     def bits_per_weight(self) -> float:
-        return bits_per_weight(bits=self.bits, group_size=self.group_size, in_features=self.in_features,
-                               row_lut=self.row_lut)
+        return bits_per_weight(
+            bits=self.bits, group_size=self.group_size, in_features=self.in_features, row_lut=self.row_lut
+        )
 
     def _cached_weight(self, dtype: torch.dtype) -> torch.Tensor:
-        key = (self.packed._version, self.lut._version, self.scales_and_zeros._version, self.packed.data_ptr(),
-               self.lut.data_ptr(), self.scales_and_zeros.data_ptr(), dtype)
+        key = (
+            self.packed._version,
+            self.lut._version,
+            self.scales_and_zeros._version,
+            self.packed.data_ptr(),
+            self.lut.data_ptr(),
+            self.scales_and_zeros.data_ptr(),
+            dtype,
+        )
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self.dequantized_weight().to(dtype))
         return self._cache[1]
@@ -93,5 +120,7 @@ class QuantLinear(nn.Module):
         return F.linear(x, w, None if self.bias is None else self.bias.to(x.dtype))
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, fmt={self.fmt}, "
-                f"group_size={self.group_size}, row_lut={self.row_lut}, cpu_mode={self.cpu_mode}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, fmt={self.fmt}, "
+            f"group_size={self.group_size}, row_lut={self.row_lut}, cpu_mode={self.cpu_mode}"
+        )

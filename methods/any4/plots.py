@@ -16,8 +16,13 @@ def perplexity_bars(suites: list[dict], eval_set: str = "wikitext2") -> Figure:
         sizes = sorted({r["group_size"] for r in suite["rows"]}, reverse=True)
         width = 0.8 / len(sizes)
         for j, g in enumerate(sizes):
-            vals = [next((r["ppl"][eval_set] for r in suite["rows"] if r["label"] == lab and r["group_size"] == g),
-                         float("nan")) for lab in labels]
+            vals = [
+                next(
+                    (r["ppl"][eval_set] for r in suite["rows"] if r["label"] == lab and r["group_size"] == g),
+                    float("nan"),
+                )
+                for lab in labels
+            ]
             ax.bar([x + (j - (len(sizes) - 1) / 2) * width for x in range(len(labels))], vals, width, label=f"g = {g}")
         ax.axhline(suite["fp_ppl"][eval_set], color="black", ls="--", lw=1, label="fp32")
         ax.set_xticks(range(len(labels)))
@@ -51,10 +56,12 @@ def lut_vs_grids(levels: list[float], s: float, zero: float, absmax: float, lo: 
     """A learned table (weight space) against int4 (min–max), nf4 and fp4 (absmax) for the same group."""
     fig = Figure(figsize=(7.5, 2.8))
     ax = fig.add_subplot(1, 1, 1)
-    rows = {"any4 (learned)": levels,
-            "int4": [lo + q * s for q in range(16)],
-            "nf4": [v * absmax for v in NF4_GRID],
-            "fp4": [v * absmax for v in FP4_GRID]}
+    rows = {
+        "any4 (learned)": levels,
+        "int4": [lo + q * s for q in range(16)],
+        "nf4": [v * absmax for v in NF4_GRID],
+        "fp4": [v * absmax for v in FP4_GRID],
+    }
     for i, (name, lv) in enumerate(rows.items()):
         ax.plot(lv, [i] * len(lv), "o", ms=5, label=name)
     ax.set_yticks(range(len(rows)))

@@ -20,8 +20,9 @@ from kernels.any4_gemm import make_scales_and_zeros, pack_nibbles
 LUT_SIZE = 16
 
 
-def bits_per_weight(*, bits: int, group_size: int, in_features: int, row_lut: bool,
-                    lut_bits: int = 16, meta_bits_per_group: int = 32) -> float:
+def bits_per_weight(
+    *, bits: int, group_size: int, in_features: int, row_lut: bool, lut_bits: int = 16, meta_bits_per_group: int = 32
+) -> float:
     """Storage per weight: ``b + 32/g + 16·2^b/K`` for a row LUT (§3.4).
 
     The 32 bits per group are a bf16 scale plus a bf16 offset (int, any) or bnb's
@@ -29,7 +30,7 @@ def bits_per_weight(*, bits: int, group_size: int, in_features: int, row_lut: bo
     """
     bpw = bits + meta_bits_per_group / group_size
     if row_lut:
-        bpw += lut_bits * (2 ** bits) / in_features
+        bpw += lut_bits * (2**bits) / in_features
     return bpw
 
 
@@ -74,8 +75,9 @@ class QuantizedWeight:
         return pack_nibbles(self.codes), self.lut.contiguous(), make_scales_and_zeros(self.scales, self.zeros)
 
     def bits_per_weight(self) -> float:
-        return bits_per_weight(bits=self.bits, group_size=self.group_size, in_features=self.shape[1],
-                               row_lut=self.row_lut)
+        return bits_per_weight(
+            bits=self.bits, group_size=self.group_size, in_features=self.shape[1], row_lut=self.row_lut
+        )
 
 
 def pad_lut(values: torch.Tensor) -> torch.Tensor:

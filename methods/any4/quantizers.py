@@ -41,7 +41,7 @@ def group_normalize(w: torch.Tensor, group_size: int, bits: int) -> tuple[torch.
     """
     w = _check(w, group_size)
     n, k = w.shape
-    top = 2 ** bits - 1
+    top = 2**bits - 1
     grouped = w.view(n, k // group_size, group_size)
     lo = grouped.amin(dim=2)
     hi = grouped.amax(dim=2)
@@ -56,11 +56,12 @@ class IntQuantizer:
     def __init__(self, bits: int = 4) -> None:
         self.bits = bits
 
-    def quantize(self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None,
-                 seed: int = 0) -> QuantizedWeight:
+    def quantize(
+        self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None, seed: int = 0
+    ) -> QuantizedWeight:
         u, s, m = group_normalize(w, group_size, self.bits)
         codes = u.round().to(torch.uint8)
-        lut = pad_lut(torch.arange(2 ** self.bits, dtype=torch.float32) - CENTRE)
+        lut = pad_lut(torch.arange(2**self.bits, dtype=torch.float32) - CENTRE)
         return QuantizedWeight(f"int{self.bits}", self.bits, group_size, codes, lut, s, m + CENTRE * s)
 
 
@@ -74,8 +75,9 @@ class AbsmaxGridQuantizer:
         self.bits = 4
         self.grid = NF4_GRID if fmt == "nf4" else FP4_GRID
 
-    def quantize(self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None,
-                 seed: int = 0) -> QuantizedWeight:
+    def quantize(
+        self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None, seed: int = 0
+    ) -> QuantizedWeight:
         w = _check(w, group_size)
         n, k = w.shape
         grouped = w.view(n, k // group_size, group_size)
@@ -94,8 +96,16 @@ class AnyQuantizer:
     given (the scale factor only with ``scale_sample_weight``), else all 1.
     """
 
-    def __init__(self, bits: int = 4, *, init: str = "kmeans++", max_iter: int = 100, tol: float = 1e-4,
-                 scale_sample_weight: bool = True, threads: int | None = 1) -> None:
+    def __init__(
+        self,
+        bits: int = 4,
+        *,
+        init: str = "kmeans++",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        scale_sample_weight: bool = True,
+        threads: int | None = 1,
+    ) -> None:
         if init == "nf4" and bits != 4:
             raise ValueError("the nf4 init needs 4 bits")
         self.bits = bits
@@ -108,8 +118,9 @@ class AnyQuantizer:
         # load: a small batched searchsorted took 26 ms with 2 threads, 6 µs with 1).
         self.threads = threads
 
-    def sample_weights(self, sample_weight: torch.Tensor | None, s: torch.Tensor, group_size: int,
-                       shape: tuple[int, int]) -> torch.Tensor:
+    def sample_weights(
+        self, sample_weight: torch.Tensor | None, s: torch.Tensor, group_size: int, shape: tuple[int, int]
+    ) -> torch.Tensor:
         """ω (N, K): |x̄_k| (× s_ij), or ones without calibration."""
         if sample_weight is None:
             return torch.ones(shape)
@@ -122,7 +133,7 @@ class AnyQuantizer:
         return omega.contiguous()
 
     def _init(self, rows: SortedRows, gen: torch.Generator) -> torch.Tensor:
-        k = 2 ** self.bits
+        k = 2**self.bits
         n = rows.shape[0]
         if self.init == "kmeans++":
             return kmeans_plusplus(rows, k, gen)
@@ -135,8 +146,9 @@ class AnyQuantizer:
             return grid.expand(n, k).clone()
         raise ValueError(f"unknown init {self.init!r}")
 
-    def quantize(self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None,
-                 seed: int = 0) -> QuantizedWeight:
+    def quantize(
+        self, w: torch.Tensor, group_size: int, sample_weight: torch.Tensor | None = None, seed: int = 0
+    ) -> QuantizedWeight:
         u, s, m = group_normalize(w, group_size, self.bits)
         omega = self.sample_weights(sample_weight, s, group_size, tuple(u.shape))
         gen = torch.Generator().manual_seed(int(seed))
@@ -148,9 +160,10 @@ class AnyQuantizer:
             torch.set_num_threads(self.threads)
         try:
             for r0 in range(0, n, chunk):
-                rows = SortedRows(u[r0:r0 + chunk], omega[r0:r0 + chunk])
-                res = weighted_lloyd(rows, self._init(rows, gen), max_iter=self.max_iter,
-                                     tol=self.tol * (2 ** self.bits - 1))
+                rows = SortedRows(u[r0 : r0 + chunk], omega[r0 : r0 + chunk])
+                res = weighted_lloyd(
+                    rows, self._init(rows, gen), max_iter=self.max_iter, tol=self.tol * (2**self.bits - 1)
+                )
                 cents.append(res.centroids)
                 codes.append(res.codes.to(torch.uint8))
         finally:
@@ -168,5 +181,6 @@ def create_quantizer(cfg: QuantConfig) -> Quantizer:
         return IntQuantizer(cfg.bits)
     if cfg.family in ("nf4", "fp4"):
         return AbsmaxGridQuantizer(cfg.family)
-    return AnyQuantizer(cfg.bits, init=cfg.init, max_iter=cfg.max_iter, tol=cfg.tol,
-                        scale_sample_weight=cfg.scale_sample_weight)
+    return AnyQuantizer(
+        cfg.bits, init=cfg.init, max_iter=cfg.max_iter, tol=cfg.tol, scale_sample_weight=cfg.scale_sample_weight
+    )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from methods.any4 import plots
 from core.jobs import Report, Table
+from methods.any4 import plots
 
 #: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4, repo README) — for the ratio column only.
 PAPER_WIKI2 = {"fp": 9.76, "int4": 11.89, "fp4": 13.01, "nf4": 10.99, "any4": 10.63}
@@ -27,25 +27,45 @@ def _ppl_table(report: Report, suite: dict, sizes: list[int], title: str, note: 
     rows = [["fp32"] + [suite["fp_ppl"][e] for _ in sizes for e in sets] + [32.0 for _ in sizes]]
     for variant in dict.fromkeys(r["variant"] for r in suite["rows"]):
         label = next(r["label"] for r in suite["rows"] if r["variant"] == variant)
-        bits = [next((r["bits_per_weight"] for r in suite["rows"] if r["variant"] == variant
-                      and r["group_size"] == g), float("nan")) for g in sizes]
+        bits = [
+            next(
+                (r["bits_per_weight"] for r in suite["rows"] if r["variant"] == variant and r["group_size"] == g),
+                float("nan"),
+            )
+            for g in sizes
+        ]
         rows.append([label] + [_ppl(suite, variant, g, e) for g in sizes for e in sets] + bits)
     _add(report, title, Table(title=title, columns=cols, rows=rows, note=note))
 
 
 def _error_table(report: Report, suite: dict, sizes: list[int], title: str) -> None:
-    cols = ["format"] + [f"weight MSE g={g}" for g in sizes] + [f"layer output MSE g={g}" for g in sizes] + \
-        [f"quantize s g={g}" for g in sizes]
+    cols = (
+        ["format"]
+        + [f"weight MSE g={g}" for g in sizes]
+        + [f"layer output MSE g={g}" for g in sizes]
+        + [f"quantize s g={g}" for g in sizes]
+    )
     rows = []
     for variant in dict.fromkeys(r["variant"] for r in suite["rows"]):
         by_g = {r["group_size"]: r for r in suite["rows"] if r["variant"] == variant}
         label = next(iter(by_g.values()))["label"]
-        rows.append([label] + [by_g[g]["weight_mse"] if g in by_g else float("nan") for g in sizes]
-                    + [by_g[g]["output_mse"] if g in by_g else float("nan") for g in sizes]
-                    + [round(by_g[g]["quantize_s"], 1) if g in by_g else float("nan") for g in sizes])
-    _add(report, title, Table(title=title, columns=cols, rows=rows,
-                              note="Weight MSE over all quantized weights; layer output MSE = mean over layers of "
-                              "mean((XWᵀ − XŴᵀ)²) with X the layer's fp inputs on the calibration prompt."))
+        rows.append(
+            [label]
+            + [by_g[g]["weight_mse"] if g in by_g else float("nan") for g in sizes]
+            + [by_g[g]["output_mse"] if g in by_g else float("nan") for g in sizes]
+            + [round(by_g[g]["quantize_s"], 1) if g in by_g else float("nan") for g in sizes]
+        )
+    _add(
+        report,
+        title,
+        Table(
+            title=title,
+            columns=cols,
+            rows=rows,
+            note="Weight MSE over all quantized weights; layer output MSE = mean over layers of "
+            "mean((XWᵀ − XŴᵀ)²) with X the layer's fp inputs on the calibration prompt.",
+        ),
+    )
 
 
 def direction_checks(suite: dict, sizes: list[int], eval_set: str) -> list[tuple[str, bool, str]]:
@@ -56,42 +76,76 @@ def direction_checks(suite: dict, sizes: list[int], eval_set: str) -> list[tuple
     best_cal = min(p.get("any4:online", float("inf")), p.get("any4:offline", float("inf")))
     checks = [
         (f"fp < any4 (cal.) [g={g}]", fp < best_cal, f"{fp:.3f} vs {best_cal:.3f}"),
-        (f"any4 (cal., best of online/offline) ≤ any4 (uncal.) [g={g}]", best_cal <= p.get("any4:none", float("nan")),
-         f"{best_cal:.3f} vs {p.get('any4:none', float('nan')):.3f}"),
-        (f"any4 (cal. online) ≤ nf4 [g={g}]", p.get("any4:online", 0) <= p.get("nf4", 0),
-         f"{p.get('any4:online', float('nan')):.3f} vs {p.get('nf4', float('nan')):.3f}"),
-        (f"nf4 < int4 [g={g}]", p.get("nf4", 0) < p.get("int4", 0),
-         f"{p.get('nf4', float('nan')):.3f} vs {p.get('int4', float('nan')):.3f}"),
-        (f"fp4 worst of the 4-bit formats [g={g}]",
-         p.get("fp4", 0) >= max(p.get(v, 0) for v in ("int4", "nf4", "any4:none", "any4:offline", "any4:online")),
-         f"fp4 {p.get('fp4', float('nan')):.3f}"),
-        (f"any3 > any4 and any2 > any3 [g={g}]",
-         p.get("any2:offline", 0) > p.get("any3:offline", 0) > p.get("any4:offline", 0),
-         f"any4 {p.get('any4:offline', float('nan')):.3f}, any3 {p.get('any3:offline', float('nan')):.3f}, "
-         f"any2 {p.get('any2:offline', float('nan')):.3f}"),
+        (
+            f"any4 (cal., best of online/offline) ≤ any4 (uncal.) [g={g}]",
+            best_cal <= p.get("any4:none", float("nan")),
+            f"{best_cal:.3f} vs {p.get('any4:none', float('nan')):.3f}",
+        ),
+        (
+            f"any4 (cal. online) ≤ nf4 [g={g}]",
+            p.get("any4:online", 0) <= p.get("nf4", 0),
+            f"{p.get('any4:online', float('nan')):.3f} vs {p.get('nf4', float('nan')):.3f}",
+        ),
+        (
+            f"nf4 < int4 [g={g}]",
+            p.get("nf4", 0) < p.get("int4", 0),
+            f"{p.get('nf4', float('nan')):.3f} vs {p.get('int4', float('nan')):.3f}",
+        ),
+        (
+            f"fp4 worst of the 4-bit formats [g={g}]",
+            p.get("fp4", 0) >= max(p.get(v, 0) for v in ("int4", "nf4", "any4:none", "any4:offline", "any4:online")),
+            f"fp4 {p.get('fp4', float('nan')):.3f}",
+        ),
+        (
+            f"any3 > any4 and any2 > any3 [g={g}]",
+            p.get("any2:offline", 0) > p.get("any3:offline", 0) > p.get("any4:offline", 0),
+            f"any4 {p.get('any4:offline', float('nan')):.3f}, any3 {p.get('any3:offline', float('nan')):.3f}, "
+            f"any2 {p.get('any2:offline', float('nan')):.3f}",
+        ),
     ]
     if len(sizes) > 1:
         big, small = max(sizes), min(sizes)
-        rel = {v: _ppl(suite, v, big, eval_set) / _ppl(suite, v, small, eval_set)
-               for v in ("int4", "nf4", "fp4", "any4:offline")}
-        checks.append((f"larger g hurts every format (g={big} vs g={small})", all(r >= 1 for r in rel.values()),
-                       ", ".join(f"{k} ×{v:.3f}" for k, v in rel.items())))
-        checks.append((f"… and any4 least (g={big} vs g={small})", rel["any4:offline"] <= min(rel.values()),
-                       f"any4 ×{rel['any4:offline']:.3f}"))
+        rel = {
+            v: _ppl(suite, v, big, eval_set) / _ppl(suite, v, small, eval_set)
+            for v in ("int4", "nf4", "fp4", "any4:offline")
+        }
+        checks.append(
+            (
+                f"larger g hurts every format (g={big} vs g={small})",
+                all(r >= 1 for r in rel.values()),
+                ", ".join(f"{k} ×{v:.3f}" for k, v in rel.items()),
+            )
+        )
+        checks.append(
+            (
+                f"… and any4 least (g={big} vs g={small})",
+                rel["any4:offline"] <= min(rel.values()),
+                f"any4 ×{rel['any4:offline']:.3f}",
+            )
+        )
     return checks
 
 
 def _checks_section(rep: Report, suite: dict, sizes: list[int], eval_set: str, why: str) -> None:
     checks = direction_checks(suite, sizes, eval_set)
-    rep.add_section(f"Expected directions (spec §7): {suite['model']}, {eval_set} ({why})",
-                    "\n".join(f"- {'✓' if ok else '✗'} {name}: {detail}" for name, ok, detail in checks)
-                    + "\n\nEach line is a measured outcome (✗ = the expected ordering did not hold here).")
+    rep.add_section(
+        f"Expected directions (spec §7): {suite['model']}, {eval_set} ({why})",
+        "\n".join(f"- {'✓' if ok else '✗'} {name}: {detail}" for name, ok, detail in checks)
+        + "\n\nEach line is a measured outcome (✗ = the expected ordering did not hold here).",
+    )
 
 
 def _line(suite: dict, g: int, eval_set: str, cal: str) -> str:
     return f"fp {suite['fp_ppl'][eval_set]:.2f}, " + ", ".join(
-        f"{lab} {_ppl(suite, v, g, eval_set):.2f}" for v, lab in
-        (("int4", "int4"), ("nf4", "nf4"), ("fp4", "fp4"), ("any4:none", "any4 uncal."), (cal, "any4 cal.")))
+        f"{lab} {_ppl(suite, v, g, eval_set):.2f}"
+        for v, lab in (
+            ("int4", "int4"),
+            ("nf4", "nf4"),
+            ("fp4", "fp4"),
+            ("any4:none", "any4 uncal."),
+            (cal, "any4 cal."),
+        )
+    )
 
 
 def _setup(res: dict, command: str, suites: list[dict]) -> str:
@@ -101,8 +155,11 @@ def _setup(res: dict, command: str, suites: list[dict]) -> str:
         f"- Command: `{command}` (seed {opts['seed']}); torch {res['machine']['torch']}, "
         f"{res['machine']['threads']} intra-op thread(s), CUDA: {res['machine']['cuda']}; {res['machine']['platform']}.",
         f"- Wall time {res['seconds'] / 60:.1f} min on the shared 2-core machine, other jobs running; "
-        + ("this includes training the clean model." if notes.get("trained_now") else
-           "the clean model was loaded from the cache (its training time is given below)."),
+        + (
+            "this includes training the clean model."
+            if notes.get("trained_now")
+            else "the clean model was loaded from the cache (its training time is given below)."
+        ),
         f"- **Clean model** (spec §6.1 mitigation 3): llama, {ccfg['num_layers']} layers, d={ccfg['hidden_size']}, "
         f"{ccfg['num_heads']} heads, FFN {ccfg['intermediate_size']}, tied embeddings, {tl.get('n_params', '?')} "
         f"parameters, trained from scratch in fp32 on GSM8K+MATH train text: {ccfg['steps']} AdamW steps of "
@@ -126,9 +183,11 @@ def _setup(res: dict, command: str, suites: list[dict]) -> str:
     ]
     if len(suites) > 1:
         smol = suites[1]
-        lines.append(f"- **SmolLM2-135M-Instruct**, flagged: its linear weights are {smol['notes']['gguf_linear_types']} "
-                     f"in the GGUF (pre-quantized); scored on the first {smol['eval_sets']['wikitext2']} of "
-                     "WikiText-2 (the spec's 64×512 shrunk to fit the time budget).")
+        lines.append(
+            f"- **SmolLM2-135M-Instruct**, flagged: its linear weights are {smol['notes']['gguf_linear_types']} "
+            f"in the GGUF (pre-quantized); scored on the first {smol['eval_sets']['wikitext2']} of "
+            "WikiText-2 (the spec's 64×512 shrunk to fit the time budget)."
+        )
     return "\n".join(lines)
 
 
@@ -142,7 +201,9 @@ def build_report(res: dict, command: str) -> Report:
     rep = Report(title="any4 — CPU-scale reproduction (clean from-scratch llama + SmolLM2-135M)")
     summary = f"Clean fp32 model, held-out math-text perplexity at g={g}: {_line(clean, g, 'math', cal)}."
     if len(suites) > 1:
-        summary += f" SmolLM2-135M (pre-quantized weights), WikiText-2 at g={g}: {_line(suites[1], g, 'wikitext2', cal)}."
+        summary += (
+            f" SmolLM2-135M (pre-quantized weights), WikiText-2 at g={g}: {_line(suites[1], g, 'wikitext2', cal)}."
+        )
     rep.summary = summary + f" Measured by `{command}` in {res['seconds'] / 60:.1f} min."
     for v in ("int4", "nf4", "fp4", "any4:none", cal):
         rep.metrics[f"clean_math_{v.replace(':', '_')}_g{g}"] = _ppl(clean, v, g, "math")
@@ -152,45 +213,73 @@ def build_report(res: dict, command: str) -> Report:
         rep.metrics[f"smollm2_wikitext2_any4_cal_g{g}"] = _ppl(suites[1], cal, g, "wikitext2")
     rep.metrics["wall_minutes"] = round(res["seconds"] / 60, 1)
     rep.add_section("Setup", _setup(res, command, suites))
-    _ppl_table(rep, clean, sizes, "Clean from-scratch model: perplexity",
-               "Bits per weight count a bf16 scale + bf16 offset per group (int, any) or bnb's fp32 absmax (nf4, "
-               "fp4), plus a 2^b-entry bf16 table per row for any-b (§3.4). The 'math windows' row calibrates on "
-               "dataset windows of math train text instead of the single prompt (§7).")
+    _ppl_table(
+        rep,
+        clean,
+        sizes,
+        "Clean from-scratch model: perplexity",
+        "Bits per weight count a bf16 scale + bf16 offset per group (int, any) or bnb's fp32 absmax (nf4, "
+        "fp4), plus a 2^b-entry bf16 table per row for any-b (§3.4). The 'math windows' row calibrates on "
+        "dataset windows of math train text instead of the single prompt (§7).",
+    )
     _error_table(rep, clean, sizes, "Clean from-scratch model: weight and layer-output error")
     _checks_section(rep, clean, sizes, "math", "in-domain held-out text")
     _checks_section(rep, clean, sizes, "wikitext2", "out of domain for this model")
-    ratios = [[k, v, v / PAPER_WIKI2["fp"]] + [
-        (_ppl(clean, {"any4": cal}.get(k, k), g, e) / clean["fp_ppl"][e]) if k != "fp" else 1.0
-        for e in ("math", "wikitext2")] for k, v in PAPER_WIKI2.items()]
-    _add(rep, "Paper numbers beside ours", Table(
-        title=f"Paper (Llama-3.2-1B, WikiText-2, g=128) beside ours (clean model, g={g}): perplexity / fp ratio",
-        columns=["format", "paper ppl", "paper ratio", "our ratio, math", "our ratio, WikiText-2"], rows=ratios,
-        note="Different model and scale; only the ordering and rough size of the gaps are comparable. "
-             "'any4' is the calibrated variant."))
+    ratios = [
+        [k, v, v / PAPER_WIKI2["fp"]]
+        + [
+            (_ppl(clean, {"any4": cal}.get(k, k), g, e) / clean["fp_ppl"][e]) if k != "fp" else 1.0
+            for e in ("math", "wikitext2")
+        ]
+        for k, v in PAPER_WIKI2.items()
+    ]
+    _add(
+        rep,
+        "Paper numbers beside ours",
+        Table(
+            title=f"Paper (Llama-3.2-1B, WikiText-2, g=128) beside ours (clean model, g={g}): perplexity / fp ratio",
+            columns=["format", "paper ppl", "paper ratio", "our ratio, math", "our ratio, WikiText-2"],
+            rows=ratios,
+            note="Different model and scale; only the ordering and rough size of the gaps are comparable. "
+            "'any4' is the calibrated variant.",
+        ),
+    )
     if len(suites) > 1:
         smol = suites[1]
-        _ppl_table(rep, smol, sizes, "SmolLM2-135M-Instruct (weights pre-quantized, Q4_1): perplexity",
-                   "Flagged (§6.1): every 32-block of these weights already sits on a 16-level grid, so formats "
-                   "aligned with it (g=32, min–max) are nearly lossless and the ranking says little.")
+        _ppl_table(
+            rep,
+            smol,
+            sizes,
+            "SmolLM2-135M-Instruct (weights pre-quantized, Q4_1): perplexity",
+            "Flagged (§6.1): every 32-block of these weights already sits on a 16-level grid, so formats "
+            "aligned with it (g=32, min–max) are nearly lossless and the ranking says little.",
+        )
         _error_table(rep, smol, sizes, "SmolLM2-135M-Instruct: weight and layer-output error")
         _checks_section(rep, smol, sizes, "wikitext2", "pre-quantized weights: deviations expected")
         b = smol["notes"]["blocks"]
-        rep.add_section("SmolLM2 weight diagnostics (§6.1)",
-                        f"- GGUF tensor types: {smol['notes']['gguf_types']}.\n"
-                        f"- Distinct values per block of 32 along K over the {b['layers']} quantized linear weights "
-                        f"({b['blocks']} blocks): max {b['max_distinct']}, mean {b['mean_distinct']:.2f}, "
-                        f"share of blocks with ≤ 16 distinct values {b['share_blocks_le_16']:.1%}.")
+        rep.add_section(
+            "SmolLM2 weight diagnostics (§6.1)",
+            f"- GGUF tensor types: {smol['notes']['gguf_types']}.\n"
+            f"- Distinct values per block of 32 along K over the {b['layers']} quantized linear weights "
+            f"({b['blocks']} blocks): max {b['max_distinct']}, mean {b['mean_distinct']:.2f}, "
+            f"share of blocks with ≤ 16 distinct values {b['share_blocks_le_16']:.1%}.",
+        )
     rep.add_figure("perplexity.png", plots.perplexity_bars(suites, "wikitext2"), caption="WikiText-2 perplexity")
     rep.add_figure("perplexity_math.png", plots.perplexity_bars(suites[:1], "math"), caption="math-text perplexity")
     rep.add_figure("lut_levels.png", plots.lut_levels(clean["lut_example"]), caption="levels of one row")
     keys = [f"{v}@{g}" for v in ("int4", "nf4", "fp4", "any4:offline", "any4:online")]
-    rep.add_figure("layer_output_mse.png", plots.layer_output_mse(clean["layer_mse"], keys, f"clean model, g={g}"),
-                   caption="per-layer output MSE on the calibration prompt")
-    figs = ["![Math-text perplexity per format, clean model (log scale)](artifact:perplexity_math.png)",
-            "![WikiText-2 perplexity per format, both models, both group sizes (log scale)](artifact:perplexity.png)",
-            "![The levels one row's first group can use under each format, over that group's weights]"
-            "(artifact:lut_levels.png)",
-            "![Per-layer output MSE on the calibration prompt, clean model](artifact:layer_output_mse.png)"]
+    rep.add_figure(
+        "layer_output_mse.png",
+        plots.layer_output_mse(clean["layer_mse"], keys, f"clean model, g={g}"),
+        caption="per-layer output MSE on the calibration prompt",
+    )
+    figs = [
+        "![Math-text perplexity per format, clean model (log scale)](artifact:perplexity_math.png)",
+        "![WikiText-2 perplexity per format, both models, both group sizes (log scale)](artifact:perplexity.png)",
+        "![The levels one row's first group can use under each format, over that group's weights]"
+        "(artifact:lut_levels.png)",
+        "![Per-layer output MSE on the calibration prompt, clean model](artifact:layer_output_mse.png)",
+    ]
     if clean["notes"].get("losses"):
         rep.add_figure("clean_model_loss.png", plots.loss_curve(clean["notes"]["losses"]), caption="training loss")
         figs.append("![Training loss of the clean model](artifact:clean_model_loss.png)")

@@ -36,10 +36,12 @@ def load_base(name: str, *, data_dir: Path, cache_dir: Path, progress=None) -> B
     if name == CLEAN_MODEL:
         from methods.any4.clean_model import CleanModelConfig, load_or_train
 
-        cm = load_or_train(CleanModelConfig(), data_dir=data_dir, cache_dir=cache_dir,
-                           tokenizer_dir=converted_dir(), progress=progress)
-        return BaseModel(CLEAN_MODEL, cm.model, cm.encode, [],
-                         {"clean_dir": str(cm.path), "vocab_json": cm.vocab.to_json()})
+        cm = load_or_train(
+            CleanModelConfig(), data_dir=data_dir, cache_dir=cache_dir, tokenizer_dir=converted_dir(), progress=progress
+        )
+        return BaseModel(
+            CLEAN_MODEL, cm.model, cm.encode, [], {"clean_dir": str(cm.path), "vocab_json": cm.vocab.to_json()}
+        )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     src = resolve_source(name)

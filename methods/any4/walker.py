@@ -63,8 +63,14 @@ class QuantizationSummary:
         return sum(s.bits_per_weight * s.out_features * s.in_features for s in self.layers) / n if n else 0.0
 
     def to_dict(self) -> dict:
-        return {"config": self.config, "layers": [asdict(s) for s in self.layers], "skipped": self.skipped,
-                "seconds": self.seconds, "weight_mse": self.weight_mse, "bits_per_weight": self.bits_per_weight}
+        return {
+            "config": self.config,
+            "layers": [asdict(s) for s in self.layers],
+            "skipped": self.skipped,
+            "seconds": self.seconds,
+            "weight_mse": self.weight_mse,
+            "bits_per_weight": self.bits_per_weight,
+        }
 
 
 def is_skipped(name: str, skip: tuple[str, ...]) -> bool:
@@ -87,8 +93,14 @@ def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
     setattr(parent, child, new)
 
 
-def quantize_model(model: nn.Module, cfg: QuantConfig, *, calib_ids: torch.Tensor | None = None,
-                   progress=None, cpu_mode: CpuMode = "cached") -> QuantizationSummary:
+def quantize_model(
+    model: nn.Module,
+    cfg: QuantConfig,
+    *,
+    calib_ids: torch.Tensor | None = None,
+    progress=None,
+    cpu_mode: CpuMode = "cached",
+) -> QuantizationSummary:
     """Quantize ``model`` in place and return per-layer statistics.
 
     Args:
@@ -127,8 +139,15 @@ def quantize_model(model: nn.Module, cfg: QuantConfig, *, calib_ids: torch.Tenso
         if progress is not None:
             progress((idx + 1) / len(targets), f"{cfg.label()}: {idx + 1}/{len(targets)} layers")
     summary.seconds = time.perf_counter() - t0
-    log.info("%s g=%d: %d layers in %.1fs, weight MSE %.3g, %.3f bits/weight", cfg.label(), cfg.group_size,
-             len(summary.layers), summary.seconds, summary.weight_mse, summary.bits_per_weight)
+    log.info(
+        "%s g=%d: %d layers in %.1fs, weight MSE %.3g, %.3f bits/weight",
+        cfg.label(),
+        cfg.group_size,
+        len(summary.layers),
+        summary.seconds,
+        summary.weight_mse,
+        summary.bits_per_weight,
+    )
     return summary
 
 

@@ -54,7 +54,9 @@ def synonyms(word: str) -> frozenset[str]:
     return frozenset(names | {word})
 
 
-def _align_stage(hyp: Enum, ref: Enum, qualifies: Callable[[str, str], bool]) -> tuple[list[tuple[int, int]], Enum, Enum]:
+def _align_stage(
+    hyp: Enum, ref: Enum, qualifies: Callable[[str, str], bool]
+) -> tuple[list[tuple[int, int]], Enum, Enum]:
     """Greedy matching from the end of both lists; returns (matches, unmatched hyp, unmatched ref)."""
     matches: list[tuple[int, int]] = []
     used_h: set[int] = set()
@@ -68,8 +70,11 @@ def _align_stage(hyp: Enum, ref: Enum, qualifies: Callable[[str, str], bool]) ->
                 used_h.add(i)
                 used_r.add(j)
                 break
-    return (matches, [p for i, p in enumerate(hyp) if i not in used_h],
-            [p for j, p in enumerate(ref) if j not in used_r])
+    return (
+        matches,
+        [p for i, p in enumerate(hyp) if i not in used_h],
+        [p for j, p in enumerate(ref) if j not in used_r],
+    )
 
 
 def align(hypothesis: Sequence[str], reference: Sequence[str]) -> list[tuple[int, int]]:
@@ -97,8 +102,14 @@ def count_chunks(matches: list[tuple[int, int]]) -> int:
     return chunks
 
 
-def meteor_tokens(reference: Sequence[str], hypothesis: Sequence[str], *, alpha: float = ALPHA,
-                  beta: float = BETA, gamma: float = GAMMA) -> float:
+def meteor_tokens(
+    reference: Sequence[str],
+    hypothesis: Sequence[str],
+    *,
+    alpha: float = ALPHA,
+    beta: float = BETA,
+    gamma: float = GAMMA,
+) -> float:
     """METEOR of pre-tokenised sentences (argument order as NLTK's ``single_meteor_score``)."""
     matches = align(hypothesis, reference)
     m = len(matches)

@@ -26,16 +26,28 @@ def label_metrics(gold: Sequence[str], pred: Sequence[str], *, refused: str = RE
     accuracy = sum(g == p for g, p in answered) / len(answered) if answered else 0.0
     labels = sorted({*gold, *pred} - {refused})
     if not labels:
-        return {"n": n, "refused": n_refused, "accuracy": accuracy, "accuracy_all": 0.0, "macro_f1": 0.0,
-                "per_class": {}, "labels": [], "confusion": []}
+        return {
+            "n": n,
+            "refused": n_refused,
+            "accuracy": accuracy,
+            "accuracy_all": 0.0,
+            "macro_f1": 0.0,
+            "per_class": {},
+            "labels": [],
+            "confusion": [],
+        }
     p, r, f, s = precision_recall_fscore_support(list(gold), list(pred), labels=labels, zero_division=0)
     cm_labels = labels + ([refused] if n_refused else [])
     return {
-        "n": n, "refused": n_refused, "accuracy": accuracy,
+        "n": n,
+        "refused": n_refused,
+        "accuracy": accuracy,
         "accuracy_all": sum(g == q for g, q in zip(gold, pred)) / n if n else 0.0,
         "macro_f1": float(sum(f) / len(f)),
-        "per_class": {lbl: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(s[i])}
-                      for i, lbl in enumerate(labels)},
+        "per_class": {
+            lbl: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(s[i])}
+            for i, lbl in enumerate(labels)
+        },
         "labels": cm_labels,
         "confusion": confusion_matrix(list(gold), list(pred), labels=cm_labels).tolist(),
     }

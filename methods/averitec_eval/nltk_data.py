@@ -30,8 +30,22 @@ log = logging.getLogger(__name__)
 
 WORDNET_SRC = Path("/usr/share/wordnet")
 LEXNAMES_MAN = Path("/usr/share/man/man5/lexnames.5WN.gz")
-WORDNET_FILES = ("data.adj", "data.adv", "data.noun", "data.verb", "index.adj", "index.adv", "index.noun",
-                 "index.verb", "index.sense", "adj.exc", "adv.exc", "noun.exc", "verb.exc", "cntlist.rev")
+WORDNET_FILES = (
+    "data.adj",
+    "data.adv",
+    "data.noun",
+    "data.verb",
+    "index.adj",
+    "index.adv",
+    "index.noun",
+    "index.verb",
+    "index.sense",
+    "adj.exc",
+    "adv.exc",
+    "noun.exc",
+    "verb.exc",
+    "cntlist.rev",
+)
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 _lock = threading.Lock()
 _ready: set[str] = set()
@@ -62,8 +76,10 @@ def _lexnames_lines(man_page: Path) -> list[str]:
 def build_wordnet(root: Path, source: Path = WORDNET_SRC, man_page: Path = LEXNAMES_MAN) -> Path:
     missing = [f for f in WORDNET_FILES if not (source / f).exists()]
     if missing or not man_page.exists():
-        raise NltkDataError("WordNet 3.0 files not found: apt-get install -y wordnet-base wordnet-sense-index "
-                            f"(missing: {', '.join(missing) or man_page})")
+        raise NltkDataError(
+            "WordNet 3.0 files not found: apt-get install -y wordnet-base wordnet-sense-index "
+            f"(missing: {', '.join(missing) or man_page})"
+        )
     dest = root / "corpora" / "wordnet"
     dest.mkdir(parents=True, exist_ok=True)
     for f in WORDNET_FILES:
@@ -82,9 +98,11 @@ def build_punkt_tab(root: Path) -> Path:
     (dest / "abbrev_types.txt").write_text("\n".join(sorted(english.ABBREV_TYPES)) + "\n", encoding="utf-8")
     (dest / "sent_starters.txt").write_text("\n".join(sorted(english.SENT_STARTERS)) + "\n", encoding="utf-8")
     (dest / "collocations.tab").write_text(
-        "\n".join(f"{a}\t{b}" for a, b in sorted(english.COLLOCATIONS)) + "\n", encoding="utf-8")
+        "\n".join(f"{a}\t{b}" for a, b in sorted(english.COLLOCATIONS)) + "\n", encoding="utf-8"
+    )
     (dest / "ortho_context.tab").write_text(
-        "\n".join(f"{w}\t{int(v)}" for w, v in sorted(english.ORTHO_CONTEXT.items())) + "\n", encoding="utf-8")
+        "\n".join(f"{w}\t{int(v)}" for w, v in sorted(english.ORTHO_CONTEXT.items())) + "\n", encoding="utf-8"
+    )
     return dest
 
 

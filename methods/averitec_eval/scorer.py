@@ -46,12 +46,14 @@ def _qa_list(example: dict[str, Any]) -> list[dict[str, Any]]:
         out = []
         for q in example["questions"]:
             answers = q.get("answers", [])
-            out.append({"question": q.get("question", ""),
-                        "answers": answers if isinstance(answers, list) else [answers]})
+            out.append(
+                {"question": q.get("question", ""), "answers": answers if isinstance(answers, list) else [answers]}
+            )
         return out
     if example.get("evidence"):
-        return [{"question": e.get("question", ""), "answers": [{"answer": e.get("answer")}]}
-                for e in example["evidence"]]
+        return [
+            {"question": e.get("question", ""), "answers": [{"answer": e.get("answer")}]} for e in example["evidence"]
+        ]
     return []
 
 
@@ -119,10 +121,12 @@ class AveritecScores:
     per_claim: list[dict[str, Any]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = [f"claims: {self.n}",
-               f"Question-only score (HU-meteor): {self.question_only:.4f}",
-               f"Question-answer score (HU-meteor): {self.question_answer:.4f}",
-               "Veracity F1 scores:"]
+        out = [
+            f"claims: {self.n}",
+            f"Question-only score (HU-meteor): {self.question_only:.4f}",
+            f"Question-answer score (HU-meteor): {self.question_answer:.4f}",
+            "Veracity F1 scores:",
+        ]
         out += [f"  * {k}: {v:.4f}" for k, v in self.veracity.items()]
         out.append(f"Justification score (meteor): {self.justification:.4f}")
         out.append("AVeriTeC scores:")
@@ -135,8 +139,9 @@ class AveritecScores:
         return out
 
 
-def score(predictions: list[dict[str, Any]], references: list[dict[str, Any]],
-          metric: Metric | None = None) -> AveritecScores:
+def score(
+    predictions: list[dict[str, Any]], references: list[dict[str, Any]], metric: Metric | None = None
+) -> AveritecScores:
     """Score predictions against references (same order, same length)."""
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
@@ -155,8 +160,15 @@ def score(predictions: list[dict[str, Any]], references: list[dict[str, Any]],
         q_utils.append(q)
         qa_utils.append(qa)
         j_scores.append(j)
-        rows.append({"q_only": q, "qa": qa, "justification": j, "correct": correct,
-                     "types": list(gold.get("claim_types") or [])})
+        rows.append(
+            {
+                "q_only": q,
+                "qa": qa,
+                "justification": j,
+                "correct": correct,
+                "types": list(gold.get("claim_types") or []),
+            }
+        )
     gold_labels = [g.get("label") for g in references]
     labels = [pred_label(p) for p in predictions]
     veracity = f1_per_class(gold_labels, labels, VERDICTS)
@@ -167,7 +179,14 @@ def score(predictions: list[dict[str, Any]], references: list[dict[str, Any]],
     for r in rows:
         for t in r["types"]:
             by_type.setdefault(t, []).append(float(r["correct"] and r["qa"] > 0.25))
-    return AveritecScores(n=len(rows), question_only=float(np.mean(q_utils)), question_answer=float(np.mean(qa_utils)),
-                          veracity=veracity, justification=float(np.mean(j_scores)), averitec=averitec,
-                          justification_at=j_at, by_type={t: float(np.mean(v)) for t, v in by_type.items()},
-                          per_claim=rows)
+    return AveritecScores(
+        n=len(rows),
+        question_only=float(np.mean(q_utils)),
+        question_answer=float(np.mean(qa_utils)),
+        veracity=veracity,
+        justification=float(np.mean(j_scores)),
+        averitec=averitec,
+        justification_at=j_at,
+        by_type={t: float(np.mean(v)) for t, v in by_type.items()},
+        per_claim=rows,
+    )

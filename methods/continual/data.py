@@ -103,9 +103,15 @@ def _subsample_per_class(y: np.ndarray, k: int, rng: np.random.RandomState) -> n
     return np.sort(np.concatenate(keep))
 
 
-def make_stream(split: LabelledSplit, *, classes_per_task: int, class_order: tuple[int, ...] | None = None,
-                seed: int = DIGITS_SPLIT_SEED, samples_per_class: int | None = None,
-                n_tasks: int | None = None) -> TaskStream:
+def make_stream(
+    split: LabelledSplit,
+    *,
+    classes_per_task: int,
+    class_order: tuple[int, ...] | None = None,
+    seed: int = DIGITS_SPLIT_SEED,
+    samples_per_class: int | None = None,
+    n_tasks: int | None = None,
+) -> TaskStream:
     """Cut ``split`` into tasks of ``classes_per_task`` classes following a seeded class order.
 
     ``class_order`` defaults to :func:`seeded_class_order` (``seed``); ``samples_per_class``
@@ -134,11 +140,24 @@ def make_stream(split: LabelledSplit, *, classes_per_task: int, class_order: tup
         classes = tuple(range(t * classes_per_task, (t + 1) * classes_per_task))
         m_tr = np.isin(y_tr, classes)
         m_te = np.isin(y_te, classes)
-        tasks.append(Task(index=t, classes=classes, x_train=x_tr[m_tr], y_train=y_tr[m_tr],
-                          x_test=split.x_test[m_te], y_test=y_te[m_te]))
-    return TaskStream(tasks=tuple(tasks), class_order=order, classes_per_task=classes_per_task,
-                      input_shape=tuple(split.x_train.shape[1:]), dataset=split.name,
-                      samples_per_class=samples_per_class)
+        tasks.append(
+            Task(
+                index=t,
+                classes=classes,
+                x_train=x_tr[m_tr],
+                y_train=y_tr[m_tr],
+                x_test=split.x_test[m_te],
+                y_test=y_te[m_te],
+            )
+        )
+    return TaskStream(
+        tasks=tuple(tasks),
+        class_order=order,
+        classes_per_task=classes_per_task,
+        input_shape=tuple(split.x_train.shape[1:]),
+        dataset=split.name,
+        samples_per_class=samples_per_class,
+    )
 
 
 def load_digits_split(seed: int = DIGITS_SPLIT_SEED, test_size: float = 0.3) -> LabelledSplit:

@@ -70,8 +70,9 @@ class RunResult:
         return {"seen": a.tolist(), "old": old.tolist(), "new": new.tolist()}
 
 
-def run_sequence(learner: ContinualLearner, stream: TaskStream, progress: JobContext | None = None, *,
-                 seed: int = 0, label: str = "") -> RunResult:
+def run_sequence(
+    learner: ContinualLearner, stream: TaskStream, progress: JobContext | None = None, *, seed: int = 0, label: str = ""
+) -> RunResult:
     """Learn every task of ``stream`` in order and evaluate every head after each task."""
     progress = progress or null_context()
     T = len(stream)
@@ -93,11 +94,17 @@ def run_sequence(learner: ContinualLearner, stream: TaskStream, progress: JobCon
         head0 = learner.heads[0]
         acc = seen_accuracy(mats[head0][: t + 1, : t + 1], sizes[: t + 1])[-1]
         best = max(learner.heads, key=lambda h: seen_accuracy(mats[h][: t + 1, : t + 1], sizes[: t + 1])[-1])
-        progress((t + 1) / T, f"{label}task {t + 1}/{T} done: {head0} {acc:.3f}"
-                 + (f", best {best}" if len(learner.heads) > 1 else ""))
-        log.info("%stask %d/%d: %s", label, t + 1, T,
-                 ", ".join(f"{h}={seen_accuracy(mats[h][: t + 1, : t + 1], sizes[: t + 1])[-1]:.3f}"
-                           for h in learner.heads))
+        progress(
+            (t + 1) / T,
+            f"{label}task {t + 1}/{T} done: {head0} {acc:.3f}" + (f", best {best}" if len(learner.heads) > 1 else ""),
+        )
+        log.info(
+            "%stask %d/%d: %s",
+            label,
+            t + 1,
+            T,
+            ", ".join(f"{h}={seen_accuracy(mats[h][: t + 1, : t + 1], sizes[: t + 1])[-1]:.3f}" for h in learner.heads),
+        )
     result.matrices = {h: m.tolist() for h, m in mats.items()}
     return result
 
@@ -138,18 +145,26 @@ class ExperimentResult:
         curves = [r.curves(head) for r in self.runs]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return {k: np.nanmean(np.array([c[k] for c in curves], dtype=float), axis=0).tolist()
-                    for k in ("seen", "old", "new")}
+            return {
+                k: np.nanmean(np.array([c[k] for c in curves], dtype=float), axis=0).tolist()
+                for k in ("seen", "old", "new")
+            }
 
     def diagnostic(self, key: str) -> list[list[float]]:
         """Per seed, per task value of diagnostic ``key`` (NaN where a task did not report it)."""
         return [[d.get(key, float("nan")) for d in r.diagnostics] for r in self.runs]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "heads": self.heads, "dataset": self.dataset,
-                "classes_per_task": self.classes_per_task, "samples_per_class": self.samples_per_class,
-                "options": self.options, "runs": [asdict(r) for r in self.runs],
-                "aggregate": {h: {m: list(v) for m, v in ms.items()} for h, ms in self.aggregate().items()}}
+        return {
+            "method": self.method,
+            "heads": self.heads,
+            "dataset": self.dataset,
+            "classes_per_task": self.classes_per_task,
+            "samples_per_class": self.samples_per_class,
+            "options": self.options,
+            "runs": [asdict(r) for r in self.runs],
+            "aggregate": {h: {m: list(v) for m, v in ms.items()} for h, ms in self.aggregate().items()},
+        }
 
 
 def seed_list(n_seeds: int, first: int = DIGITS_SPLIT_SEED) -> list[int]:
@@ -157,10 +172,18 @@ def seed_list(n_seeds: int, first: int = DIGITS_SPLIT_SEED) -> list[int]:
     return [first + i for i in range(n_seeds)]
 
 
-def run_experiment(method: str, *, seeds: list[int], options: dict[str, Any] | None = None,
-                   dataset: str = "digits", classes_per_task: int = 2, samples_per_class: int | None = None,
-                   n_tasks: int | None = None, threads: int | None = 1,
-                   progress: JobContext | None = None) -> ExperimentResult:
+def run_experiment(
+    method: str,
+    *,
+    seeds: list[int],
+    options: dict[str, Any] | None = None,
+    dataset: str = "digits",
+    classes_per_task: int = 2,
+    samples_per_class: int | None = None,
+    n_tasks: int | None = None,
+    threads: int | None = 1,
+    progress: JobContext | None = None,
+) -> ExperimentResult:
     """Run registered method ``method`` once per seed on ``dataset`` and keep every run.
 
     Each seed sets the class order (``RandomState(seed).permutation``), the training-set
@@ -172,17 +195,22 @@ def run_experiment(method: str, *, seeds: list[int], options: dict[str, Any] | N
     spec = get_learner(method)
     opts = spec.validate_options(options)
     split = load_dataset(dataset)
-    exp = ExperimentResult(method=method, heads=list(spec.heads), dataset=dataset,
-                           classes_per_task=classes_per_task, samples_per_class=samples_per_class,
-                           options=opts.model_dump(mode="json"))
+    exp = ExperimentResult(
+        method=method,
+        heads=list(spec.heads),
+        dataset=dataset,
+        classes_per_task=classes_per_task,
+        samples_per_class=samples_per_class,
+        options=opts.model_dump(mode="json"),
+    )
     for i, seed in enumerate(seeds):
-        stream = make_stream(split, classes_per_task=classes_per_task, seed=seed,
-                             samples_per_class=samples_per_class, n_tasks=n_tasks)
+        stream = make_stream(
+            split, classes_per_task=classes_per_task, seed=seed, samples_per_class=samples_per_class, n_tasks=n_tasks
+        )
         learner = spec.build(opts, seed=seed, stream=stream)
         if tuple(learner.heads) != tuple(spec.heads):
             exp.heads = list(learner.heads)
         sub = progress.sub(i / len(seeds), (i + 1) / len(seeds))
         with torch_threads(threads):
-            exp.runs.append(run_sequence(learner, stream, sub, seed=seed,
-                                         label=f"seed {i + 1}/{len(seeds)} ({seed}) "))
+            exp.runs.append(run_sequence(learner, stream, sub, seed=seed, label=f"seed {i + 1}/{len(seeds)} ({seed}) "))
     return exp

@@ -16,20 +16,25 @@ from methods.continual.report import experiment_report
 class ContinualParams(BaseModel):
     """What to run: a harness method on a dataset cut into class-incremental tasks."""
 
-    method: str = Field("dpcr", min_length=1, max_length=64,
-                        description="A registered continual method (GET /v1/methods lists its options).")
+    method: str = Field(
+        "dpcr",
+        min_length=1,
+        max_length=64,
+        description="A registered continual method (GET /v1/methods lists its options).",
+    )
     dataset: str = Field("digits", min_length=1, max_length=64, description="A harness dataset.")
     seeds: int = Field(1, ge=1, le=10, description="Number of seeds (class order, subsample, init).")
     first_seed: int = Field(1993, ge=0, le=2**31 - 1, description="Seeds are first_seed, first_seed+1, ...")
     classes_per_task: int = Field(2, ge=1, le=1000)
     n_tasks: int | None = Field(None, ge=1, le=1000, description="Stop after this many tasks (default: all).")
-    samples_per_class: int | None = Field(None, ge=2, le=100000,
-                                          description="Keep at most this many training samples per class.")
+    samples_per_class: int | None = Field(
+        None, ge=2, le=100000, description="Keep at most this many training samples per class."
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="The method's own options.")
     threads: int = Field(1, ge=1, le=64, description="Torch intra-op threads while training.")
 
     @model_validator(mode="after")
-    def _known(self) -> "ContinualParams":
+    def _known(self) -> ContinualParams:
         if self.dataset not in DATASETS:
             raise ValueError(f"unknown dataset {self.dataset!r}; known: {', '.join(sorted(DATASETS))}")
         try:
@@ -40,17 +45,31 @@ class ContinualParams(BaseModel):
         return self
 
 
-@register_method("continual.run", title="Class-incremental run",
-                 description="Run a continual method (e.g. DPCR and its comparison arms) task by task over "
-                             "several seeds; report accuracy matrices, A_f, Ā, forgetting and old/new accuracy.",
-                 queue="cpu", tags=("continual",))
+@register_method(
+    "continual.run",
+    title="Class-incremental run",
+    description="Run a continual method (e.g. DPCR and its comparison arms) task by task over "
+    "several seeds; report accuracy matrices, A_f, Ā, forgetting and old/new accuracy.",
+    queue="cpu",
+    tags=("continual",),
+)
 def run(params: ContinualParams, progress: JobContext) -> Report:
     """Run ``params.method`` over ``params.seeds`` seeds and report every head's metrics."""
-    exp = run_experiment(params.method, seeds=seed_list(params.seeds, params.first_seed), options=params.options,
-                         dataset=params.dataset, classes_per_task=params.classes_per_task,
-                         samples_per_class=params.samples_per_class, n_tasks=params.n_tasks,
-                         threads=params.threads, progress=progress)
-    report = experiment_report(exp, title=f"{params.method} on {params.dataset}"
-                               + (f", {params.samples_per_class} samples/class" if params.samples_per_class else ""))
+    exp = run_experiment(
+        params.method,
+        seeds=seed_list(params.seeds, params.first_seed),
+        options=params.options,
+        dataset=params.dataset,
+        classes_per_task=params.classes_per_task,
+        samples_per_class=params.samples_per_class,
+        n_tasks=params.n_tasks,
+        threads=params.threads,
+        progress=progress,
+    )
+    report = experiment_report(
+        exp,
+        title=f"{params.method} on {params.dataset}"
+        + (f", {params.samples_per_class} samples/class" if params.samples_per_class else ""),
+    )
     progress(1.0, "done")
     return report

@@ -79,8 +79,9 @@ class LearnerSpec:
         try:
             return self.options_model.model_validate(options or {})
         except ValidationError as exc:
-            msgs = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}"
-                             for e in exc.errors(include_url=False))
+            msgs = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}" for e in exc.errors(include_url=False)
+            )
             raise ValueError(f"invalid options for {self.name}: {msgs}") from None
 
     def build(self, options: dict[str, Any] | BaseModel | None, *, seed: int, stream: TaskStream) -> ContinualLearner:
@@ -94,9 +95,14 @@ class LearnerSpec:
 _LEARNERS: dict[str, LearnerSpec] = {}
 
 
-def register_learner(name: str, *, options: type[BaseModel], heads: tuple[str, ...] = ("default",),
-                     description: str = "", presets: dict[str, dict[str, Any]] | None = None,
-                     ) -> Callable[[Factory], Factory]:
+def register_learner(
+    name: str,
+    *,
+    options: type[BaseModel],
+    heads: tuple[str, ...] = ("default",),
+    description: str = "",
+    presets: dict[str, dict[str, Any]] | None = None,
+) -> Callable[[Factory], Factory]:
     """Decorator registering ``factory(options, *, seed, stream) -> ContinualLearner`` as ``name``.
 
     ``presets`` names option dicts a UI can offer (e.g. ``{"quick": {...}, "spec": {}}``); each is
@@ -112,9 +118,14 @@ def register_learner(name: str, *, options: type[BaseModel], heads: tuple[str, .
         existing = _LEARNERS.get(name)
         if existing is not None and existing.factory.__qualname__ != fn.__qualname__:
             raise ValueError(f"continual method {name!r} registered twice")
-        _LEARNERS[name] = LearnerSpec(name=name, factory=fn, options_model=options, heads=tuple(heads),
-                                      description=description or (fn.__doc__ or "").strip().split("\n")[0],
-                                      presets=dict(presets or {}))
+        _LEARNERS[name] = LearnerSpec(
+            name=name,
+            factory=fn,
+            options_model=options,
+            heads=tuple(heads),
+            description=description or (fn.__doc__ or "").strip().split("\n")[0],
+            presets=dict(presets or {}),
+        )
         return fn
 
     return deco

@@ -21,12 +21,11 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def accuracy_matrix_row(y_true: np.ndarray, y_pred: np.ndarray, task_of_label: np.ndarray,
-                        n_tasks: int) -> np.ndarray:
+def accuracy_matrix_row(y_true: np.ndarray, y_pred: np.ndarray, task_of_label: np.ndarray, n_tasks: int) -> np.ndarray:
     """One row of ``A``: accuracy on each task's test samples (NaN for tasks absent from ``y_true``)."""
     row = np.full(n_tasks, np.nan)
     groups = task_of_label[y_true]
-    correct = (np.asarray(y_pred) == np.asarray(y_true))
+    correct = np.asarray(y_pred) == np.asarray(y_true)
     for j in range(n_tasks):
         m = groups == j
         if m.any():
@@ -61,7 +60,7 @@ def forgetting(matrix: np.ndarray) -> float:
     T = A.shape[0]
     if T < 2:
         return math.nan
-    drops = [float(np.max(A[j:T - 1, j]) - A[T - 1, j]) for j in range(T - 1)]
+    drops = [float(np.max(A[j : T - 1, j]) - A[T - 1, j]) for j in range(T - 1)]
     return float(np.mean(drops))
 
 

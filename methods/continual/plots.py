@@ -32,8 +32,7 @@ def accuracy_matrix_figure(matrices: dict[str, np.ndarray], *, title: str = ""):
         for t in range(T):
             for j in range(t + 1):
                 v = A[t, j] * 100
-                ax.text(j, t, f"{v:.0f}", ha="center", va="center", fontsize=7,
-                        color="white" if v < 60 else "black")
+                ax.text(j, t, f"{v:.0f}", ha="center", va="center", fontsize=7, color="white" if v < 60 else "black")
         ax.set_xticks(range(T), [str(j + 1) for j in range(T)])
         ax.set_yticks(range(T), [str(t + 1) for t in range(T)])
         ax.set_xlabel("evaluated task")

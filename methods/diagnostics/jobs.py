@@ -23,8 +23,11 @@ class SleepParams(BaseModel):
     queue_hint: Literal["cpu", "gpu"] = Field("cpu", description="Informational: where the job was meant to run.")
 
 
-@register_method("diag.sleep", title="Diagnostic sleep",
-                 description="Sleep with progress reports (and optionally fail): checks workers and queues.")
+@register_method(
+    "diag.sleep",
+    title="Diagnostic sleep",
+    description="Sleep with progress reports (and optionally fail): checks workers and queues.",
+)
 def run(params: SleepParams, progress: JobContext) -> Report:
     t0 = time.perf_counter()
     for i in range(params.steps):

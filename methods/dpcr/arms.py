@@ -42,7 +42,7 @@ class StatisticsArm:
     classifier: RidgeClassifier | None = field(default=None)
 
     @classmethod
-    def create(cls, name: str) -> "StatisticsArm":
+    def create(cls, name: str) -> StatisticsArm:
         mode, rule = ARM_MODES[name]
         return cls(name=name, mode=mode, memory=ClassMemory(rule))
 
@@ -53,18 +53,27 @@ class StatisticsArm:
     def add(self, feats: np.ndarray, labels: np.ndarray) -> None:
         self.memory.add(feats, labels)
 
-    def refit(self, gamma: float, count_constant: int | None = None,
-              current: CurrentTerm | None = None) -> RidgeClassifier:
+    def refit(
+        self, gamma: float, count_constant: int | None = None, current: CurrentTerm | None = None
+    ) -> RidgeClassifier:
         self.classifier = RidgeClassifier.from_solution(
-            ridge_solution(self.memory, gamma, count_constant=count_constant, current=current))
+            ridge_solution(self.memory, gamma, count_constant=count_constant, current=current)
+        )
         return self.classifier
 
     def prototypes(self) -> dict[int, np.ndarray]:
         return {c: s.mean for c, s in self.memory.classes.items()}
 
 
-def select_gamma(feats: np.ndarray, labels: np.ndarray, grid: tuple[float, ...], *, holdout: float,
-                 seed: int, count_constant: int | None = None) -> tuple[float, dict[float, tuple[float, float]]]:
+def select_gamma(
+    feats: np.ndarray,
+    labels: np.ndarray,
+    grid: tuple[float, ...],
+    *,
+    holdout: float,
+    seed: int,
+    count_constant: int | None = None,
+) -> tuple[float, dict[float, tuple[float, float]]]:
     """Pick γ on a stratified held-out part of task 1 (spec §6).
 
     Fits RRCR on the rest for each γ, scores held-out accuracy of the row-normalised classifier,
@@ -74,8 +83,7 @@ def select_gamma(feats: np.ndarray, labels: np.ndarray, grid: tuple[float, ...],
     from sklearn.model_selection import train_test_split
 
     labels = np.asarray(labels)
-    idx_fit, idx_val = train_test_split(np.arange(len(labels)), test_size=holdout, stratify=labels,
-                                        random_state=seed)
+    idx_fit, idx_val = train_test_split(np.arange(len(labels)), test_size=holdout, stratify=labels, random_state=seed)
     lo = int(labels.min())
     mem = ClassMemory("relative")
     mem.add(feats[idx_fit], labels[idx_fit] - lo)

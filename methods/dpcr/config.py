@@ -47,25 +47,40 @@ class DPCRConfig(BaseModel):
     kd_lambda: float = Field(10.0, ge=0, le=1000, description="λ_KD.")
     kd_temperature: float = Field(2.0, gt=0, le=100, description="KD temperature T.")
     # DPCR closed-form parts
-    gamma: float | None = Field(None, gt=0, le=1e8, description="Ridge γ of RRCR; None = pick from gamma_grid "
-                                "on a held-out part of task 1.")
+    gamma: float | None = Field(
+        None, gt=0, le=1e8, description="Ridge γ of RRCR; None = pick from gamma_grid on a held-out part of task 1."
+    )
     gamma_grid: tuple[float, ...] = Field((1.0, 10.0, 100.0), min_length=1, max_length=10)
     gamma_holdout: float = Field(0.2, gt=0, lt=0.9, description="Held-out fraction of task 1 for picking γ.")
     gamma_p: float = Field(1e-9, gt=0, le=1e3, description="TSSP ridge γ_p (rg_tssp).")
-    tssp_passes: int = Field(1, ge=1, le=32, description="Augmented passes over the task's data for TSSP "
-                             "(the reference makes one; more keep the regression well-posed when n_t ≤ d).")
+    tssp_passes: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="Augmented passes over the task's data for TSSP "
+        "(the reference makes one; more keep the regression well-posed when n_t ≤ d).",
+    )
     current_term: Literal["augmented", "clean"] = Field(
-        "augmented", description="Current task's ridge term: from the augmented pass(es) through f_t, as the "
-        "reference does (Gram averaged over passes), or from the stored clean statistics.")
-    count_constant: int | None = Field(None, ge=1, le=10**6, description="Use this constant N_c in Q (the "
-                                       "reference's num_per_class) instead of the true class counts.")
+        "augmented",
+        description="Current task's ridge term: from the augmented pass(es) through f_t, as the "
+        "reference does (Gram averaged over passes), or from the stored clean statistics.",
+    )
+    count_constant: int | None = Field(
+        None,
+        ge=1,
+        le=10**6,
+        description="Use this constant N_c in Q (the reference's num_per_class) instead of the true class counts.",
+    )
     arms: tuple[Arm, ...] = Field(ALL_ARMS, min_length=1, description="Heads to evaluate (comparison arms).")
-    gamma_sweep: tuple[float, ...] = Field((), max_length=10, description="Extra heads dpcr_g<γ>: the DPCR "
-                                           "arm refit with each of these γ (stability/plasticity sweep).")
+    gamma_sweep: tuple[float, ...] = Field(
+        (),
+        max_length=10,
+        description="Extra heads dpcr_g<γ>: the DPCR arm refit with each of these γ (stability/plasticity sweep).",
+    )
     feature_batch: int = Field(512, ge=1, le=8192, description="Batch size for feature extraction.")
 
     @model_validator(mode="after")
-    def _check(self) -> "DPCRConfig":
+    def _check(self) -> DPCRConfig:
         if len(set(self.arms)) != len(self.arms):
             raise ValueError("arms must not repeat")
         if self.gamma_sweep and "dpcr" not in self.arms:
@@ -89,8 +104,14 @@ def tiny_config(**overrides) -> DPCRConfig:
 
 #: Named presets of the ``dpcr`` learner (``continual.run`` options), overriding DPCRConfig's defaults.
 PRESETS: dict[str, dict] = {
-    "quick": {"channels": [8, 16, 16], "epochs_first": 3, "milestones_first": [2], "epochs_inc": 2,
-              "milestones_inc": [1], "tssp_passes": 4},
+    "quick": {
+        "channels": [8, 16, 16],
+        "epochs_first": 3,
+        "milestones_first": [2],
+        "epochs_inc": 2,
+        "milestones_inc": [1],
+        "tssp_passes": 4,
+    },
     "spec": {},
     "reproduce": {"tssp_passes": 8, "gamma_sweep": [0.1, 1.0, 10.0, 100.0, 1000.0]},
 }

@@ -11,11 +11,16 @@ from methods.dpcr.config import ALL_ARMS, PRESETS, DPCRConfig
 from methods.dpcr.learner import DPCRLearner
 
 
-@register_learner("dpcr", options=DPCRConfig, heads=ALL_ARMS, presets=PRESETS,
-                  description="LwF backbone + DPCR (TSSP, CIP, ridge reconstruction) with every comparison arm "
-                              "of the spec as a head: lwf, ridge_uncal, tssp, dpcr, dpcr_literal, oracle. "
-                              "Presets: quick (tiny CNN, seconds), spec (§6 schedule, about a minute per seed), "
-                              "reproduce (as docs/results/dpcr.md).")
+@register_learner(
+    "dpcr",
+    options=DPCRConfig,
+    heads=ALL_ARMS,
+    presets=PRESETS,
+    description="LwF backbone + DPCR (TSSP, CIP, ridge reconstruction) with every comparison arm "
+    "of the spec as a head: lwf, ridge_uncal, tssp, dpcr, dpcr_literal, oracle. "
+    "Presets: quick (tiny CNN, seconds), spec (§6 schedule, about a minute per seed), "
+    "reproduce (as docs/results/dpcr.md).",
+)
 def make_dpcr(options: DPCRConfig, *, seed: int, stream: TaskStream) -> ContinualLearner:
     """A DPCR learner for ``stream``'s input shape."""
     return DPCRLearner(options, seed=seed, input_shape=stream.input_shape)
@@ -29,8 +34,9 @@ class DpcrOptions(ReproducerOptions):
     threads: int = Field(1, ge=1, le=64, description="torch threads.")
 
 
-@register_reproducer("dpcr", options=DpcrOptions,
-                     description="DPCR on digits: 5 tasks × 2 classes, 5 seeds, all arms, 32/class variant.")
+@register_reproducer(
+    "dpcr", options=DpcrOptions, description="DPCR on digits: 5 tasks × 2 classes, 5 seeds, all arms, 32/class variant."
+)
 def reproduce(options: DpcrOptions, progress: JobContext) -> Report:
     """Run the spec §6 experiment; the registry writes ``dpcr.md`` (+ ``dpcr/`` figures and JSON)."""
     from methods.dpcr.experiment import run_reproduction

@@ -75,16 +75,29 @@ class DPCRLearner(ContinualLearner):
         old_net = frozen_copy(self.net) if self.n_tasks > 0 else None
         self.net.head.add_classes(len(classes))
         t0 = time.perf_counter()
-        losses = train_task(self.net, task.x_train, task.y_train, n_old=n_old, cfg=cfg, old_net=old_net,
-                            generator=self.generator, progress=progress.sub(0.0, 0.9))
+        losses = train_task(
+            self.net,
+            task.x_train,
+            task.y_train,
+            n_old=n_old,
+            cfg=cfg,
+            old_net=old_net,
+            generator=self.generator,
+            progress=progress.sub(0.0, 0.9),
+        )
         diag.update({"train_seconds": time.perf_counter() - t0, "ce": losses["ce"], "kd": losses["kd"]})
         backbone = self.net.backbone
         feats = extract_features(backbone, task.x_train, batch=cfg.feature_batch)
 
         if self.gamma is None:
-            self.gamma, self.gamma_scores = select_gamma(feats, task.y_train, cfg.gamma_grid,
-                                                         holdout=cfg.gamma_holdout, seed=self.seed,
-                                                         count_constant=cfg.count_constant)
+            self.gamma, self.gamma_scores = select_gamma(
+                feats,
+                task.y_train,
+                cfg.gamma_grid,
+                holdout=cfg.gamma_holdout,
+                seed=self.seed,
+                count_constant=cfg.count_constant,
+            )
         diag["gamma"] = float(self.gamma)
 
         olds, news = self._augmented_passes(old_net, backbone, task.x_train)
@@ -97,8 +110,11 @@ class DPCRLearner(ContinualLearner):
         current = None
         if cfg.current_term == "augmented":
             terms = [CurrentTerm.from_features(f, task.y_train, classes) for f in news]
-            current = CurrentTerm(gram=sum(t.gram for t in terms) / len(terms),
-                                  cross=sum(t.cross for t in terms) / len(terms), labels=tuple(classes))
+            current = CurrentTerm(
+                gram=sum(t.gram for t in terms) / len(terms),
+                cross=sum(t.cross for t in terms) / len(terms),
+                labels=tuple(classes),
+            )
         progress(0.95, "closed-form calibration and ridge")
         for name, arm in self.arms.items():
             arm.add(feats, task.y_train)
@@ -106,7 +122,8 @@ class DPCRLearner(ContinualLearner):
             diag[f"rank.{name}"] = float(np.mean([s.rank for s in arm.memory.classes.values()]))
         for name, g in self.sweep.items():
             self.sweep_classifiers[name] = RidgeClassifier.from_solution(
-                ridge_solution(self.arms["dpcr"].memory, g, count_constant=cfg.count_constant, current=current))
+                ridge_solution(self.arms["dpcr"].memory, g, count_constant=cfg.count_constant, current=current)
+            )
 
         if self.keep_data:
             self._seen.append((task.x_train, task.y_train))
@@ -122,8 +139,9 @@ class DPCRLearner(ContinualLearner):
         self._diag = diag
         progress(1.0, f"task {self.n_tasks} learned")
 
-    def _augmented_passes(self, old_net: Net | None, backbone: torch.nn.Module,
-                          x: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def _augmented_passes(
+        self, old_net: Net | None, backbone: torch.nn.Module, x: np.ndarray
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """``tssp_passes`` randomly shifted copies of the task's data through f_{t−1} (if any) and f_t."""
         xt = torch.as_tensor(x, dtype=torch.float32)
         olds, news = [], []
@@ -168,7 +186,7 @@ class DPCRLearner(ContinualLearner):
             self.net.eval()
             xt = torch.as_tensor(x, dtype=torch.float32)
             bs = self.cfg.feature_batch
-            logits = torch.cat([self.net(xt[i:i + bs]) for i in range(0, len(xt), bs)])
+            logits = torch.cat([self.net(xt[i : i + bs]) for i in range(0, len(xt), bs)])
             return logits[:, : self.n_seen].argmax(dim=1).numpy()
         feats = self._features(x)
         if head == "oracle":

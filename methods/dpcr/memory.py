@@ -50,7 +50,7 @@ class ClassStats:
     count: int
 
     @classmethod
-    def from_features(cls, feats: np.ndarray, rule: ProjectorRule = "relative") -> "ClassStats":
+    def from_features(cls, feats: np.ndarray, rule: ProjectorRule = "relative") -> ClassStats:
         phi = np.asarray(feats, dtype=np.float64)
         if phi.ndim != 2 or len(phi) == 0:
             raise ValueError("a class needs a non-empty (n, d) feature matrix")
@@ -91,8 +91,10 @@ class ClassMemory:
         st.gram = 0.5 * (g + g.T)
         st.projector, st.rank = row_space_projector(st.gram, self.rule)
 
-    def copy(self) -> "ClassMemory":
+    def copy(self) -> ClassMemory:
         out = ClassMemory(self.rule)
-        out.classes = {c: ClassStats(s.mean.copy(), s.gram.copy(), s.projector.copy(), s.rank, s.count)
-                       for c, s in self.classes.items()}
+        out.classes = {
+            c: ClassStats(s.mean.copy(), s.gram.copy(), s.projector.copy(), s.rank, s.count)
+            for c, s in self.classes.items()
+        }
         return out

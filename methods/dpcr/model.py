@@ -27,8 +27,14 @@ class SmallCNN(nn.Module):
         def block(cin: int, cout: int) -> list[nn.Module]:
             return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
 
-        self.features = nn.Sequential(*block(in_channels, c1), *block(c1, c2), nn.MaxPool2d(2), *block(c2, c3),
-                                      nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.features = nn.Sequential(
+            *block(in_channels, c1),
+            *block(c1, c2),
+            nn.MaxPool2d(2),
+            *block(c2, c3),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+        )
         self.out_dim = c3
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -49,7 +55,7 @@ class _GrowingHead(nn.Module):
 
     def add_classes(self, n: int) -> None:
         w = torch.empty(n, self.in_dim)
-        nn.init.kaiming_uniform_(w, a=5 ** 0.5)
+        nn.init.kaiming_uniform_(w, a=5**0.5)
         self.blocks.append(nn.Parameter(w))
 
     def weight(self) -> torch.Tensor:
@@ -94,8 +100,7 @@ class Net(nn.Module):
         return self.head(self.backbone(x))
 
 
-def build_net(channels: tuple[int, int, int], head: str, cosine_scale_init: float = 1.0,
-              in_channels: int = 1) -> Net:
+def build_net(channels: tuple[int, int, int], head: str, cosine_scale_init: float = 1.0, in_channels: int = 1) -> Net:
     backbone = SmallCNN(channels, in_channels=in_channels)
     h = CosineHead(backbone.out_dim, cosine_scale_init) if head == "cosine" else LinearHead(backbone.out_dim)
     return Net(backbone, h)

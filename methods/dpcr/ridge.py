@@ -32,14 +32,15 @@ class CurrentTerm:
     labels: tuple[int, ...]
 
     @classmethod
-    def from_features(cls, feats: np.ndarray, y: np.ndarray, labels: tuple[int, ...]) -> "CurrentTerm":
+    def from_features(cls, feats: np.ndarray, y: np.ndarray, labels: tuple[int, ...]) -> CurrentTerm:
         phi = np.asarray(feats, dtype=np.float64)
         Y = (np.asarray(y)[:, None] == np.asarray(labels)[None, :]).astype(np.float64)
         return cls(gram=phi.T @ phi, cross=phi.T @ Y, labels=tuple(labels))
 
 
-def ridge_solution(memory: ClassMemory, gamma: float, *, count_constant: int | None = None,
-                   current: CurrentTerm | None = None) -> np.ndarray:
+def ridge_solution(
+    memory: ClassMemory, gamma: float, *, count_constant: int | None = None, current: CurrentTerm | None = None
+) -> np.ndarray:
     """Ŵ = (Σ_c Σ_c + γI)⁻¹ [N_c μ_cᵀ]_c, columns ordered by label 0..C−1 (labels must be contiguous).
 
     With ``current``, the classes in ``current.labels`` contribute ``current.gram`` to R and
@@ -80,7 +81,7 @@ class RidgeClassifier:
     weight: np.ndarray
 
     @classmethod
-    def from_solution(cls, W: np.ndarray) -> "RidgeClassifier":
+    def from_solution(cls, W: np.ndarray) -> RidgeClassifier:
         Wt = np.asarray(W, dtype=np.float64).T
         norms = np.linalg.norm(Wt, axis=1, keepdims=True)
         return cls(weight=Wt / np.where(norms > 0, norms, 1.0))

@@ -36,7 +36,7 @@ def random_shift(x: torch.Tensor, max_shift: int, generator: torch.Generator) ->
         for dx in range(2 * p + 1):
             m = (offs[:, 0] == dy) & (offs[:, 1] == dx)
             if m.any():
-                out[m] = padded[m, :, dy:dy + h, dx:dx + w]
+                out[m] = padded[m, :, dy : dy + h, dx : dx + w]
     return out
 
 
@@ -46,9 +46,17 @@ def kd_loss(logits: torch.Tensor, old_logits: torch.Tensor, temperature: float) 
     return -(soft * torch.log_softmax(logits / temperature, dim=1)).sum(dim=1).mean()
 
 
-def train_task(net: Net, x: np.ndarray, y: np.ndarray, *, n_old: int, cfg: DPCRConfig,
-               old_net: Net | None, generator: torch.Generator,
-               progress: JobContext | None = None) -> dict[str, float]:
+def train_task(
+    net: Net,
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_old: int,
+    cfg: DPCRConfig,
+    old_net: Net | None,
+    generator: torch.Generator,
+    progress: JobContext | None = None,
+) -> dict[str, float]:
     """Train ``net`` on one task's data (stream labels ``n_old..``); returns the last epoch's mean losses."""
     progress = progress or null_context()
     first = old_net is None
@@ -67,7 +75,7 @@ def train_task(net: Net, x: np.ndarray, y: np.ndarray, *, n_old: int, cfg: DPCRC
         perm = torch.randperm(n, generator=generator)
         ce_sum = kd_sum = 0.0
         for start in range(0, n, cfg.batch_size):
-            idx = perm[start:start + cfg.batch_size]
+            idx = perm[start : start + cfg.batch_size]
             xb = random_shift(xt[idx], cfg.augment_shift, generator)
             logits = net(xb)
             loss = ce = F.cross_entropy(logits[:, n_old:], yt[idx])
@@ -95,7 +103,7 @@ def extract_features(backbone: nn.Module, x: np.ndarray | torch.Tensor, *, batch
     was_training = backbone.training
     backbone.eval()
     xt = torch.as_tensor(x, dtype=torch.float32)
-    out = [backbone(xt[i:i + batch]).double() for i in range(0, len(xt), batch)]
+    out = [backbone(xt[i : i + batch]).double() for i in range(0, len(xt), batch)]
     backbone.train(was_training)
     return torch.cat(out).numpy() if out else np.zeros((0, getattr(backbone, "out_dim", 0)))
 

@@ -14,8 +14,9 @@ from core.llm import complete
 
 class CompleteParams(BaseModel):
     prompts: list[str] = Field(..., min_length=1, max_length=64, description="Prompts, one completion each.")
-    model: str | None = Field(None, max_length=200,
-                              description="litellm model string; default: the configured model (local SmolLM2).")
+    model: str | None = Field(
+        None, max_length=200, description="litellm model string; default: the configured model (local SmolLM2)."
+    )
     system: str | None = Field(None, max_length=4000, description="Optional system message.")
     max_tokens: int = Field(64, ge=1, le=2048, description="New tokens per completion.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy.")
@@ -31,25 +32,42 @@ class CompleteParams(BaseModel):
         return v
 
 
-@register_method("llm.complete", title="LLM completion",
-                 description="Complete a batch of prompts with the configured model; reports tokens/s.")
+@register_method(
+    "llm.complete",
+    title="LLM completion",
+    description="Complete a batch of prompts with the configured model; reports tokens/s.",
+)
 def run(params: CompleteParams, progress: JobContext) -> Report:
     rows, total_tokens, total_s = [], 0, 0.0
     model = None
     for i, prompt in enumerate(params.prompts):
         progress(i / len(params.prompts), f"prompt {i + 1}/{len(params.prompts)}")
-        c = complete(prompt, system=params.system, model=params.model, max_tokens=params.max_tokens,
-                     temperature=params.temperature)
+        c = complete(
+            prompt,
+            system=params.system,
+            model=params.model,
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+        )
         model = c.model
         total_tokens += c.completion_tokens
         total_s += c.latency_s
         rows.append([i, prompt[:200], c.text, c.completion_tokens, round(c.latency_s, 3)])
     progress(1.0, "done")
     tps = total_tokens / total_s if total_s > 0 else 0.0
-    report = Report(title=f"LLM completion ({len(rows)} prompt{'s' if len(rows) != 1 else ''})",
-                    summary=f"{total_tokens} tokens from {model} at {tps:.1f} tokens/s.")
-    report.metrics.update({"model": model, "prompts": len(rows), "completion_tokens": total_tokens,
-                           "seconds": round(total_s, 3), "tokens_per_s": round(tps, 2)})
+    report = Report(
+        title=f"LLM completion ({len(rows)} prompt{'s' if len(rows) != 1 else ''})",
+        summary=f"{total_tokens} tokens from {model} at {tps:.1f} tokens/s.",
+    )
+    report.metrics.update(
+        {
+            "model": model,
+            "prompts": len(rows),
+            "completion_tokens": total_tokens,
+            "seconds": round(total_s, 3),
+            "tokens_per_s": round(tps, 2),
+        }
+    )
     report.add_table("Completions", ["#", "prompt", "completion", "tokens", "seconds"], rows)
     report.data["completions"] = [r[2] for r in rows]
     return report

@@ -31,7 +31,7 @@ def _to_float(s: str) -> float | None:
 def extract_mawps(completion: str) -> float | None:
     """First number in the completion, else the last one (None if there is none)."""
     nums = _NUM.findall(completion)
-    for cand in (nums[:1] + nums[-1:]):
+    for cand in nums[:1] + nums[-1:]:
         v = _to_float(cand)
         if v is not None:
             return v

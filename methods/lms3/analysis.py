@@ -20,8 +20,9 @@ class PairedDiff:
     n: int
 
 
-def paired_bootstrap(arm: Sequence[float], baseline: Sequence[float], *, resamples: int = 2000,
-                     seed: int = 0, level: float = 0.95) -> PairedDiff:
+def paired_bootstrap(
+    arm: Sequence[float], baseline: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> PairedDiff:
     """Percentile bootstrap of the mean paired difference (queries resampled with replacement)."""
     d = np.asarray(arm, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
     if d.size == 0:

@@ -112,7 +112,7 @@ class ExperimentConfig:
     batch_size: int = 8
     datasets: tuple[str, ...] = DATASETS
 
-    def with_datasets(self, names: tuple[str, ...]) -> "ExperimentConfig":
+    def with_datasets(self, names: tuple[str, ...]) -> ExperimentConfig:
         unknown = set(names) - set(DATASETS)
         if unknown:
             raise ValueError(f"unknown datasets {sorted(unknown)}")
@@ -124,13 +124,35 @@ PRESETS: dict[str, ExperimentConfig] = {
     "spec_cpu": ExperimentConfig(
         name="spec_cpu",
         sizes={
-            "gsm8k": DatasetSizes(pool=2000, queries=100, nll_queries=100, acc_queries=50,
-                                  theory_queries=30, theory_demos=20, max_new_tokens=192),
-            "mawps": DatasetSizes(pool=None, queries=100, nll_queries=100, acc_queries=100,
-                                  theory_queries=30, theory_demos=20, max_new_tokens=24),
-            "math": DatasetSizes(pool=300, queries=20, nll_queries=20, acc_queries=0,
-                                 theory_queries=30, theory_demos=20, max_new_tokens=0),
-        }),
+            "gsm8k": DatasetSizes(
+                pool=2000,
+                queries=100,
+                nll_queries=100,
+                acc_queries=50,
+                theory_queries=30,
+                theory_demos=20,
+                max_new_tokens=192,
+            ),
+            "mawps": DatasetSizes(
+                pool=None,
+                queries=100,
+                nll_queries=100,
+                acc_queries=100,
+                theory_queries=30,
+                theory_demos=20,
+                max_new_tokens=24,
+            ),
+            "math": DatasetSizes(
+                pool=300,
+                queries=20,
+                nll_queries=20,
+                acc_queries=0,
+                theory_queries=30,
+                theory_demos=20,
+                max_new_tokens=0,
+            ),
+        },
+    ),
     # What `paperworks reproduce lms3` runs by default: the same protocol shrunk to
     # ~130k forward tokens (~10 min on 2 otherwise idle cores; MAWPS prompts are 3-4x
     # cheaper than GSM8K/MATH ones, so MAWPS gets most of the NLL budget). MATH pools
@@ -138,26 +160,54 @@ PRESETS: dict[str, ExperimentConfig] = {
     "cpu_small": ExperimentConfig(
         name="cpu_small",
         sizes={
-            "gsm8k": DatasetSizes(pool=100, queries=30, nll_queries=6, acc_queries=0,
-                                  theory_queries=4, theory_demos=4, max_new_tokens=192),
-            "mawps": DatasetSizes(pool=200, queries=60, nll_queries=24, acc_queries=10,
-                                  theory_queries=8, theory_demos=5, max_new_tokens=24),
-            "math": DatasetSizes(pool=10, queries=1, nll_queries=1, acc_queries=0,
-                                 theory_queries=4, theory_demos=3, max_new_tokens=0,
-                                 all_modes=False, min_lambda=1),
+            "gsm8k": DatasetSizes(
+                pool=100, queries=30, nll_queries=6, acc_queries=0, theory_queries=4, theory_demos=4, max_new_tokens=192
+            ),
+            "mawps": DatasetSizes(
+                pool=200,
+                queries=60,
+                nll_queries=24,
+                acc_queries=10,
+                theory_queries=8,
+                theory_demos=5,
+                max_new_tokens=24,
+            ),
+            "math": DatasetSizes(
+                pool=10,
+                queries=1,
+                nll_queries=1,
+                acc_queries=0,
+                theory_queries=4,
+                theory_demos=3,
+                max_new_tokens=0,
+                all_modes=False,
+                min_lambda=1,
+            ),
         },
-        selection=SelectionConfig(k=1, l=0.01, min_lambda=0)),
+        selection=SelectionConfig(k=1, l=0.01, min_lambda=0),
+    ),
     # A seconds-long run for tests.
     "tiny": ExperimentConfig(
         name="tiny",
         sizes={
-            "gsm8k": DatasetSizes(pool=20, queries=3, nll_queries=2, acc_queries=1,
-                                  theory_queries=2, theory_demos=3, max_new_tokens=8),
-            "mawps": DatasetSizes(pool=20, queries=3, nll_queries=2, acc_queries=2,
-                                  theory_queries=2, theory_demos=3, max_new_tokens=8),
-            "math": DatasetSizes(pool=4, queries=1, nll_queries=1, acc_queries=0,
-                                 theory_queries=2, theory_demos=3, max_new_tokens=0, all_modes=False,
-                                 min_lambda=1),
+            "gsm8k": DatasetSizes(
+                pool=20, queries=3, nll_queries=2, acc_queries=1, theory_queries=2, theory_demos=3, max_new_tokens=8
+            ),
+            "mawps": DatasetSizes(
+                pool=20, queries=3, nll_queries=2, acc_queries=2, theory_queries=2, theory_demos=3, max_new_tokens=8
+            ),
+            "math": DatasetSizes(
+                pool=4,
+                queries=1,
+                nll_queries=1,
+                acc_queries=0,
+                theory_queries=2,
+                theory_demos=3,
+                max_new_tokens=0,
+                all_modes=False,
+                min_lambda=1,
+            ),
         },
-        bootstrap=200),
+        bootstrap=200,
+    ),
 }

@@ -20,8 +20,15 @@ from core.config import get_settings
 
 log = logging.getLogger(__name__)
 
-MATH_SUBJECTS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra",
-                 "number_theory", "prealgebra", "precalculus")
+MATH_SUBJECTS = (
+    "algebra",
+    "counting_and_probability",
+    "geometry",
+    "intermediate_algebra",
+    "number_theory",
+    "prealgebra",
+    "precalculus",
+)
 _FILES = {
     "gsm8k": ("gsm8k", "train.jsonl", "test.jsonl"),
     "mawps": ("mawps_lms3", "train.jsonl", "dev.jsonl"),

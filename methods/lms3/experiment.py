@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from core.jobs import JobContext
+from core.llm import get_local_model, model_hash
+from core.vectorstore import VectorStore
 from methods.lms3.accuracy import extract_gsm8k, extract_mawps, greedy_complete, is_correct
 from methods.lms3.analysis import distinct, share_explained_by_norm, spearman
 from methods.lms3.cache import ResultCache
@@ -35,9 +38,6 @@ from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
 from methods.lms3.scores import cosine_distance, lms3_select, rejection_lambda, similarity
 from methods.lms3.selectors import ARMS, Selector
-from core.jobs import JobContext
-from core.llm import get_local_model, model_hash
-from core.vectorstore import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,14 @@ class DatasetResult:
 class Experiment:
     """Runs :class:`ExperimentConfig` on the local model with a Chroma store and a result cache."""
 
-    def __init__(self, cfg: ExperimentConfig, *, store: VectorStore, model_name: str | None = None,
-                 cache: ResultCache | None = None) -> None:
+    def __init__(
+        self,
+        cfg: ExperimentConfig,
+        *,
+        store: VectorStore,
+        model_name: str | None = None,
+        cache: ResultCache | None = None,
+    ) -> None:
         self.cfg = cfg
         self.store = store
         lm = get_local_model(model_name)
@@ -100,9 +106,14 @@ class Experiment:
         self.counts["nll_reused"] += len(set(keys)) - len(items)
         step = max(1, self.cfg.batch_size)
         for b0 in range(0, len(items), step):
-            chunk = items[b0:b0 + step]
-            res = gold_nll(self.model, self.tok, [pg[0] for _, pg in chunk], [pg[1] for _, pg in chunk],
-                           batch_size=max(1, self.cfg.batch_size // 2))
+            chunk = items[b0 : b0 + step]
+            res = gold_nll(
+                self.model,
+                self.tok,
+                [pg[0] for _, pg in chunk],
+                [pg[1] for _, pg in chunk],
+                batch_size=max(1, self.cfg.batch_size // 2),
+            )
             for (k, _), r in zip(chunk, res):
                 self.cache.put(k, r.mean)
             if progress is not None:
@@ -130,8 +141,16 @@ class Experiment:
         t0 = time.perf_counter()
         spec = PoolSpec(name, sizes.pool, self.cfg.seed)
         problems = spec.problems()
-        index_pool(problems, spec.name, store=self.store, encoder=self.encoder, projections=self.proj,
-                   model_hash=self.hash, keys=keys, progress=progress.sub(0.0, 0.35))
+        index_pool(
+            problems,
+            spec.name,
+            store=self.store,
+            encoder=self.encoder,
+            projections=self.proj,
+            model_hash=self.hash,
+            keys=keys,
+            progress=progress.sub(0.0, 0.35),
+        )
         pools = {k: load_pool(spec.name, k, store=self.store, model_hash=self.hash) for k in keys}
 
         queries = query_subset(load_split(name, "queries"), sizes.queries)
@@ -139,28 +158,56 @@ class Experiment:
         xq = self.encoder.encode([q.text for q in queries], keys)
         main = pools[MAIN_KEY]
         memo_main: dict[str, DemoPool] = {}
-        lambdas = {q.subject: rejection_lambda(len(self._sub(main, q, memo_main)), sel_cfg.l, sel_cfg.min_lambda)
-                   for q in queries}
+        lambdas = {
+            q.subject: rejection_lambda(len(self._sub(main, q, memo_main)), sel_cfg.l, sel_cfg.min_lambda)
+            for q in queries
+        }
         res = DatasetResult(name, spec.name, len(problems), lambdas, len(queries), min_lambda=sel_cfg.min_lambda)
         res.selection_stats = self._selection_stats(pools, queries, xq, sel_cfg)
         res.seconds["index_and_encode"] = time.perf_counter() - t0
         t1 = time.perf_counter()
-        self._arms_nll(res, main, queries, _head(queries, sizes.nll_queries), xq[MAIN_KEY], sel_cfg,
-                       memo_main, progress.sub(0.4, 0.75))
+        self._arms_nll(
+            res,
+            main,
+            queries,
+            _head(queries, sizes.nll_queries),
+            xq[MAIN_KEY],
+            sel_cfg,
+            memo_main,
+            progress.sub(0.4, 0.75),
+        )
         res.seconds["nll"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         if sizes.acc_queries and sizes.max_new_tokens:
-            self._accuracy(res, main, queries, _head(queries, sizes.acc_queries), xq[MAIN_KEY], sel_cfg,
-                           memo_main, sizes.max_new_tokens, progress.sub(0.75, 0.85))
+            self._accuracy(
+                res,
+                main,
+                queries,
+                _head(queries, sizes.acc_queries),
+                xq[MAIN_KEY],
+                sel_cfg,
+                memo_main,
+                sizes.max_new_tokens,
+                progress.sub(0.75, 0.85),
+            )
         res.seconds["accuracy"] = time.perf_counter() - t2
         t3 = time.perf_counter()
-        self._theory(res, main, queries, _head(queries, sizes.theory_queries, spread=True), xq[MAIN_KEY],
-                     sizes.theory_demos, memo_main, progress.sub(0.85, 1.0))
+        self._theory(
+            res,
+            main,
+            queries,
+            _head(queries, sizes.theory_queries, spread=True),
+            xq[MAIN_KEY],
+            sizes.theory_demos,
+            memo_main,
+            progress.sub(0.85, 1.0),
+        )
         res.seconds["theory"] = time.perf_counter() - t3
         return res
 
-    def _selection_stats(self, pools: dict, queries: list[Problem], xq: dict, sel_cfg: SelectionConfig
-                         ) -> list[dict[str, Any]]:
+    def _selection_stats(
+        self, pools: dict, queries: list[Problem], xq: dict, sel_cfg: SelectionConfig
+    ) -> list[dict[str, Any]]:
         rows = []
         for key in pools:
             memo: dict[str, DemoPool] = {}
@@ -179,26 +226,47 @@ class Experiment:
                     chosen.append(gidx[c.chosen].tolist())
                     rejected += int(c.rejected)
                     lam0 = rejection_lambda(len(sub), sel_cfg.l, 0, warn=False)
-                    rejected_ref += int(not set(c.score_top.tolist()) & set(np.argsort(c.sim, kind="stable")[:lam0].tolist()))
+                    rejected_ref += int(
+                        not set(c.score_top.tolist()) & set(np.argsort(c.sim, kind="stable")[:lam0].tolist())
+                    )
                     same_as_stab += int(int(c.score_top[0]) == int(np.argmin(sub.stab)))
                     var_score = float(np.var(np.log(c.score)))
-                    stab_var_share.append(float(np.var(np.log(sub.stab))) / var_score if var_score > 0 else float("nan"))
+                    stab_var_share.append(
+                        float(np.var(np.log(sub.stab))) / var_score if var_score > 0 else float("nan")
+                    )
                     pn = np.linalg.norm(sub.p[o], axis=1)
                     shares.append(share_explained_by_norm(c.sim[None, :], pn))
                     ratios.append(float(np.median(pn) / (np.linalg.norm(x) + 1e-12)))
-                rows.append({"mode": key[0], "layer": key[1], "orientation": o, "queries": len(queries),
-                             "distinct_score_top1": distinct(top_score), "distinct_sim_top1": distinct(top_sim),
-                             "distinct_cosine_top1": distinct(top_cos), "distinct_lms3": distinct(chosen),
-                             "rejection_rate": rejected / max(1, len(queries)),
-                             "rejection_rate_min_lambda0": rejected_ref / max(1, len(queries)),
-                             "share_explained_by_norm": float(np.nanmean(shares)),
-                             "score_top1_is_stab_top1": same_as_stab / max(1, len(queries)),
-                             "stab_share_of_log_score_var": float(np.nanmean(stab_var_share)),
-                             "median_norm_ratio": float(np.median(ratios))})
+                rows.append(
+                    {
+                        "mode": key[0],
+                        "layer": key[1],
+                        "orientation": o,
+                        "queries": len(queries),
+                        "distinct_score_top1": distinct(top_score),
+                        "distinct_sim_top1": distinct(top_sim),
+                        "distinct_cosine_top1": distinct(top_cos),
+                        "distinct_lms3": distinct(chosen),
+                        "rejection_rate": rejected / max(1, len(queries)),
+                        "rejection_rate_min_lambda0": rejected_ref / max(1, len(queries)),
+                        "share_explained_by_norm": float(np.nanmean(shares)),
+                        "score_top1_is_stab_top1": same_as_stab / max(1, len(queries)),
+                        "stab_share_of_log_score_var": float(np.nanmean(stab_var_share)),
+                        "median_norm_ratio": float(np.median(ratios)),
+                    }
+                )
         return rows
 
-    def _arm_prompts(self, arm: str, pool: DemoPool, queries: list[Problem], idx: list[int], xq: np.ndarray,
-                     sel_cfg: SelectionConfig, memo: dict[str, DemoPool]) -> tuple[list[str], list[bool]]:
+    def _arm_prompts(
+        self,
+        arm: str,
+        pool: DemoPool,
+        queries: list[Problem],
+        idx: list[int],
+        xq: np.ndarray,
+        sel_cfg: SelectionConfig,
+        memo: dict[str, DemoPool],
+    ) -> tuple[list[str], list[bool]]:
         base_arm, orient = ("lms3", "attention") if arm == "lms3_attention" else (arm, "reference")
         selector = Selector(base_arm, sel_cfg, orientation=orient, seed=self.cfg.seed)
         prompts, used = [], []
@@ -210,8 +278,17 @@ class Experiment:
             used.append(bool(s.chosen))
         return prompts, used
 
-    def _arms_nll(self, res: DatasetResult, pool: DemoPool, queries: list[Problem], idx: list[int],
-                  xq: np.ndarray, sel_cfg: SelectionConfig, memo: dict, progress: JobContext) -> None:
+    def _arms_nll(
+        self,
+        res: DatasetResult,
+        pool: DemoPool,
+        queries: list[Problem],
+        idx: list[int],
+        xq: np.ndarray,
+        sel_cfg: SelectionConfig,
+        memo: dict,
+        progress: JobContext,
+    ) -> None:
         pairs, owners = [], []
         for arm in NLL_ARMS:
             prompts, used = self._arm_prompts(arm, pool, queries, idx, xq, sel_cfg, memo)
@@ -224,8 +301,18 @@ class Experiment:
         for arm in NLL_ARMS:
             res.nll[arm] = [v for v, o in zip(values, owners) if o == arm]
 
-    def _accuracy(self, res: DatasetResult, pool: DemoPool, queries: list[Problem], idx: list[int],
-                  xq: np.ndarray, sel_cfg: SelectionConfig, memo: dict, max_new: int, progress: JobContext) -> None:
+    def _accuracy(
+        self,
+        res: DatasetResult,
+        pool: DemoPool,
+        queries: list[Problem],
+        idx: list[int],
+        xq: np.ndarray,
+        sel_cfg: SelectionConfig,
+        memo: dict,
+        max_new: int,
+        progress: JobContext,
+    ) -> None:
         extract = extract_gsm8k if res.dataset == "gsm8k" else extract_mawps
         for a, arm in enumerate(ACC_ARMS):
             prompts, _ = self._arm_prompts(arm, pool, queries, idx, xq, sel_cfg, memo)
@@ -235,8 +322,17 @@ class Experiment:
                 progress((a + (n + 1) / len(idx)) / len(ACC_ARMS), f"decoding {arm} {n + 1}/{len(idx)}")
             res.accuracy[arm] = (correct, len(idx))
 
-    def _theory(self, res: DatasetResult, pool: DemoPool, queries: list[Problem], picked: list[int],
-                xq: np.ndarray, n_demos: int, memo: dict, progress: JobContext) -> None:
+    def _theory(
+        self,
+        res: DatasetResult,
+        pool: DemoPool,
+        queries: list[Problem],
+        picked: list[int],
+        xq: np.ndarray,
+        n_demos: int,
+        memo: dict,
+        progress: JobContext,
+    ) -> None:
         pairs, meta = [], []
         for j in picked:
             q = queries[j]
@@ -244,14 +340,18 @@ class Experiment:
             rng = np.random.default_rng([self.cfg.seed, 7, q.index])
             demos = rng.choice(len(sub), size=min(n_demos, len(sub)), replace=False)
             sim = similarity(xq[j], sub.p["reference"])[demos]
-            feats = {"sim": sim, "stab": sub.stab[demos], "score": sim * sub.stab[demos],
-                     "cosine": cosine_distance(xq[j], sub.x)[demos]}
+            feats = {
+                "sim": sim,
+                "stab": sub.stab[demos],
+                "score": sim * sub.stab[demos],
+                "cosine": cosine_distance(xq[j], sub.x)[demos],
+            }
             meta.append((len(pairs), len(demos), feats))
             pairs += [(build_prompt(q.text, [sub.demo(int(i))]), q.answer) for i in demos]
         values = np.asarray(self._nll(pairs, progress))
         res.theory = {s: [] for s in THEORY_SCORES}
         for start, n, feats in meta:
-            y = values[start:start + n]
+            y = values[start : start + n]
             for s in THEORY_SCORES:
                 res.theory[s].append(spearman(feats[s], y))
 
@@ -274,8 +374,14 @@ def _head(queries: list[Problem], n: int, *, spread: bool = False) -> list[int]:
     return sorted(out[:n])
 
 
-def run_experiment(cfg: ExperimentConfig, *, store: VectorStore, progress: JobContext,
-                   cache_path: Path | None = None, model_name: str | None = None) -> list[DatasetResult]:
+def run_experiment(
+    cfg: ExperimentConfig,
+    *,
+    store: VectorStore,
+    progress: JobContext,
+    cache_path: Path | None = None,
+    model_name: str | None = None,
+) -> list[DatasetResult]:
     """Run every dataset of ``cfg`` and return the measurements."""
     exp = Experiment(cfg, store=store, model_name=model_name, cache=ResultCache(cache_path))
     out = []

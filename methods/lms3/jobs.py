@@ -9,11 +9,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from core.config import get_settings
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.lms3.config import PRESETS, DatasetName, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
 from methods.lms3.service import Lms3Service
-from core.config import get_settings
-from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
@@ -22,29 +22,49 @@ def _service(p: PoolParams, orientation: str = "reference") -> Lms3Service:
     return Lms3Service(representation=RepresentationConfig(mode=p.mode, layer=p.layer, orientation=orientation))
 
 
-@register_method("lms3.index", title="LMS3: index a demonstration pool",
-                 description="Embed a pool once into Chroma (x, P·x, Stab per item); re-indexing is skipped.")
+@register_method(
+    "lms3.index",
+    title="LMS3: index a demonstration pool",
+    description="Embed a pool once into Chroma (x, P·x, Stab per item); re-indexing is skipped.",
+)
 def index_job(params: IndexParams, progress: JobContext) -> Report:
     """Embed a dataset's demonstration pool with the local model and store it in Chroma."""
     svc = _service(params)
     keys = None
     if params.all_representations:
-        keys = [(m, layer) for m in ("reference", "last_token", "eos_appended")
-                for layer in ("final_norm_output", "last_layer_attn_input")]
+        keys = [
+            (m, layer)
+            for m in ("reference", "last_token", "eos_appended")
+            for layer in ("final_norm_output", "last_layer_attn_input")
+        ]
     stats = svc.index(params.pool(), keys=keys, progress=progress)
     progress(1.0, "indexed" if stats.encoded else "already indexed")
-    report = Report(title=f"LMS3 pool {stats.pool}",
-                    summary=(f"{stats.items} items; encoded {stats.encoded} now "
-                             f"({stats.items_per_s:.1f} items/s)" if stats.encoded else
-                             f"{stats.items} items already indexed: nothing encoded."))
-    report.metrics.update({"items": stats.items, "encoded": stats.encoded, "forward_passes": stats.forward_passes,
-                           "seconds": round(stats.seconds, 2), "model_hash": svc.model_hash})
+    report = Report(
+        title=f"LMS3 pool {stats.pool}",
+        summary=(
+            f"{stats.items} items; encoded {stats.encoded} now ({stats.items_per_s:.1f} items/s)"
+            if stats.encoded
+            else f"{stats.items} items already indexed: nothing encoded."
+        ),
+    )
+    report.metrics.update(
+        {
+            "items": stats.items,
+            "encoded": stats.encoded,
+            "forward_passes": stats.forward_passes,
+            "seconds": round(stats.seconds, 2),
+            "model_hash": svc.model_hash,
+        }
+    )
     report.add_table("Collections", ["collection"], [[c] for c in stats.collections])
     return report
 
 
-@register_method("lms3.select", title="LMS3: choose demonstrations for a problem",
-                 description="Query → demonstrations with Sim, Stab, Score, whether rejection fired, and the prompt.")
+@register_method(
+    "lms3.select",
+    title="LMS3: choose demonstrations for a problem",
+    description="Query → demonstrations with Sim, Stab, Score, whether rejection fired, and the prompt.",
+)
 def select_job(params: SelectParams, progress: JobContext) -> Report:
     """Select demonstrations for one query from an indexed pool (optionally run the prompt)."""
     svc = _service(params, params.orientation)
@@ -52,18 +72,31 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
     if params.index_if_missing:
         svc.index(spec, progress=progress.sub(0.0, 0.8))
     progress(0.85, "selecting")
-    res = svc.select(params.query, spec, subject=params.subject, arm=params.arm,
-                     selection=SelectionConfig(k=params.k, l=params.l, min_lambda=params.min_lambda))
-    report = Report(title=f"LMS3 selection ({params.arm}) from {res.pool}",
-                    summary=("Rejected: every candidate lies outside the Sim top-λ, so the query gets the "
-                             "zero-shot prompt." if res.rejected else f"{len(res.demos)} demonstration(s) chosen."))
-    report.metrics.update({"rejected": res.rejected, "demos": len(res.demos), "lambda": res.lam,
-                           "pool_size": res.pool_size})
+    res = svc.select(
+        params.query,
+        spec,
+        subject=params.subject,
+        arm=params.arm,
+        selection=SelectionConfig(k=params.k, l=params.l, min_lambda=params.min_lambda),
+    )
+    report = Report(
+        title=f"LMS3 selection ({params.arm}) from {res.pool}",
+        summary=(
+            "Rejected: every candidate lies outside the Sim top-λ, so the query gets the zero-shot prompt."
+            if res.rejected
+            else f"{len(res.demos)} demonstration(s) chosen."
+        ),
+    )
+    report.metrics.update(
+        {"rejected": res.rejected, "demos": len(res.demos), "lambda": res.lam, "pool_size": res.pool_size}
+    )
     cols = ["rank", "pool index", "Sim", "Stab", "Score", "cosine distance", "in Sim top-λ", "problem"]
 
     def rows(items):
-        return [[d.rank + 1, d.index, d.sim, d.stab, d.score, d.cosine_distance, d.in_sim_top_lambda,
-                 d.problem[:160]] for d in items]
+        return [
+            [d.rank + 1, d.index, d.sim, d.stab, d.score, d.cosine_distance, d.in_sim_top_lambda, d.problem[:160]]
+            for d in items
+        ]
 
     report.add_table("Chosen demonstrations", cols, rows(res.demos))
     report.add_table("Score top-k candidates (before rejection)", cols, rows(res.candidates))
@@ -86,10 +119,13 @@ class Lms3Options(ReproducerOptions):
     """Options of ``paperworks reproduce lms3``; the sizes of each preset are in ``methods/lms3/config.py``."""
 
     preset: Literal["cpu_small", "spec_cpu", "tiny"] = Field(
-        "cpu_small", description="Experiment sizes (config.PRESETS): cpu_small (the results run), spec_cpu "
-                                 "(the spec's CPU sizes, hours), tiny (tests).")
-    datasets: list[DatasetName] = Field(default_factory=list,
-                                        description="Subset of gsm8k, mawps, math (empty = the preset's).")
+        "cpu_small",
+        description="Experiment sizes (config.PRESETS): cpu_small (the results run), spec_cpu "
+        "(the spec's CPU sizes, hours), tiny (tests).",
+    )
+    datasets: list[DatasetName] = Field(
+        default_factory=list, description="Subset of gsm8k, mawps, math (empty = the preset's)."
+    )
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -97,14 +133,15 @@ class Lms3Options(ReproducerOptions):
         return [d.strip() for d in v.split(",") if d.strip()] if isinstance(v, str) else v
 
 
-@register_reproducer("lms3", options=Lms3Options,
-                     description="LMS3 §6 experiment on GSM8K, MAWPS and MATH (gold NLL, theory check).")
+@register_reproducer(
+    "lms3", options=Lms3Options, description="LMS3 §6 experiment on GSM8K, MAWPS and MATH (gold NLL, theory check)."
+)
 def reproduce(options: Lms3Options, progress: JobContext) -> Report:
     """Run the CPU experiment; the registry writes ``lms3.md`` (+ ``lms3/``)."""
-    from methods.lms3.experiment import run_experiment
-    from methods.lms3.results import build_report
     from core.llm import model_hash
     from core.vectorstore import get_vectorstore
+    from methods.lms3.experiment import run_experiment
+    from methods.lms3.report import build_report
 
     cfg = PRESETS[options.preset]
     if options.datasets:

@@ -33,9 +33,16 @@ def _pair_ids(tokenizer: Any, prompt: str, gold: str) -> tuple[list[int], list[i
     return p, g
 
 
-def gold_nll(model: Any, tokenizer: Any, prompts: Sequence[str], golds: Sequence[str], *,
-             batch_size: int = 4, max_tokens: int = 4096,
-             progress: Callable[[float], None] | None = None) -> list[GoldNll]:
+def gold_nll(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    golds: Sequence[str],
+    *,
+    batch_size: int = 4,
+    max_tokens: int = 4096,
+    progress: Callable[[float], None] | None = None,
+) -> list[GoldNll]:
     """Per-pair gold NLL, batched by length with right padding (the padding never affects real tokens)."""
     if len(prompts) != len(golds):
         raise ValueError("prompts and golds differ in length")
@@ -51,20 +58,20 @@ def gold_nll(model: Any, tokenizer: Any, prompts: Sequence[str], golds: Sequence
     head = model.get_output_embeddings()
     done = 0
     for b0 in range(0, len(order), max(1, batch_size)):
-        idx = order[b0:b0 + batch_size]
+        idx = order[b0 : b0 + batch_size]
         seqs = [pairs[i][0] + pairs[i][1] for i in idx]
         width = max(len(s) for s in seqs)
         ids = torch.full((len(idx), width), pad, dtype=torch.long)
         mask = torch.zeros((len(idx), width), dtype=torch.long)
         for r, s in enumerate(seqs):
-            ids[r, :len(s)] = torch.tensor(s)
-            mask[r, :len(s)] = 1
+            ids[r, : len(s)] = torch.tensor(s)
+            mask[r, : len(s)] = 1
         with torch.inference_mode():
             hidden = base(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
             for r, i in enumerate(idx):
                 n_p, g = len(pairs[i][0]), pairs[i][1]
                 # the state at position t predicts token t+1: gold tokens sit at n_p .. n_p+len(g)-1
-                h = hidden[r, n_p - 1:n_p - 1 + len(g)]
+                h = hidden[r, n_p - 1 : n_p - 1 + len(g)]
                 logp = torch.log_softmax(head(h).float(), dim=-1)
                 nll = -logp[torch.arange(len(g)), torch.tensor(g)]
                 out[i] = GoldNll(mean=float(nll.mean()), total=float(nll.sum()), tokens=len(g))
@@ -72,4 +79,3 @@ def gold_nll(model: Any, tokenizer: Any, prompts: Sequence[str], golds: Sequence
         if progress is not None:
             progress(done / len(pairs))
     return [o for o in out if o is not None]
-

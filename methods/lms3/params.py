@@ -20,8 +20,9 @@ class PoolParams(BaseModel):
     """Which pool and which representation."""
 
     dataset: Dataset = Field("mawps", description="Demonstration pool: the dataset's train split.")
-    pool_size: int | None = Field(None, ge=1, le=10000,
-                                  description="Seeded random subset size (per subject for MATH); empty = full split.")
+    pool_size: int | None = Field(
+        None, ge=1, le=10000, description="Seeded random subset size (per subject for MATH); empty = full split."
+    )
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of the pool subset.")
     mode: Mode = Field("reference", description="Representation mode (spec §3.1).")
     layer: Layer = Field("final_norm_output", description="Representation layer (spec §3.1).")
@@ -47,7 +48,7 @@ class SelectParams(PoolParams):
     max_new_tokens: int = Field(128, ge=1, le=512, description="Tokens to generate when `generate` is set.")
 
     @model_validator(mode="after")
-    def _subject(self) -> "SelectParams":
+    def _subject(self) -> SelectParams:
         if self.dataset == "math" and self.subject not in MATH_SUBJECTS:
             raise ValueError(f"MATH queries need subject in {', '.join(MATH_SUBJECTS)}")
         if self.dataset != "math" and self.subject:

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.vectorstore import VectorStore, collection_name
 from methods.lms3.config import ORIENTATIONS, RepresentationLayer, RepresentationMode
 from methods.lms3.data import Problem
 from methods.lms3.projections import AttentionProjections
 from methods.lms3.representation import Encoder
-from core.vectorstore import VectorStore, collection_name
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +68,18 @@ def _stored_ids(store: VectorStore, col: str) -> set[str]:
     return {h.id for h in store.get(col)}
 
 
-def index_pool(problems: Sequence[Problem], pool_name: str, *, store: VectorStore, encoder: Encoder,
-               projections: AttentionProjections, model_hash: str,
-               keys: Iterable[Key] = (("reference", "final_norm_output"),), chunk_size: int = 32,
-               progress: Progress | None = None) -> IndexStats:
+def index_pool(
+    problems: Sequence[Problem],
+    pool_name: str,
+    *,
+    store: VectorStore,
+    encoder: Encoder,
+    projections: AttentionProjections,
+    model_hash: str,
+    keys: Iterable[Key] = (("reference", "final_norm_output"),),
+    chunk_size: int = 32,
+    progress: Progress | None = None,
+) -> IndexStats:
     """Embed every pool item not yet stored, for every representation in ``keys``.
 
     Writes ``x``, ``P x`` (both orientations) and ``Stab`` per item, in chunks, so an
@@ -83,8 +91,10 @@ def index_pool(problems: Sequence[Problem], pool_name: str, *, store: VectorStor
     by_uid = {p.uid: p for p in problems}
     if len(by_uid) != len(problems):
         raise ValueError("pool items must have distinct ids")
-    cols = {k: {kind: collection_for(model_hash, pool_name, k, kind) for kind in ("x", *[f"p-{o}" for o in ORIENTATIONS])}
-            for k in keys}
+    cols = {
+        k: {kind: collection_for(model_hash, pool_name, k, kind) for kind in ("x", *[f"p-{o}" for o in ORIENTATIONS])}
+        for k in keys
+    }
     missing: dict[Key, set[str]] = {}
     for k in keys:
         counts = {store.count(c) for c in cols[k].values()}
@@ -99,28 +109,49 @@ def index_pool(problems: Sequence[Problem], pool_name: str, *, store: VectorStor
         log.info("pool %s already indexed for %s: nothing to encode", pool_name, keys)
     need_keys = [k for k in keys if missing.get(k)]
     for c0 in range(0, len(todo), chunk_size):
-        chunk = todo[c0:c0 + chunk_size]
+        chunk = todo[c0 : c0 + chunk_size]
         reps = encoder.encode([p.text for p in chunk], need_keys)
         for k in need_keys:
             x = reps[k]
             stab = projections.stability(x)
             ids = [p.uid for p in chunk]
-            meta = [{"dataset": p.dataset, "index": p.index, "subject": p.subject, "file_id": p.file_id,
-                     "answer": p.answer, "gold": p.gold, "stab": float(s)} for p, s in zip(chunk, stab)]
-            store.add(cols[k]["x"], ids=ids, documents=[p.text for p in chunk], embeddings=x,
-                      metadatas=meta, space="cosine")
+            meta = [
+                {
+                    "dataset": p.dataset,
+                    "index": p.index,
+                    "subject": p.subject,
+                    "file_id": p.file_id,
+                    "answer": p.answer,
+                    "gold": p.gold,
+                    "stab": float(s),
+                }
+                for p, s in zip(chunk, stab)
+            ]
+            store.add(
+                cols[k]["x"], ids=ids, documents=[p.text for p in chunk], embeddings=x, metadatas=meta, space="cosine"
+            )
             slim = [{"index": p.index, "subject": p.subject, "stab": float(s)} for p, s in zip(chunk, stab)]
             for o in ORIENTATIONS:
-                store.add(cols[k][f"p-{o}"], ids=ids, embeddings=projections.project(x, o), metadatas=slim,
-                          space="l2")
+                store.add(cols[k][f"p-{o}"], ids=ids, embeddings=projections.project(x, o), metadatas=slim, space="l2")
         if progress is not None:
             done = min(c0 + chunk_size, len(todo))
             progress(done / len(todo), f"indexed {done}/{len(todo)} items of {pool_name}")
-    stats = IndexStats(pool=pool_name, items=len(problems), encoded=len(todo),
-                       forward_passes=encoder.forward_passes - passes0, seconds=time.perf_counter() - t0,
-                       collections=[c for k in keys for c in cols[k].values()])
-    log.info("indexed pool %s: %d items, %d encoded, %d forward passes, %.1fs", pool_name, stats.items,
-             stats.encoded, stats.forward_passes, stats.seconds)
+    stats = IndexStats(
+        pool=pool_name,
+        items=len(problems),
+        encoded=len(todo),
+        forward_passes=encoder.forward_passes - passes0,
+        seconds=time.perf_counter() - t0,
+        collections=[c for k in keys for c in cols[k].values()],
+    )
+    log.info(
+        "indexed pool %s: %d items, %d encoded, %d forward passes, %.1fs",
+        pool_name,
+        stats.items,
+        stats.encoded,
+        stats.forward_passes,
+        stats.seconds,
+    )
     return stats
 
 
@@ -143,20 +174,28 @@ class DemoPool:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def restrict(self, subject: str) -> "DemoPool":
+    def restrict(self, subject: str) -> DemoPool:
         """The items of one subject (MATH selects within the query's subject)."""
         rows = np.flatnonzero(self.subjects == subject)
         if rows.size == 0:
             raise ValueError(f"pool {self.name} has no items of subject {subject!r}")
         return self.take(rows, name=f"{self.name}/{subject}")
 
-    def take(self, rows: np.ndarray, *, name: str | None = None) -> "DemoPool":
+    def take(self, rows: np.ndarray, *, name: str | None = None) -> DemoPool:
         r = rows.tolist()
-        return DemoPool(name=name or self.name, ids=[self.ids[i] for i in r], texts=[self.texts[i] for i in r],
-                        answers=[self.answers[i] for i in r], golds=[self.golds[i] for i in r],
-                        subjects=self.subjects[rows], indices=self.indices[rows],
-                        file_ids=[self.file_ids[i] for i in r], x=self.x[rows],
-                        p={o: v[rows] for o, v in self.p.items()}, stab=self.stab[rows])
+        return DemoPool(
+            name=name or self.name,
+            ids=[self.ids[i] for i in r],
+            texts=[self.texts[i] for i in r],
+            answers=[self.answers[i] for i in r],
+            golds=[self.golds[i] for i in r],
+            subjects=self.subjects[rows],
+            indices=self.indices[rows],
+            file_ids=[self.file_ids[i] for i in r],
+            x=self.x[rows],
+            p={o: v[rows] for o, v in self.p.items()},
+            stab=self.stab[rows],
+        )
 
     def demo(self, i: int) -> tuple[str, str]:
         return self.texts[i], self.answers[i]
@@ -168,12 +207,13 @@ _CACHE_LOCK = threading.Lock()
 
 def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) -> DemoPool:
     """Read an indexed pool from Chroma into numpy (cached per store while the count is unchanged)."""
-    cols = {kind: collection_for(model_hash, pool_name, key, kind)
-            for kind in ("x", *[f"p-{o}" for o in ORIENTATIONS])}
+    cols = {kind: collection_for(model_hash, pool_name, key, kind) for kind in ("x", *[f"p-{o}" for o in ORIENTATIONS])}
     n = store.count(cols["x"])
     if n == 0:
-        raise LookupError(f"pool {pool_name} is not indexed for {key} under model {model_hash}; "
-                          f"run `paperworks lms3 index {pool_name.split('-')[0]}` first")
+        raise LookupError(
+            f"pool {pool_name} is not indexed for {key} under model {model_hash}; "
+            f"run `paperworks lms3 index {pool_name.split('-')[0]}` first"
+        )
     cache_key = (id(store), cols["x"])
     with _CACHE_LOCK:
         hit = _CACHE.get(cache_key)
@@ -191,12 +231,18 @@ def load_pool(pool_name: str, key: Key, *, store: VectorStore, model_hash: str) 
             raise LookupError(f"pool {pool_name}: collection {cols[f'p-{o}']} is incomplete; re-run indexing")
         p[o] = pvec[[row[i] for i in ids]]
     pool = DemoPool(
-        name=pool_name, ids=ids, texts=[d or "" for d in docs],
-        answers=[str(m.get("answer", "")) for m in metas], golds=[str(m.get("gold", "")) for m in metas],
+        name=pool_name,
+        ids=ids,
+        texts=[d or "" for d in docs],
+        answers=[str(m.get("answer", "")) for m in metas],
+        golds=[str(m.get("gold", "")) for m in metas],
         subjects=np.asarray([str(m.get("subject", "")) for m in metas]),
         indices=np.asarray([int(m.get("index", 0)) for m in metas], dtype=np.int64),
-        file_ids=[str(m.get("file_id", "")) for m in metas], x=x, p=p,
-        stab=np.asarray([float(m["stab"]) for m in metas], dtype=np.float32))
+        file_ids=[str(m.get("file_id", "")) for m in metas],
+        x=x,
+        p=p,
+        stab=np.asarray([float(m["stab"]) for m in metas], dtype=np.float32),
+    )
     with _CACHE_LOCK:
         _CACHE[cache_key] = (n, pool)
     return pool
@@ -221,10 +267,10 @@ def indexed_pools(store: VectorStore, model_hash: str) -> list[IndexedPool]:
     for name in sorted(store.list_collections()):
         if not (name.startswith(prefix) and name.endswith("-x")):
             continue
-        rest = name[len(prefix):-2]
+        rest = name[len(prefix) : -2]
         mode = next((m for m in MODES if rest.startswith(m + "-")), None)
-        layer = next((la for la in LAYERS if mode and rest[len(mode) + 1:].startswith(la + "-")), None)
+        layer = next((la for la in LAYERS if mode and rest[len(mode) + 1 :].startswith(la + "-")), None)
         if mode is None or layer is None:
             continue
-        out.append(IndexedPool(rest[len(mode) + len(layer) + 2:], mode, layer, store.count(name)))
+        out.append(IndexedPool(rest[len(mode) + len(layer) + 2 :], mode, layer, store.count(name)))
     return out

@@ -47,8 +47,10 @@ def projection_matrix(w_q: torch.Tensor, w_k_expanded: torch.Tensor, orientation
     """``P`` of spec §3.3: ``W̃_K W_Q`` (``"reference"``) or ``W̃_Kᵀ W_Q`` (``"attention"``)."""
     if orientation == "reference":
         if w_k_expanded.shape[1] != w_q.shape[0]:
-            raise ValueError("the reference orientation W̃_K·W_Q needs H·h == hidden size; "
-                             f"got W̃_K {tuple(w_k_expanded.shape)} and W_Q {tuple(w_q.shape)}")
+            raise ValueError(
+                "the reference orientation W̃_K·W_Q needs H·h == hidden size; "
+                f"got W̃_K {tuple(w_k_expanded.shape)} and W_Q {tuple(w_q.shape)}"
+            )
         return w_k_expanded @ w_q
     if orientation == "attention":
         return w_k_expanded.T @ w_q
@@ -110,6 +112,13 @@ def attention_projections(model: torch.nn.Module) -> AttentionProjections:
             p_ref = projection_matrix(w_q, w_k_exp, "reference")
         except ValueError:  # H·h != d: only the attention orientation is defined
             p_ref = torch.full_like(p_att, float("nan"))
-    return AttentionProjections(w_q=w_q.numpy(), w_k_expanded=w_k_exp.numpy(), w_v=w_v.numpy(),
-                                p_reference=p_ref.numpy(), p_attention=p_att.numpy(),
-                                n_heads=n_heads, n_kv_heads=n_kv, head_dim=int(head_dim))
+    return AttentionProjections(
+        w_q=w_q.numpy(),
+        w_k_expanded=w_k_exp.numpy(),
+        w_v=w_v.numpy(),
+        p_reference=p_ref.numpy(),
+        p_attention=p_att.numpy(),
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        head_dim=int(head_dim),
+    )

@@ -3,7 +3,7 @@
 With surviving demonstrations::
 
     Here are some examples you can refer to.\n\nQ: <demo>\nA: <answer>[\n\nQ: ...]
-    \n\n---Now it's your turn!\n- Take a deep breath\n- Think step by step\n- I will tip $200\n\nQ: <test>\nA: 
+    \n\n---Now it's your turn!\n- Take a deep breath\n- Think step by step\n- I will tip $200\n\nQ: <test>\nA:
 
 Zero-shot or rejected: ``"Let's think step by step: " + <test> + "\\nA: "``.
 """

@@ -46,8 +46,9 @@ class Encoder:
         exact_padding: run the literal 128-token padded input in ``reference`` mode.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_length: int = 128, batch_size: int = 16,
-                 exact_padding: bool = False) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, *, max_length: int = 128, batch_size: int = 16, exact_padding: bool = False
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_length = max_length
@@ -71,8 +72,9 @@ class Encoder:
         ids = self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"]
         return [int(i) for i in ids]
 
-    def encode(self, texts: Sequence[str], keys: Iterable[Key] = (("reference", "final_norm_output"),),
-               progress: Any = None) -> dict[Key, np.ndarray]:
+    def encode(
+        self, texts: Sequence[str], keys: Iterable[Key] = (("reference", "final_norm_output"),), progress: Any = None
+    ) -> dict[Key, np.ndarray]:
         """Representations of ``texts`` for every requested (mode, layer): ``{key: (n, d) fp32}``.
 
         ``progress``, if given, is called with the fraction of texts done.
@@ -91,7 +93,7 @@ class Encoder:
         want_app = [m for m, _ in keys if m != "reference"]
         order = sorted(range(n), key=lambda i: len(ids[i]))  # similar lengths share a batch
         for b0 in range(0, n, self.batch_size):
-            idx = order[b0:b0 + self.batch_size]
+            idx = order[b0 : b0 + self.batch_size]
             batch = [ids[i] for i in idx]
             if want_ref:
                 states = self._reference_batch(batch, layers)
@@ -112,14 +114,20 @@ class Encoder:
         return out
 
     # --- forward passes ----------------------------------------------------------
-    def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor | None,
-                 layers: list[RepresentationLayer]) -> dict[RepresentationLayer, torch.Tensor]:
+    def _forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor | None, layers: list[RepresentationLayer]
+    ) -> dict[RepresentationLayer, torch.Tensor]:
         """Hidden states (b, L, d) of the decoder for each requested layer, fp32."""
         base = self.model.base_model
         need_mid = "last_layer_attn_input" in layers
         with torch.inference_mode():
-            out = base(input_ids=input_ids, attention_mask=mask, position_ids=pos,
-                       output_hidden_states=need_mid, use_cache=False)
+            out = base(
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=pos,
+                output_hidden_states=need_mid,
+                use_cache=False,
+            )
             res: dict[RepresentationLayer, torch.Tensor] = {}
             if "final_norm_output" in layers:
                 res["final_norm_output"] = out.last_hidden_state.float()
@@ -130,8 +138,9 @@ class Encoder:
         self.tokens_processed += int(input_ids.numel())
         return res
 
-    def _reference_batch(self, batch: list[list[int]], layers: list[RepresentationLayer]
-                         ) -> dict[RepresentationLayer, np.ndarray]:
+    def _reference_batch(
+        self, batch: list[list[int]], layers: list[RepresentationLayer]
+    ) -> dict[RepresentationLayer, np.ndarray]:
         """State at index ``max_length - 1`` of the EOS right-padded input (reference mode)."""
         L = self.max_length
         b = len(batch)
@@ -139,8 +148,8 @@ class Encoder:
             ids = torch.full((b, L), self.eos_id, dtype=torch.long)
             mask = torch.zeros((b, L), dtype=torch.long)
             for r, t in enumerate(batch):
-                ids[r, :len(t)] = torch.tensor(t)
-                mask[r, :len(t)] = 1
+                ids[r, : len(t)] = torch.tensor(t)
+                mask[r, : len(t)] = 1
             states = self._forward(ids, mask, None, layers)
             return {k: v[:, L - 1].numpy() for k, v in states.items()}
         # Compact equivalent: real tokens, then the summary EOS at position id L-1 with a masked key.
@@ -158,23 +167,22 @@ class Encoder:
         pos = torch.zeros((b, width), dtype=torch.long)
         mask = torch.zeros((b, width), dtype=torch.long)
         for r, (t, p, m) in enumerate(seqs):
-            ids[r, :len(t)] = torch.tensor(t)
-            pos[r, :len(p)] = torch.tensor(p)
-            mask[r, :len(m)] = torch.tensor(m)
+            ids[r, : len(t)] = torch.tensor(t)
+            pos[r, : len(p)] = torch.tensor(p)
+            mask[r, : len(m)] = torch.tensor(m)
         states = self._forward(ids, mask, pos, layers)
         g = torch.tensor(gather)
         return {k: v[torch.arange(b), g].numpy() for k, v in states.items()}
 
-    def _appended_batch(self, batch: list[list[int]], layers: list[RepresentationLayer]
-                        ) -> dict[Key, np.ndarray]:
+    def _appended_batch(self, batch: list[list[int]], layers: list[RepresentationLayer]) -> dict[Key, np.ndarray]:
         """``last_token`` (index n-1) and ``eos_appended`` (index n) from ``tokens + [EOS]``."""
         b = len(batch)
         width = max(len(t) for t in batch) + 1
         ids = torch.full((b, width), self.eos_id, dtype=torch.long)
         mask = torch.zeros((b, width), dtype=torch.long)
         for r, t in enumerate(batch):
-            ids[r, :len(t)] = torch.tensor(t)
-            mask[r, :len(t) + 1] = 1
+            ids[r, : len(t)] = torch.tensor(t)
+            mask[r, : len(t) + 1] = 1
         states = self._forward(ids, mask, None, layers)
         ns = torch.tensor([len(t) for t in batch])
         rows = torch.arange(b)

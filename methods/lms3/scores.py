@@ -32,8 +32,11 @@ def rejection_lambda(pool_size: int, l: float, min_lambda: int = 0, *, warn: boo
     lam = min(max(lam, int(min_lambda)), pool_size)
     if lam == 0 and pool_size > 0 and warn and (pool_size, l) not in _WARNED:
         _WARNED.add((pool_size, l))
-        log.warning("λ = int(%g · %d) = 0: every query will be rejected to zero-shot; set min_lambda=1 "
-                    "for small pools", l, pool_size)
+        log.warning(
+            "λ = int(%g · %d) = 0: every query will be rejected to zero-shot; set min_lambda=1 for small pools",
+            l,
+            pool_size,
+        )
     return lam
 
 
@@ -80,8 +83,16 @@ class Lms3Choice:
         return self.chosen.size == 0
 
 
-def lms3_select(x_q: np.ndarray, p: np.ndarray, stab: np.ndarray, *, k: int = 1, l: float = 0.01,  # noqa: E741
-                min_lambda: int = 0, reject: bool = True) -> Lms3Choice:
+def lms3_select(
+    x_q: np.ndarray,
+    p: np.ndarray,
+    stab: np.ndarray,
+    *,
+    k: int = 1,
+    l: float = 0.01,  # noqa: E741
+    min_lambda: int = 0,
+    reject: bool = True,
+) -> Lms3Choice:
     """Algorithm 1: Score top-k, then keep those also in the Sim top-λ (if ``reject``)."""
     sim = similarity(x_q, p)
     stab = np.asarray(stab, dtype=np.float32)

@@ -73,7 +73,19 @@ class Selector:
         if self.arm == "stab_only":
             idx = smallest_k(pool.stab, k).tolist()
             return Selection(self.arm, idx, idx)
-        choice = lms3_select(x_q, pool.p[self.orientation], pool.stab, k=k, l=self.selection.l,
-                             min_lambda=self.selection.min_lambda, reject=self.arm == "lms3")
-        return Selection(self.arm, choice.chosen.tolist(), choice.score_top.tolist(),
-                         rejected=choice.rejected, lam=choice.lam if self.arm == "lms3" else None)
+        choice = lms3_select(
+            x_q,
+            pool.p[self.orientation],
+            pool.stab,
+            k=k,
+            l=self.selection.l,
+            min_lambda=self.selection.min_lambda,
+            reject=self.arm == "lms3",
+        )
+        return Selection(
+            self.arm,
+            choice.chosen.tolist(),
+            choice.score_top.tolist(),
+            rejected=choice.rejected,
+            lam=choice.lam if self.arm == "lms3" else None,
+        )

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from core.llm import get_local_model, model_hash
+from core.vectorstore import VectorStore, get_vectorstore
 from methods.lms3.config import RepresentationConfig, SelectionConfig
 from methods.lms3.data import PoolSpec
 from methods.lms3.params import MAX_QUERY_CHARS
@@ -26,11 +28,8 @@ from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
 from methods.lms3.scores import cosine_distance, rejection_lambda, similarity
 from methods.lms3.selectors import Selector
-from core.llm import get_local_model, model_hash
-from core.vectorstore import VectorStore, get_vectorstore
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,14 @@ class Lms3Service:
         batch_size: texts per forward pass when encoding.
     """
 
-    def __init__(self, *, model_name: str | None = None, representation: RepresentationConfig | None = None,
-                 store: VectorStore | None = None, batch_size: int = 16) -> None:
+    def __init__(
+        self,
+        *,
+        model_name: str | None = None,
+        representation: RepresentationConfig | None = None,
+        store: VectorStore | None = None,
+        batch_size: int = 16,
+    ) -> None:
         self.model_name = model_name
         self.rep = representation or RepresentationConfig()
         self.store = store if store is not None else get_vectorstore()
@@ -108,15 +113,21 @@ class Lms3Service:
     def encoder(self) -> Encoder:
         if self._encoder is None:
             lm = get_local_model(self.model_name)
-            self._encoder = Encoder(lm.model, lm.tokenizer, max_length=self.rep.max_length,
-                                    batch_size=self.batch_size)
+            self._encoder = Encoder(lm.model, lm.tokenizer, max_length=self.rep.max_length, batch_size=self.batch_size)
         return self._encoder
 
     def index(self, spec: PoolSpec, *, keys: list[Key] | None = None, progress: Any = None) -> IndexStats:
         """Embed ``spec``'s pool into Chroma (skipped when already there)."""
-        return index_pool(spec.problems(), spec.name, store=self.store, encoder=self.encoder,
-                          projections=self.projections, model_hash=self.model_hash,
-                          keys=keys or [self.key], progress=progress)
+        return index_pool(
+            spec.problems(),
+            spec.name,
+            store=self.store,
+            encoder=self.encoder,
+            projections=self.projections,
+            model_hash=self.model_hash,
+            keys=keys or [self.key],
+            progress=progress,
+        )
 
     def pool(self, spec: PoolSpec, key: Key | None = None) -> DemoPool:
         return load_pool(spec.name, key or self.key, store=self.store, model_hash=self.model_hash)
@@ -124,9 +135,17 @@ class Lms3Service:
     def encode(self, texts: list[str], key: Key | None = None) -> np.ndarray:
         return self.encoder.encode(texts, [key or self.key])[key or self.key]
 
-    def select(self, query: str, spec: PoolSpec, *, subject: str = "", arm: str = "lms3",
-               selection: SelectionConfig | None = None, x_q: np.ndarray | None = None,
-               query_key: int = 0) -> SelectionResult:
+    def select(
+        self,
+        query: str,
+        spec: PoolSpec,
+        *,
+        subject: str = "",
+        arm: str = "lms3",
+        selection: SelectionConfig | None = None,
+        x_q: np.ndarray | None = None,
+        query_key: int = 0,
+    ) -> SelectionResult:
         """Choose demonstrations for ``query`` from an indexed pool and build the prompt.
 
         MATH queries need ``subject``: selection stays within that subject's pool.
@@ -151,13 +170,30 @@ class Lms3Service:
         sim_top = set(np.argsort(sim, kind="stable")[:lam].tolist())
 
         def describe(rank: int, i: int) -> DemoScore:
-            return DemoScore(rank=rank, index=int(pool.indices[i]), subject=str(pool.subjects[i]),
-                             problem=pool.texts[i], answer=pool.answers[i], sim=float(sim[i]),
-                             stab=float(pool.stab[i]), score=float(sim[i] * pool.stab[i]),
-                             cosine_distance=float(cos[i]), in_sim_top_lambda=i in sim_top)
+            return DemoScore(
+                rank=rank,
+                index=int(pool.indices[i]),
+                subject=str(pool.subjects[i]),
+                problem=pool.texts[i],
+                answer=pool.answers[i],
+                sim=float(sim[i]),
+                stab=float(pool.stab[i]),
+                score=float(sim[i] * pool.stab[i]),
+                cosine_distance=float(cos[i]),
+                in_sim_top_lambda=i in sim_top,
+            )
 
         demos = [describe(r, i) for r, i in enumerate(sel.chosen)]
         return SelectionResult(
-            dataset=spec.dataset, pool=spec.name, query=query, subject=subject, arm=arm, pool_size=len(pool),
-            lam=lam, demos=demos, candidates=[describe(r, i) for r, i in enumerate(sel.candidates)],
-            rejected=sel.rejected, prompt=build_prompt(query, [pool.demo(i) for i in sel.chosen]))
+            dataset=spec.dataset,
+            pool=spec.name,
+            query=query,
+            subject=subject,
+            arm=arm,
+            pool_size=len(pool),
+            lam=lam,
+            demos=demos,
+            candidates=[describe(r, i) for r, i in enumerate(sel.candidates)],
+            rejected=sel.rejected,
+            prompt=build_prompt(query, [pool.demo(i) for i in sel.chosen]),
+        )

@@ -34,7 +34,7 @@ class BCExample:
     target: str
 
     @classmethod
-    def from_messages(cls, messages: Sequence[dict[str, str]], target: str) -> "BCExample":
+    def from_messages(cls, messages: Sequence[dict[str, str]], target: str) -> BCExample:
         return cls(tuple((m["role"], m["content"]) for m in messages), target)
 
 
@@ -73,7 +73,7 @@ def encode(tokenizer: Any, ex: BCExample, max_len: int) -> tuple[torch.Tensor, t
     eos = tokenizer.eos_token or ""
     t_ids = tokenizer(ex.target.strip() + eos, add_special_tokens=False)["input_ids"]
     t_ids = t_ids[: max_len // 2]
-    p_ids = p_ids[-(max_len - len(t_ids)):]
+    p_ids = p_ids[-(max_len - len(t_ids)) :]
     ids = torch.tensor([p_ids + t_ids], dtype=torch.long)
     labels = torch.tensor([[-100] * len(p_ids) + t_ids], dtype=torch.long)
     return ids, labels
@@ -109,13 +109,27 @@ def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = 
     if adapter_dir is not None:
         peft_model = PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
     else:
-        peft_model = get_peft_model(model, LoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
-                                                      target_modules=cfg.target_modules, task_type="CAUSAL_LM"))
+        peft_model = get_peft_model(
+            model,
+            LoraConfig(
+                r=cfg.r,
+                lora_alpha=cfg.alpha,
+                lora_dropout=cfg.dropout,
+                target_modules=cfg.target_modules,
+                task_type="CAUSAL_LM",
+            ),
+        )
     return peft_model
 
 
-def train_bc(model: Any, tokenizer: Any, examples: Sequence[BCExample], cfg: LoRAConfig, *,
-             on_step: Callable[[int, int, float], None] | None = None) -> TrainStats:
+def train_bc(
+    model: Any,
+    tokenizer: Any,
+    examples: Sequence[BCExample],
+    cfg: LoRAConfig,
+    *,
+    on_step: Callable[[int, int, float], None] | None = None,
+) -> TrainStats:
     """Minimise the action NLL over ``examples`` (shuffled each epoch) with Adam and gradient accumulation."""
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
@@ -150,6 +164,11 @@ def train_bc(model: Any, tokenizer: Any, examples: Sequence[BCExample], cfg: LoR
             stats.optimizer_steps += 1
     model.eval()
     stats.seconds = time.perf_counter() - t0
-    log.info("BC: %d examples, %d optimizer steps, mean loss %.4f, %.1fs", stats.examples, stats.optimizer_steps,
-             stats.mean_loss, stats.seconds)
+    log.info(
+        "BC: %d examples, %d optimizer steps, mean loss %.4f, %.1fs",
+        stats.examples,
+        stats.optimizer_steps,
+        stats.mean_loss,
+        stats.seconds,
+    )
     return stats

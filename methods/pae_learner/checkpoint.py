@@ -85,4 +85,3 @@ def merge_to_dir(base_model: Any, tokenizer: Any, adapter_dir: Path, out_dir: Pa
             shutil.rmtree(tmp, ignore_errors=True)
     del model
     return out_dir
-

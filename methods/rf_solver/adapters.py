@@ -26,8 +26,9 @@ from methods.rf_solver.model import AttentionTap
 from methods.rf_solver.solver import VelocityFn
 
 
-def find_v_modules(model: nn.Module, pattern: str = r"single_transformer_blocks\.(\d+)\.attn\.to_v$",
-                   min_block: int = 20) -> dict[int, nn.Module]:
+def find_v_modules(
+    model: nn.Module, pattern: str = r"single_transformer_blocks\.(\d+)\.attn\.to_v$", min_block: int = 20
+) -> dict[int, nn.Module]:
     """Modules whose qualified name matches ``pattern`` (group 1 = block id) with id ≥ ``min_block``.
 
     The default picks FLUX's single-stream blocks 20..37 as the reference implementation does.
@@ -54,9 +55,16 @@ def _velocity_of(out: Any) -> torch.Tensor:
 class ModuleVelocity:
     """Wraps a diffusers/transformers-style module as an editable rectified-flow velocity model."""
 
-    def __init__(self, module: nn.Module, *, seq_len: int, v_modules: Mapping[int, nn.Module] | None = None,
-                 timestep_scale: float = 1.0, guidance_kwarg: str | None = None,
-                 extra_kwargs: Callable[[torch.Tensor], dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        module: nn.Module,
+        *,
+        seq_len: int,
+        v_modules: Mapping[int, nn.Module] | None = None,
+        timestep_scale: float = 1.0,
+        guidance_kwarg: str | None = None,
+        extra_kwargs: Callable[[torch.Tensor], dict[str, Any]] | None = None,
+    ) -> None:
         self.module = module.eval()
         self.seq_len = int(seq_len)
         self.v_modules = dict(v_modules or {})
@@ -83,8 +91,11 @@ class ModuleVelocity:
             handles = []
             if tap is not None:
                 for block_id, mod in self.v_modules.items():
-                    handles.append(mod.register_forward_hook(
-                        lambda _m, _inp, out, bid=block_id: tap.on_qkv(bid, None, None, out)[2]))
+                    handles.append(
+                        mod.register_forward_hook(
+                            lambda _m, _inp, out, bid=block_id: tap.on_qkv(bid, None, None, out)[2]
+                        )
+                    )
             try:
                 return _velocity_of(self.module(hidden_states=z, **call))
             finally:

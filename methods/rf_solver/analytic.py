@@ -40,8 +40,8 @@ class GaussianFlow:
 
     def velocity(self, z: torch.Tensor, t: float) -> torch.Tensor:
         """v(z, t) = −m + [(t − (1−t)s²)/σ_t²]·(z − (1−t)m)."""
-        m, s2 = self.m.to(z.dtype), (self.s ** 2).to(z.dtype)
-        sig2 = (1 - t) ** 2 * s2 + t ** 2
+        m, s2 = self.m.to(z.dtype), (self.s**2).to(z.dtype)
+        sig2 = (1 - t) ** 2 * s2 + t**2
         return -m + ((t - (1 - t) * s2) / sig2) * (z - (1 - t) * m)
 
     __call__ = velocity
@@ -87,13 +87,13 @@ class MixtureFlow:
     def velocity(self, z: torch.Tensor, t: float) -> torch.Tensor:
         """Σ_k w_k(z, t)·v_k(z, t) for z of shape (..., d)."""
         dt = z.dtype
-        m = self.means.to(dt)                      # (K, d)
-        s2 = (self.stds ** 2).to(dt)
-        sig2 = (1 - t) ** 2 * s2 + t ** 2          # (K, d)
-        centred = z[..., None, :] - (1 - t) * m    # (..., K, d)
-        logp = -0.5 * (centred ** 2 / sig2 + torch.log(2 * torch.pi * sig2)).sum(-1)
+        m = self.means.to(dt)  # (K, d)
+        s2 = (self.stds**2).to(dt)
+        sig2 = (1 - t) ** 2 * s2 + t**2  # (K, d)
+        centred = z[..., None, :] - (1 - t) * m  # (..., K, d)
+        logp = -0.5 * (centred**2 / sig2 + torch.log(2 * torch.pi * sig2)).sum(-1)
         logw = torch.log(self.weights.to(dt)) + logp
-        w = torch.softmax(logw, dim=-1)            # (..., K)
+        w = torch.softmax(logw, dim=-1)  # (..., K)
         vk = -m + ((t - (1 - t) * s2) / sig2) * centred
         return (w[..., None] * vk).sum(-2)
 
@@ -106,8 +106,7 @@ class MixtureFlow:
         return self.means[k] + self.stds[k] * eps
 
 
-def reference_solve(velocity, z: torch.Tensor, t_start: float, t_end: float,
-                    steps: int = 2_000) -> torch.Tensor:
+def reference_solve(velocity, z: torch.Tensor, t_start: float, t_end: float, steps: int = 2_000) -> torch.Tensor:
     """High-accuracy reference: classical RK4 with ``steps`` uniform float64 steps.
 
     On the default mixture 2,000 steps agree with 20,000 to 3e-13 (measured), far below the

@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 
 
 def preset_hash(preset: Preset) -> str:
-    blob = json.dumps({"model": preset.model.to_dict(), "train": preset.train.to_dict(), "data": preset.data},
-                      sort_keys=True)
+    blob = json.dumps(
+        {"model": preset.model.to_dict(), "train": preset.train.to_dict(), "data": preset.data}, sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -50,8 +51,12 @@ def save_model(model: RFDiT, preset: Preset, folder: Path, info: dict | None = N
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
-    config = {"preset": preset.name, "data": preset.data, "model": preset.model.to_dict(),
-              "train": preset.train.to_dict()}
+    config = {
+        "preset": preset.name,
+        "data": preset.data,
+        "model": preset.model.to_dict(),
+        "train": preset.train.to_dict(),
+    }
     (tmp / "config.json").write_text(json.dumps(config, indent=2))
     (tmp / "train.json").write_text(json.dumps(info or {}, indent=2))
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
@@ -70,8 +75,13 @@ def load_model(folder: Path) -> tuple[RFDiT, dict]:
     return model.eval().requires_grad_(False), config
 
 
-def get_model(preset: Preset | str = "digits", *, cache_dir: Path | None = None, train_if_missing: bool = True,
-              callbacks: tuple[Callable[[int, float], None], ...] = ()) -> tuple[RFDiT, Path]:
+def get_model(
+    preset: Preset | str = "digits",
+    *,
+    cache_dir: Path | None = None,
+    train_if_missing: bool = True,
+    callbacks: tuple[Callable[[int, float], None], ...] = (),
+) -> tuple[RFDiT, Path]:
     """The trained model of ``preset``: loaded from the cache, or trained now and saved there."""
     preset = get_preset(preset) if isinstance(preset, str) else preset
     folder = model_dir(preset, cache_dir)
@@ -88,4 +98,3 @@ def get_model(preset: Preset | str = "digits", *, cache_dir: Path | None = None,
 
 def train_info(folder: Path) -> dict:
     return json.loads((Path(folder) / "train.json").read_text())
-

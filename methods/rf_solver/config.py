@@ -63,7 +63,7 @@ class DiTConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "DiTConfig":
+    def from_dict(cls, d: dict[str, Any]) -> DiTConfig:
         d = dict(d)
         d["labels"] = tuple(d.get("labels", ()))
         return cls(**d)
@@ -98,7 +98,7 @@ class Preset:
     data: str  # "digits" or "photo"
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def with_train(self, **overrides: Any) -> "Preset":
+    def with_train(self, **overrides: Any) -> Preset:
         return replace(self, train=replace(self.train, **overrides))
 
 
@@ -106,11 +106,19 @@ PRESETS: dict[str, Preset] = {
     # 8×8 digits upsampled to 16×16, patch 2 → 64 tokens; label = the digit.
     "digits": Preset("digits", DiTConfig(label_in_vector="early"), TrainConfig(steps=800, batch_size=48), "digits"),
     # 32×32 RGB crops of scikit-learn's china.jpg / flower.jpg, patch 4 → 64 tokens; 2-way label.
-    "photo": Preset("photo", DiTConfig(image_size=32, channels=3, patch_size=4, labels=("china", "flower")),
-                    TrainConfig(steps=600, batch_size=32), "photo"),
+    "photo": Preset(
+        "photo",
+        DiTConfig(image_size=32, channels=3, patch_size=4, labels=("china", "flower")),
+        TrainConfig(steps=600, batch_size=32),
+        "photo",
+    ),
     # Test-sized: a few seconds of training on digits.
-    "tiny": Preset("tiny", DiTConfig(width=48, heads=2, depth=4, single_from=2, cond_dim=16),
-                   TrainConfig(steps=150, batch_size=32, lr=2e-3, warmup=10, ema=0.9), "digits"),
+    "tiny": Preset(
+        "tiny",
+        DiTConfig(width=48, heads=2, depth=4, single_from=2, cond_dim=16),
+        TrainConfig(steps=150, batch_size=32, lr=2e-3, warmup=10, ema=0.9),
+        "digits",
+    ),
 }
 
 

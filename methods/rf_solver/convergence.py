@@ -39,9 +39,16 @@ def observed_order(points: Sequence[ErrorPoint]) -> float:
     return -loglog_slope([p.nfe for p in points], [p.error for p in points])
 
 
-def equal_nfe_errors(velocity: VelocityFn, z0: torch.Tensor, exact_end: torch.Tensor, nfes: Sequence[int],
-                     orders: Sequence[int] = (1, 2), direction: str = "invert", shift: bool = False,
-                     seq_len: int = 256) -> dict[int, list[ErrorPoint]]:
+def equal_nfe_errors(
+    velocity: VelocityFn,
+    z0: torch.Tensor,
+    exact_end: torch.Tensor,
+    nfes: Sequence[int],
+    orders: Sequence[int] = (1, 2),
+    direction: str = "invert",
+    shift: bool = False,
+    seq_len: int = 256,
+) -> dict[int, list[ErrorPoint]]:
     """Max-abs endpoint error of each order at each NFE budget (skipping non-divisible budgets)."""
     out: dict[int, list[ErrorPoint]] = {o: [] for o in orders}
     for nfe in nfes:
@@ -55,14 +62,21 @@ def equal_nfe_errors(velocity: VelocityFn, z0: torch.Tensor, exact_end: torch.Te
     return out
 
 
-def gaussian_errors(flow: GaussianFlow, x0: torch.Tensor, nfes: Sequence[int], orders: Sequence[int] = (1, 2),
-                    shift: bool = False) -> dict[int, list[ErrorPoint]]:
+def gaussian_errors(
+    flow: GaussianFlow, x0: torch.Tensor, nfes: Sequence[int], orders: Sequence[int] = (1, 2), shift: bool = False
+) -> dict[int, list[ErrorPoint]]:
     """Inversion error against the exact map z_1 = (x_0 − m)/s."""
     return equal_nfe_errors(flow, x0, flow.exact_invert(x0), nfes, orders, "invert", shift)
 
 
-def mixture_errors(flow: MixtureFlow, x0: torch.Tensor, nfes: Sequence[int], orders: Sequence[int] = (1, 2),
-                   shift: bool = False, ref_steps: int = 2000) -> dict[int, list[ErrorPoint]]:
+def mixture_errors(
+    flow: MixtureFlow,
+    x0: torch.Tensor,
+    nfes: Sequence[int],
+    orders: Sequence[int] = (1, 2),
+    shift: bool = False,
+    ref_steps: int = 2000,
+) -> dict[int, list[ErrorPoint]]:
     """Inversion error against the RK4 reference endpoint."""
     ref = reference_solve(flow, x0, 0.0, 1.0, ref_steps)
     return equal_nfe_errors(flow, x0, ref, nfes, orders, "invert", shift)

@@ -25,9 +25,9 @@ DIGIT_MAX = 16.0
 class DigitsSplit:
     """16×16 digits in [−1, 1] with labels, plus the raw 8×8 rows the scorer uses."""
 
-    images: torch.Tensor   # (n, 1, 16, 16)
-    labels: torch.Tensor   # (n,)
-    raw: np.ndarray        # (n, 64) in 0..16
+    images: torch.Tensor  # (n, 1, 16, 16)
+    labels: torch.Tensor  # (n,)
+    raw: np.ndarray  # (n, 64) in 0..16
 
 
 def digits_to_images(raw: np.ndarray) -> torch.Tensor:
@@ -77,8 +77,9 @@ def load_photos(downscale: int = 2) -> tuple[torch.Tensor, ...]:
     return tuple(out)
 
 
-def photo_crops(n: int, size: int = 32, generator: torch.Generator | None = None,
-                holdout: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def photo_crops(
+    n: int, size: int = 32, generator: torch.Generator | None = None, holdout: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
     """n random size×size crops and their photo label (0 china, 1 flower).
 
     Training crops come from the left 80% of each photo, ``holdout`` crops from the right 20%,
@@ -94,7 +95,7 @@ def photo_crops(n: int, size: int = 32, generator: torch.Generator | None = None
         lo, hi = (split, w - size) if holdout else (0, split - size)
         x0 = int(torch.randint(lo, hi + 1, (1,), generator=generator))
         y0 = int(torch.randint(0, h - size + 1, (1,), generator=generator))
-        crops.append(p[:, y0:y0 + size, x0:x0 + size])
+        crops.append(p[:, y0 : y0 + size, x0 : x0 + size])
     return torch.stack(crops), labels
 
 

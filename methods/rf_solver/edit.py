@@ -100,8 +100,9 @@ def schedule_for(model: EditableModel, num_steps: int, shift: bool = True) -> li
     return get_schedule(num_steps, model.seq_len, shift)
 
 
-def reconstruct_image(model: EditableModel, x0: torch.Tensor, cond: Any, num_steps: int, order: int = 2,
-                      shift: bool = True) -> tuple[torch.Tensor, torch.Tensor, int]:
+def reconstruct_image(
+    model: EditableModel, x0: torch.Tensor, cond: Any, num_steps: int, order: int = 2, shift: bool = True
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Invert then sample with the same condition at guidance 1, no injection: (x_rec, noise, nfe)."""
     ts = schedule_for(model, num_steps, shift)
     v = model.velocity(cond, 1.0)
@@ -110,9 +111,20 @@ def reconstruct_image(model: EditableModel, x0: torch.Tensor, cond: Any, num_ste
     return out.z, inv.z, inv.nfe + out.nfe
 
 
-def rf_edit(model: EditableModel, x0: torch.Tensor, source: Any, target: Any, *, num_steps: int = 15,
-            inject_k: int = 2, order: int = 2, guidance: float = 2.0, shift: bool = True,
-            offload_dir: Path | None = None, blocks: Sequence[int] | None = None) -> EditResult:
+def rf_edit(
+    model: EditableModel,
+    x0: torch.Tensor,
+    source: Any,
+    target: Any,
+    *,
+    num_steps: int = 15,
+    inject_k: int = 2,
+    order: int = 2,
+    guidance: float = 2.0,
+    shift: bool = True,
+    offload_dir: Path | None = None,
+    blocks: Sequence[int] | None = None,
+) -> EditResult:
     """RF-Edit one batch of images from ``source`` to ``target`` condition (spec §3.5)."""
     if not 0 <= inject_k <= num_steps:
         raise ValueError("inject_k must be in [0, num_steps]")
@@ -124,13 +136,31 @@ def rf_edit(model: EditableModel, x0: torch.Tensor, source: Any, target: Any, *,
         inj = VSharing(cache, inject_k, "inject")
         out = sample(model.velocity(target, guidance, inj), inv.z, ts, order, hooks=[inj])
     log.debug("edit: %d V tensors (%.1f MB) cached and freed", n_cached, nbytes / 1e6)
-    return EditResult(source=x0, noise=inv.z, edited=out.z, nfe=inv.nfe + out.nfe, timesteps=ts,
-                      cached_tensors=n_cached, cache_bytes=nbytes, injected=inj.events, recorded=rec.events)
+    return EditResult(
+        source=x0,
+        noise=inv.z,
+        edited=out.z,
+        nfe=inv.nfe + out.nfe,
+        timesteps=ts,
+        cached_tensors=n_cached,
+        cache_bytes=nbytes,
+        injected=inj.events,
+        recorded=rec.events,
+    )
 
 
-def edit_sweep(model: EditableModel, x0: torch.Tensor, source: Any, target: Any, ks: Sequence[int], *,
-               num_steps: int = 15, order: int = 2, guidance: float = 2.0,
-               shift: bool = True) -> dict[int, torch.Tensor]:
+def edit_sweep(
+    model: EditableModel,
+    x0: torch.Tensor,
+    source: Any,
+    target: Any,
+    ks: Sequence[int],
+    *,
+    num_steps: int = 15,
+    order: int = 2,
+    guidance: float = 2.0,
+    shift: bool = True,
+) -> dict[int, torch.Tensor]:
     """Edits for several k from one inversion: V is recorded for k_max steps, each k injects a prefix.
 
     Equal to calling :func:`rf_edit` per k (inversion does not depend on k); cheaper.

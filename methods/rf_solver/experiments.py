@@ -60,8 +60,13 @@ def analytic_study(n_points: int = 2000, seed: int = 0, nfes: Sequence[int] = AN
     slopes = {name: {o: _slope_in(pts, lo[name], 256) for o, pts in c.items()} for name, c in curves.items()}
     trips = []
     for nfe in (16, 32, 64):
-        trips.append({"nfe_per_direction": nfe, "euler": round_trip_error(mog, xm, nfe, 1),
-                      "rf_solver2": round_trip_error(mog, xm, nfe, 2)})
+        trips.append(
+            {
+                "nfe_per_direction": nfe,
+                "euler": round_trip_error(mog, xm, nfe, 1),
+                "rf_solver2": round_trip_error(mog, xm, nfe, 2),
+            }
+        )
     return AnalyticResult(curves, slopes, trips)
 
 
@@ -79,12 +84,22 @@ class ReconRow:
     seconds: float
 
 
-def reconstruction_study(model: EditableModel, images: torch.Tensor, labels: torch.Tensor, dataset: str,
-                         step_counts: Sequence[int] = (5, 10, 25), shift: bool = True) -> list[ReconRow]:
+def reconstruction_study(
+    model: EditableModel,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    dataset: str,
+    step_counts: Sequence[int] = (5, 10, 25),
+    shift: bool = True,
+) -> list[ReconRow]:
     """RF-Solver-2 (N) vs Euler (2N, equal NFE) vs Euler (N, equal steps) for each N."""
     rows = []
     for n in step_counts:
-        for name, order, steps in (("RF-Solver-2", 2, n), ("Euler (equal NFE)", 1, 2 * n), ("Euler (equal steps)", 1, n)):
+        for name, order, steps in (
+            ("RF-Solver-2", 2, n),
+            ("Euler (equal NFE)", 1, 2 * n),
+            ("Euler (equal steps)", 1, n),
+        ):
             t0 = time.perf_counter()
             rec, _, nfe = reconstruct_image(model, images, labels, steps, order, shift)
             sec = time.perf_counter() - t0
@@ -94,8 +109,13 @@ def reconstruction_study(model: EditableModel, images: torch.Tensor, labels: tor
     return rows
 
 
-def injection_reconstruction_check(model: EditableModel, images: torch.Tensor, labels: torch.Tensor,
-                                   num_steps: int = 10, ks: Sequence[int] = (0, 1, 2, 5, 10)) -> dict[int, float]:
+def injection_reconstruction_check(
+    model: EditableModel,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    num_steps: int = 10,
+    ks: Sequence[int] = (0, 1, 2, 5, 10),
+) -> dict[int, float]:
     """Spec §7.6: same prompt, guidance 1, reconstruction MSE as the injected steps k grow (k = N included)."""
     out = {}
     for k in ks:
@@ -129,8 +149,16 @@ class TradeoffResult:
         return float(spearmanr(self.ks, self.mse_to_source).statistic)
 
 
-def edit_tradeoff(model: EditableModel, images: torch.Tensor, labels: torch.Tensor, ks: Sequence[int],
-                  num_steps: int = 15, guidance: float = 2.0, seed: int = 0, batch: int = 25) -> TradeoffResult:
+def edit_tradeoff(
+    model: EditableModel,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    ks: Sequence[int],
+    num_steps: int = 15,
+    guidance: float = 2.0,
+    seed: int = 0,
+    batch: int = 25,
+) -> TradeoffResult:
     """Edit every image to a random other digit for each k; score with the logistic-regression scorer."""
     g = torch.Generator().manual_seed(seed)
     targets = (labels + torch.randint(1, 10, labels.shape, generator=g)) % 10
@@ -149,6 +177,16 @@ def edit_tradeoff(model: EditableModel, images: torch.Tensor, labels: torch.Tens
         sacc.append(scorer.accuracy(x, labels))
         mses.append(float(per.mean()))
         sems.append(float(per.std(ddof=1) / np.sqrt(len(per))))
-    return TradeoffResult(list(ks), tacc, sacc, mses, sems, len(labels), num_steps, guidance,
-                          examples={k: torch.cat(edits[k])[:8] for k in ks}, sources=images[:8],
-                          targets=targets)
+    return TradeoffResult(
+        list(ks),
+        tacc,
+        sacc,
+        mses,
+        sems,
+        len(labels),
+        num_steps,
+        guidance,
+        examples={k: torch.cat(edits[k])[:8] for k in ks},
+        sources=images[:8],
+        targets=targets,
+    )

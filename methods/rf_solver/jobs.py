@@ -20,23 +20,25 @@ from core.jobs import JobContext, Report, ReproducerOptions, register_method, re
 class ImageRef(BaseModel):
     """Exactly one image reference."""
 
-    image_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
-                                     description="SHA-256 of an uploaded image in the artifact store.")
+    image_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+    )
     digit_index: int | None = Field(None, ge=0, le=296, description="Index into the 297 held-out digits.")
     example: Literal["boy.jpg", "hiking.jpg", "horse.jpg"] | None = Field(
-        None, description="A shared example photo (rf_edit_examples).")
+        None, description="A shared example photo (rf_edit_examples)."
+    )
     model: Literal["auto", "digits", "photo"] = Field("auto", description="Which trained RF model to use.")
     shift: bool = Field(True, description="FLUX-dev schedule shift (off = flux-schnell linear grid).")
 
     @model_validator(mode="after")
-    def _one_image(self) -> "ImageRef":
+    def _one_image(self) -> ImageRef:
         if sum(x is not None for x in (self.image_sha256, self.digit_index, self.example)) != 1:
             raise ValueError("give exactly one of image_sha256, digit_index, example")
         return self
 
 
 class EditParams(ImageRef):
-    source_label: str = Field("3", max_length=20, description="Label (\"prompt\") describing the source image.")
+    source_label: str = Field("3", max_length=20, description='Label ("prompt") describing the source image.')
     target_label: str = Field("8", max_length=20, description="Label to edit towards.")
     steps: int = Field(15, ge=1, le=100, description="Timesteps N.")
     inject: int = Field(2, ge=0, le=100, description="Denoising steps k that receive the source V.")
@@ -45,7 +47,7 @@ class EditParams(ImageRef):
     offload: bool = Field(False, description="Keep the V cache on disk instead of memory.")
 
     @model_validator(mode="after")
-    def _inject_le_steps(self) -> "EditParams":
+    def _inject_le_steps(self) -> EditParams:
         from methods.rf_solver.service import preset_for_labels
 
         if self.inject > self.steps:
@@ -56,11 +58,15 @@ class EditParams(ImageRef):
 
 class ReconstructParams(ImageRef):
     label: str = Field("3", max_length=20, description="Label of the image (used for inversion and sampling).")
-    nfes: list[int] = Field([4, 10, 20, 50], min_length=1, max_length=8,
-                            description="Evaluations per direction (even): Euler uses NFE steps, RF-Solver-2 NFE/2.")
+    nfes: list[int] = Field(
+        [4, 10, 20, 50],
+        min_length=1,
+        max_length=8,
+        description="Evaluations per direction (even): Euler uses NFE steps, RF-Solver-2 NFE/2.",
+    )
 
     @model_validator(mode="after")
-    def _even(self) -> "ReconstructParams":
+    def _even(self) -> ReconstructParams:
         from methods.rf_solver.service import preset_for_labels
 
         preset_for_labels(self.model, self.label)
@@ -75,8 +81,13 @@ def _image(params: ImageRef, preset: str):
     from methods.rf_solver.service import resolve_image
 
     cfg = PRESETS[preset].model
-    return resolve_image(image_sha256=params.image_sha256, digit_index=params.digit_index, example=params.example,
-                         size=cfg.image_size, channels=cfg.channels)
+    return resolve_image(
+        image_sha256=params.image_sha256,
+        digit_index=params.digit_index,
+        example=params.example,
+        size=cfg.image_size,
+        channels=cfg.channels,
+    )
 
 
 @register_method("rf.edit", title="RF-Edit an image", queue="cpu", tags=("image", "rectified-flow"))
@@ -85,9 +96,19 @@ def run_edit(params: EditParams, progress: JobContext) -> Report:
     from methods.rf_solver.service import edit_report, preset_for_labels
 
     preset = preset_for_labels(params.model, params.source_label, params.target_label)
-    return edit_report(_image(params, preset), preset, params.source_label, params.target_label, steps=params.steps,
-                       inject=params.inject, order=params.order, guidance=params.guidance, shift=params.shift,
-                       offload=params.offload, progress=progress)
+    return edit_report(
+        _image(params, preset),
+        preset,
+        params.source_label,
+        params.target_label,
+        steps=params.steps,
+        inject=params.inject,
+        order=params.order,
+        guidance=params.guidance,
+        shift=params.shift,
+        offload=params.offload,
+        progress=progress,
+    )
 
 
 @register_method("rf.reconstruct", title="RF inversion + reconstruction", queue="cpu", tags=("image", "rectified-flow"))
@@ -96,8 +117,9 @@ def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
     from methods.rf_solver.service import preset_for_labels, reconstruct_report
 
     preset = preset_for_labels(params.model, params.label)
-    return reconstruct_report(_image(params, preset), preset, params.label, nfes=params.nfes, shift=params.shift,
-                              progress=progress)
+    return reconstruct_report(
+        _image(params, preset), preset, params.label, nfes=params.nfes, shift=params.shift, progress=progress
+    )
 
 
 class RfSolverOptions(ReproducerOptions):
@@ -114,8 +136,11 @@ class RfSolverOptions(ReproducerOptions):
         return self
 
 
-@register_reproducer("rf_solver", options=RfSolverOptions,
-                     description="RF-Solver: analytic orders, trained-model reconstruction, RF-Edit trade-off")
+@register_reproducer(
+    "rf_solver",
+    options=RfSolverOptions,
+    description="RF-Solver: analytic orders, trained-model reconstruction, RF-Edit trade-off",
+)
 def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
     from methods.rf_solver.report import run_reproduction

@@ -27,7 +27,7 @@ def psnr(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
 
 def _gaussian_window(size: int, sigma: float) -> torch.Tensor:
     ax = torch.arange(size, dtype=torch.float32) - (size - 1) / 2
-    g = torch.exp(-(ax ** 2) / (2 * sigma ** 2))
+    g = torch.exp(-(ax**2) / (2 * sigma**2))
     g = g / g.sum()
     return g[:, None] * g[None, :]
 
@@ -42,9 +42,9 @@ def ssim(a: torch.Tensor, b: torch.Tensor, window: int = 7, sigma: float = 1.5) 
         return F.conv2d(z, w, groups=c)
 
     mx, my = filt(x), filt(y)
-    sxx, syy, sxy = filt(x * x) - mx ** 2, filt(y * y) - my ** 2, filt(x * y) - mx * my
-    c1, c2 = 0.01 ** 2, 0.03 ** 2
-    s = ((2 * mx * my + c1) * (2 * sxy + c2)) / ((mx ** 2 + my ** 2 + c1) * (sxx + syy + c2))
+    sxx, syy, sxy = filt(x * x) - mx**2, filt(y * y) - my**2, filt(x * y) - mx * my
+    c1, c2 = 0.01**2, 0.03**2
+    s = ((2 * mx * my + c1) * (2 * sxy + c2)) / ((mx**2 + my**2 + c1) * (sxx + syy + c2))
     return s.flatten(1).mean(1)
 
 

@@ -27,8 +27,9 @@ from methods.rf_solver.config import DiTConfig
 class AttentionTap(Protocol):
     """Sees (and may replace) q, k, v of every attention."""
 
-    def on_qkv(self, block_id: int, q: torch.Tensor | None, k: torch.Tensor | None,
-               v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]: ...
+    def on_qkv(
+        self, block_id: int, q: torch.Tensor | None, k: torch.Tensor | None, v: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]: ...
 
 
 def timestep_embedding(t: torch.Tensor, dim: int, scale: float = 1000.0) -> torch.Tensor:
@@ -55,8 +56,7 @@ class QKNorm(nn.Module):
         return self.q(q), self.k(k)
 
 
-def attention(qkv: torch.Tensor, heads: int, norm: QKNorm, block_id: int,
-              tap: AttentionTap | None) -> torch.Tensor:
+def attention(qkv: torch.Tensor, heads: int, norm: QKNorm, block_id: int, tap: AttentionTap | None) -> torch.Tensor:
     """Split (B, L, 3D) into heads, let the tap see q/k/v, attend; returns (B, L, D)."""
     b, n, three_d = qkv.shape
     d = three_d // 3
@@ -93,7 +93,7 @@ class ImageBlock(nn.Module):
         """x: image tokens (B, L, D); ctx: label tokens (B, n, D), read but not updated."""
         sh1, sc1, g1, sh2, sc2, g2 = self.ada(c).chunk(6, dim=-1)
         h = self.qkv(modulate(self.norm1(torch.cat([ctx, x], dim=1)), sh1, sc1))
-        a = attention(h, self.heads, self.qk_norm, self.block_id, tap)[:, ctx.shape[1]:]
+        a = attention(h, self.heads, self.qk_norm, self.block_id, tap)[:, ctx.shape[1] :]
         x = x + g1[:, None] * self.proj(a)
         return x + g2[:, None] * self.mlp(modulate(self.norm2(x), sh2, sc2))
 
@@ -135,9 +135,10 @@ class RFDiT(nn.Module):
         self.pos = nn.Parameter(torch.randn(1, cfg.tokens, d) * 0.02)
         self.t_mlp = nn.Sequential(nn.Linear(64, cfg.cond_dim), nn.SiLU(), nn.Linear(cfg.cond_dim, cfg.cond_dim))
         self.y_vec = nn.Embedding(cfg.num_labels + 1, cfg.cond_dim) if cfg.label_in_vector != "none" else None
-        self.y_tok = nn.Embedding(cfg.num_labels + 1, cfg.label_tokens * d)   # "prompt" tokens
+        self.y_tok = nn.Embedding(cfg.num_labels + 1, cfg.label_tokens * d)  # "prompt" tokens
         self.blocks = nn.ModuleList(
-            [ImageBlock(cfg, i) if i < cfg.single_from else SingleStreamBlock(cfg, i) for i in range(cfg.depth)])
+            [ImageBlock(cfg, i) if i < cfg.single_from else SingleStreamBlock(cfg, i) for i in range(cfg.depth)]
+        )
         self.final_norm = nn.LayerNorm(d, elementwise_affine=False, eps=1e-6)
         self.final_ada = nn.Linear(cfg.cond_dim, 2 * d)
         self.out = nn.Linear(d, cfg.channels * p * p)
@@ -159,8 +160,9 @@ class RFDiT(nn.Module):
         x = x.reshape(b, g, g, cfg.channels, p, p).permute(0, 3, 1, 4, 2, 5)
         return x.reshape(b, cfg.channels, g * p, g * p)
 
-    def forward(self, x: torch.Tensor, t: torch.Tensor | float, y: torch.Tensor,
-                tap: AttentionTap | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, t: torch.Tensor | float, y: torch.Tensor, tap: AttentionTap | None = None
+    ) -> torch.Tensor:
         b = x.shape[0]
         if not torch.is_tensor(t) or t.ndim == 0:
             t = torch.full((b,), float(t), device=x.device)
@@ -168,15 +170,15 @@ class RFDiT(nn.Module):
         c_lab = F.silu(vec + self.y_vec(y)) if self.y_vec is not None else F.silu(vec)
         c_late = c_lab if self.cfg.label_in_vector == "all" else F.silu(vec)
         h = self.patch(self.patchify(x)) + self.pos
-        ctx = self.y_tok(y).view(b, self.cfg.label_tokens, -1)   # the "prompt" tokens
+        ctx = self.y_tok(y).view(b, self.cfg.label_tokens, -1)  # the "prompt" tokens
         for block in self.blocks:
             if isinstance(block, ImageBlock):
                 h = block(h, ctx, c_lab, tap)
             else:
                 if h.shape[1] == self.cfg.tokens:
-                    h = torch.cat([ctx, h], dim=1)                # join the label tokens
+                    h = torch.cat([ctx, h], dim=1)  # join the label tokens
                 h = block(h, c_late, tap)
-        h = h[:, -self.cfg.tokens:]
+        h = h[:, -self.cfg.tokens :]
         shift, scale = self.final_ada(c_late).chunk(2, dim=-1)
         return self.unpatchify(self.out(modulate(self.final_norm(h), shift, scale)))
 

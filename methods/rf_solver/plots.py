@@ -48,8 +48,9 @@ def recon_vs_nfe(rows: Sequence[dict], dataset: str):
     return fig
 
 
-def tradeoff(ks: Sequence[int], target_acc: Sequence[float], mse_to_source: Sequence[float],
-             sem: Sequence[float] | None = None):
+def tradeoff(
+    ks: Sequence[int], target_acc: Sequence[float], mse_to_source: Sequence[float], sem: Sequence[float] | None = None
+):
     """Target-label accuracy and MSE to the source against the number of injected steps k."""
     fig, ax1 = plt.subplots(figsize=(5, 3.6))
     ax1.plot(ks, target_acc, "o-", color="tab:blue", label="target-label accuracy")

@@ -25,8 +25,14 @@ BASE_SHIFT = 0.5
 MAX_SHIFT = 1.15
 
 
-def mu_for_length(seq_len: int, *, base_len: int = BASE_SEQ_LEN, max_len: int = MAX_SEQ_LEN,
-                  base_shift: float = BASE_SHIFT, max_shift: float = MAX_SHIFT) -> float:
+def mu_for_length(
+    seq_len: int,
+    *,
+    base_len: int = BASE_SEQ_LEN,
+    max_len: int = MAX_SEQ_LEN,
+    base_shift: float = BASE_SHIFT,
+    max_shift: float = MAX_SHIFT,
+) -> float:
     """μ(L): the linear map through (256, 0.5) and (4096, 1.15) (spec §3.3)."""
     slope = (max_shift - base_shift) / (max_len - base_len)
     return base_shift + slope * (seq_len - base_len)

@@ -18,7 +18,7 @@ from methods.rf_solver.data import images_to_digits, load_digits_split
 
 
 @functools.lru_cache(maxsize=1)
-def digit_scorer() -> "DigitScorer":
+def digit_scorer() -> DigitScorer:
     return DigitScorer()
 
 

@@ -106,8 +106,9 @@ def midpoint_update(z: torch.Tensor, v_mid: torch.Tensor, h: float) -> torch.Ten
     return z + h * v_mid
 
 
-def taylor3_update(z: torch.Tensor, v0: torch.Tensor, v_half: torch.Tensor, v_one: torch.Tensor,
-                   h: float) -> torch.Tensor:
+def taylor3_update(
+    z: torch.Tensor, v0: torch.Tensor, v_half: torch.Tensor, v_one: torch.Tensor, h: float
+) -> torch.Tensor:
     """Order 3 Taylor form with v', v'' from the quadratic through (0, v0), (h/2, v_half), (h, v_one).
 
     v' = (−3v0 + 4v_half − v_one)/h and v'' = 4(v0 − 2v_half + v_one)/h² (second finite
@@ -115,7 +116,7 @@ def taylor3_update(z: torch.Tensor, v0: torch.Tensor, v_half: torch.Tensor, v_on
     """
     d1 = (-3.0 * v0 + 4.0 * v_half - v_one) / h
     d2 = 4.0 * (v0 - 2.0 * v_half + v_one) / (h * h)
-    return z + h * v0 + 0.5 * h * h * d1 + (h ** 3 / 6.0) * d2
+    return z + h * v0 + 0.5 * h * h * d1 + (h**3 / 6.0) * d2
 
 
 def walk(timesteps: Sequence[float], direction: Direction) -> list[tuple[int, float, float, float]]:
@@ -138,9 +139,15 @@ def walk(timesteps: Sequence[float], direction: Direction) -> list[tuple[int, fl
     raise ValueError(f"direction must be 'sample' or 'invert', not {direction!r}")
 
 
-def solve(velocity: VelocityFn, z: torch.Tensor, timesteps: Sequence[float], order: int = 2,
-          direction: Direction = "sample", hooks: Sequence[SolverHook] = (),
-          keep_trajectory: bool = False) -> SolveResult:
+def solve(
+    velocity: VelocityFn,
+    z: torch.Tensor,
+    timesteps: Sequence[float],
+    order: int = 2,
+    direction: Direction = "sample",
+    hooks: Sequence[SolverHook] = (),
+    keep_trajectory: bool = False,
+) -> SolveResult:
     """Integrate dZ/dt = v(Z, t) over the grid with the order-``order`` RF-Solver step.
 
     Args:
@@ -187,14 +194,16 @@ def solve(velocity: VelocityFn, z: torch.Tensor, timesteps: Sequence[float], ord
     return SolveResult(z=z, nfe=counter.count, timesteps=list(timesteps), trajectory=traj)
 
 
-def invert(velocity: VelocityFn, x0: torch.Tensor, timesteps: Sequence[float], order: int = 2,
-           hooks: Sequence[SolverHook] = ()) -> SolveResult:
+def invert(
+    velocity: VelocityFn, x0: torch.Tensor, timesteps: Sequence[float], order: int = 2, hooks: Sequence[SolverHook] = ()
+) -> SolveResult:
     """Image → noise: integrate from t = 0 up to t = 1 on the reversed grid (spec §3.4)."""
     return solve(velocity, x0, timesteps, order, "invert", hooks)
 
 
-def sample(velocity: VelocityFn, z1: torch.Tensor, timesteps: Sequence[float], order: int = 2,
-           hooks: Sequence[SolverHook] = ()) -> SolveResult:
+def sample(
+    velocity: VelocityFn, z1: torch.Tensor, timesteps: Sequence[float], order: int = 2, hooks: Sequence[SolverHook] = ()
+) -> SolveResult:
     """Noise → image: integrate from t = 1 down to t = 0."""
     return solve(velocity, z1, timesteps, order, "sample", hooks)
 
@@ -209,8 +218,13 @@ class Reconstruction:
     nfe: int
 
 
-def reconstruct(velocity: VelocityFn, x0: torch.Tensor, timesteps: Sequence[float], order: int = 2,
-                sample_velocity: VelocityFn | None = None) -> Reconstruction:
+def reconstruct(
+    velocity: VelocityFn,
+    x0: torch.Tensor,
+    timesteps: Sequence[float],
+    order: int = 2,
+    sample_velocity: VelocityFn | None = None,
+) -> Reconstruction:
     """Invert with ``velocity`` then sample back (same condition unless ``sample_velocity`` is given)."""
     inv = invert(velocity, x0, timesteps, order)
     smp = sample(sample_velocity or velocity, inv.z, timesteps, order)

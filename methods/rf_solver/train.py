@@ -47,8 +47,7 @@ def sample_t(n: int, how: str, generator: torch.Generator) -> torch.Tensor:
     raise ValueError(f"unknown t sampling {how!r}")
 
 
-def rf_loss(model: RFDiT, x0: torch.Tensor, y: torch.Tensor, t: torch.Tensor,
-            eps: torch.Tensor) -> torch.Tensor:
+def rf_loss(model: RFDiT, x0: torch.Tensor, y: torch.Tensor, t: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
     """Mean of ‖v_θ(Z_t, t, y) − (ε − X_0)‖² over the batch."""
     tb = t.view(-1, 1, 1, 1)
     zt = (1 - tb) * x0 + tb * eps
@@ -75,8 +74,7 @@ def data_sampler(preset: Preset) -> Sampler:
     raise ValueError(f"unknown data {preset.data!r}")
 
 
-def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *,
-          callbacks: tuple[Callback, ...] = ()) -> TrainResult:
+def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *, callbacks: tuple[Callback, ...] = ()) -> TrainResult:
     """Train ``model`` with the rectified-flow loss; returns the EMA copy (eval mode)."""
     with pin_threads(cfg.threads):
         g = torch.Generator().manual_seed(cfg.seed)
@@ -101,6 +99,15 @@ def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *,
                 cb(step, value)
 
         start = time.perf_counter()
-        losses = fit(model, lambda _step: data(cfg.batch_size, g), loss_fn, steps=cfg.steps, lr=cfg.lr,
-                     warmup=cfg.warmup, weight_decay=cfg.weight_decay, clip=1.0, on_step=after_step)
+        losses = fit(
+            model,
+            lambda _step: data(cfg.batch_size, g),
+            loss_fn,
+            steps=cfg.steps,
+            lr=cfg.lr,
+            warmup=cfg.warmup,
+            weight_decay=cfg.weight_decay,
+            clip=1.0,
+            on_step=after_step,
+        )
     return TrainResult(model=ema, losses=losses, seconds=time.perf_counter() - start)

@@ -98,7 +98,7 @@ class VCache:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
 
-    def __enter__(self) -> "VCache":
+    def __enter__(self) -> VCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -134,8 +134,9 @@ class VSharing:
         self._step = info.denoise_step
 
     # --- AttentionTap -------------------------------------------------------------
-    def on_qkv(self, block_id: int, q: torch.Tensor | None, k: torch.Tensor | None,
-               v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+    def on_qkv(
+        self, block_id: int, q: torch.Tensor | None, k: torch.Tensor | None, v: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
         if self._key_time is None or block_id not in self.cache.blocks:
             return q, k, v
         key: CacheKey = (self._key_time[0], self._key_time[1], block_id)

@@ -26,13 +26,17 @@ SessionDep = Annotated[Session, Depends(get_session)]
 def require_api_key(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> ApiKey:
     """``Authorization: Bearer <key>``; 401 when missing or not a live key."""
     if not authorization or not authorization.lower().startswith("bearer "):
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing API key: send 'Authorization: Bearer <key>'",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing API key: send 'Authorization: Bearer <key>'",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     key = authorization.split(" ", 1)[1].strip()
     row = crud.verify_api_key(session, key=key)
     if row is None:
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "invalid or revoked API key",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "invalid or revoked API key", headers={"WWW-Authenticate": "Bearer"}
+        )
     session.expunge(row)
     return row
 
@@ -46,8 +50,9 @@ def enqueue(job: Job) -> None:
     send(job)
 
 
-def submit(method: str, params: dict[str, Any] | None, *, key: ApiKey,
-           idempotency_key: str | None = None) -> tuple[Job, bool]:
+def submit(
+    method: str, params: dict[str, Any] | None, *, key: ApiKey, idempotency_key: str | None = None
+) -> tuple[Job, bool]:
     """Validate, record and enqueue a job for ``key``; unknown method → 404, bad params → 422."""
     try:
         return submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
@@ -60,5 +65,6 @@ def submit(method: str, params: dict[str, Any] | None, *, key: ApiKey,
 
 
 def _jsonable(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"loc": list(map(str, e.get("loc", ()))), "msg": str(e.get("msg")), "type": str(e.get("type"))}
-            for e in errors]
+    return [
+        {"loc": list(map(str, e.get("loc", ()))), "msg": str(e.get("msg")), "type": str(e.get("type"))} for e in errors
+    ]

@@ -33,8 +33,11 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 def create_app() -> FastAPI:
     load_all()
-    app = FastAPI(title="paperworks", version="0.1.0",
-                  description="Nineteen ICML 2025 methods as jobs, reports and agent endpoints.")
+    app = FastAPI(
+        title="paperworks",
+        version="0.1.0",
+        description="Nineteen ICML 2025 methods as jobs, reports and agent endpoints.",
+    )
     for info in sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name):
         try:
             mod = importlib.import_module(f"services.api.routes.{info.name}")
@@ -48,9 +51,13 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _validation_message(exc),
-                             "errors": [{"loc": list(map(str, e.get("loc", ()))), "msg": str(e.get("msg"))}
-                                        for e in exc.errors()]}, status_code=422)
+        return JSONResponse(
+            {
+                "detail": _validation_message(exc),
+                "errors": [{"loc": list(map(str, e.get("loc", ()))), "msg": str(e.get("msg"))} for e in exc.errors()],
+            },
+            status_code=422,
+        )
 
     @app.exception_handler(UnknownMethod)
     async def _unknown(_: Request, exc: UnknownMethod) -> JSONResponse:

@@ -31,8 +31,7 @@ async def read_upload(file: UploadFile, *, max_bytes: int | None = None) -> byte
     limit = max_bytes or get_settings().max_upload_bytes
     data = await file.read(limit + 1)
     if len(data) > limit:
-        raise HTTPException(413,
-                            f"{file.filename or 'upload'} is larger than {limit} bytes")
+        raise HTTPException(413, f"{file.filename or 'upload'} is larger than {limit} bytes")
     if not data:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"{file.filename or 'upload'} is empty")
     return data
@@ -48,14 +47,12 @@ def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage
             fmt = (im.format or "").upper()
             w, h = im.size
             if w * h > settings.max_image_pixels:
-                raise HTTPException(413,
-                                    f"{filename}: {w}x{h} pixels exceeds the limit of {settings.max_image_pixels}")
+                raise HTTPException(413, f"{filename}: {w}x{h} pixels exceeds the limit of {settings.max_image_pixels}")
             im.verify()
     except HTTPException:
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise HTTPException(415, f"{filename} is not a readable image: {exc}") \
-            from None
+        raise HTTPException(415, f"{filename} is not a readable image: {exc}") from None
     if fmt not in IMAGE_FORMATS:
         raise HTTPException(415, f"{filename}: unsupported image format {fmt!r}")
     return UploadedImage(filename=filename, data=data, format=fmt, width=w, height=h)

@@ -75,8 +75,16 @@ class JobResult:
 Show = Callable[[JobResult], None]
 
 
-def run_job(method: str, params: dict[str, Any], *, remote: bool = False, out: Path | None = None,
-            show: Show | None = None, title: str | None = None, poll_s: float = 0.5) -> int:
+def run_job(
+    method: str,
+    params: dict[str, Any],
+    *,
+    remote: bool = False,
+    out: Path | None = None,
+    show: Show | None = None,
+    title: str | None = None,
+    poll_s: float = 0.5,
+) -> int:
     """Run job ``method`` with ``params`` and present its report; returns the exit code (0, 1 or 2).
 
     ``out``: write the report's Markdown there (instead of printing it, unless ``show`` is given).
@@ -104,8 +112,9 @@ def _status_line(job_id: str, status: str, detail: str | None) -> None:
 
 
 # --- in this process -------------------------------------------------------------
-def _run_here(method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str,
-              poll_s: float) -> int:
+def _run_here(
+    method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str, poll_s: float
+) -> int:
     from core.db import migrate
     from core.jobs.lifecycle import run_inline
     from core.jobs.registry import InvalidParams, UnknownMethod
@@ -122,8 +131,9 @@ def _run_here(method: str, params: dict[str, Any], *, out: Path | None, show: Sh
     report = _local_report(job_id)
     if report is None:
         return fail(f"job {job_id} succeeded but stored no report", EXIT_FAILED)
-    _present(JobResult(job_id, report, report.to_markdown(lambda ref: f"artifact:{ref.id}"), _local_artifact),
-             out, show)
+    _present(
+        JobResult(job_id, report, report.to_markdown(lambda ref: f"artifact:{ref.id}"), _local_artifact), out, show
+    )
     return EXIT_OK
 
 
@@ -160,8 +170,9 @@ def api_client() -> httpx.Client:
     s = get_settings()
     if s.api_key is None:
         raise SystemExit("set PAPERWORKS_API_KEY (create one with `paperworks keys create`)")
-    return httpx.Client(base_url=str(s.api_url), timeout=30.0,
-                        headers={"Authorization": f"Bearer {s.api_key.get_secret_value()}"})
+    return httpx.Client(
+        base_url=str(s.api_url), timeout=30.0, headers={"Authorization": f"Bearer {s.api_key.get_secret_value()}"}
+    )
 
 
 def _detail(r: httpx.Response) -> str:
@@ -174,8 +185,9 @@ def _detail(r: httpx.Response) -> str:
     return str(detail)
 
 
-def _run_remote(method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str,
-                poll_s: float) -> int:
+def _run_remote(
+    method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str, poll_s: float
+) -> int:
     from core.jobs.report import Report
 
     with api_client() as c:

@@ -21,8 +21,12 @@ from services.cli import commands  # noqa: E402
 from services.cli.jobrun import fail, parse_kv, run_job  # noqa: E402
 from services.cli.progress import console, progress_bar  # noqa: E402
 
-app = typer.Typer(name="paperworks", no_args_is_help=True, add_completion=False,
-                  help="paperworks: ICML 2025 methods as jobs, reports and agents, offline on a laptop.")
+app = typer.Typer(
+    name="paperworks",
+    no_args_is_help=True,
+    add_completion=False,
+    help="paperworks: ICML 2025 methods as jobs, reports and agents, offline on a laptop.",
+)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -88,10 +92,12 @@ def methods_cmd() -> None:
 
 
 @app.command("run")
-def run_cmd(method: str,
-            param: Annotated[list[str], typer.Option("--param", "-p", help="key=value (JSON values)")] = [],  # noqa: B006
-            remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
-            out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
+def run_cmd(
+    method: str,
+    param: Annotated[list[str], typer.Option("--param", "-p", help="key=value (JSON values)")] = [],  # noqa: B006
+    remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+) -> None:
     """Run METHOD in this process with a progress bar (or --remote as a job)."""
     raise typer.Exit(code=run_job(method, parse_kv(param), remote=remote, out=out))
 
@@ -116,8 +122,9 @@ def prepare_cmd() -> None:
 
 
 @app.command("jobs")
-def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None = None,
-             status: str | None = None) -> None:
+def jobs_cmd(
+    limit: int = typer.Option(20, min=1, max=500), method: str | None = None, status: str | None = None
+) -> None:
     """Recent jobs in the application database."""
     from core.db import crud, migrate
     from core.db.session import session_scope
@@ -126,20 +133,29 @@ def jobs_cmd(limit: int = typer.Option(20, min=1, max=500), method: str | None =
     t = Table("id", "method", "status", "progress", "message", "created")
     with session_scope() as s:
         for j in crud.list_jobs(s, method=method, status=status, limit=limit):
-            t.add_row(j.id, j.method, j.status, f"{j.progress:.0%}", (j.message or "")[:50],
-                      j.created_at.strftime("%Y-%m-%d %H:%M:%S"))
+            t.add_row(
+                j.id,
+                j.method,
+                j.status,
+                f"{j.progress:.0%}",
+                (j.message or "")[:50],
+                j.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            )
     console.print(t)
 
 
 @app.command("reproduce")
-def reproduce_cmd(name: str,
-                  out: Annotated[Path, typer.Option(help="Results directory.")] = Path("docs/results"),
-                  option: Annotated[list[str], typer.Option(
-                      "--option", "-o", help="key=value (JSON values), checked against NAME's options model; "
-                                             "see --list-options.")] = [],  # noqa: B006
-                  list_options: Annotated[bool, typer.Option("--list-options",
-                                                             help="Show NAME's options and exit.")] = False,
-                  ) -> None:
+def reproduce_cmd(
+    name: str,
+    out: Annotated[Path, typer.Option(help="Results directory.")] = Path("docs/results"),
+    option: Annotated[
+        list[str],
+        typer.Option(
+            "--option", "-o", help="key=value (JSON values), checked against NAME's options model; see --list-options."
+        ),
+    ] = [],  # noqa: B006
+    list_options: Annotated[bool, typer.Option("--list-options", help="Show NAME's options and exit.")] = False,
+) -> None:
     """Run NAME's CPU-scale experiment and write OUT/NAME.md (+ OUT/NAME/ files)."""
     from core.jobs import InvalidOptions, get_reproducer
     from core.jobs.context import JobContext
@@ -154,8 +170,11 @@ def reproduce_cmd(name: str,
         props = spec.json_schema().get("properties", {})
         for field, info in spec.options_model.model_fields.items():
             prop = props.get(field, {})
-            kind = prop.get("type") or " | ".join(
-                str(x.get("type", x.get("const", "?"))) for x in prop.get("anyOf", [])) or "?"
+            kind = (
+                prop.get("type")
+                or " | ".join(str(x.get("type", x.get("const", "?"))) for x in prop.get("anyOf", []))
+                or "?"
+            )
             if "enum" in prop:
                 kind = " | ".join(map(str, prop["enum"]))
             default = "(required)" if info.is_required() else repr(info.get_default(call_default_factory=True))
@@ -173,8 +192,10 @@ def reproduce_cmd(name: str,
 
 
 @app.command("worker")
-def worker_cmd(queues: str = typer.Option(None, help="Comma-separated queues (default: settings)."),
-               pool: str = typer.Option("solo", help="Celery pool (solo, prefork, threads).")) -> None:
+def worker_cmd(
+    queues: str = typer.Option(None, help="Comma-separated queues (default: settings)."),
+    pool: str = typer.Option("solo", help="Celery pool (solo, prefork, threads)."),
+) -> None:
     """Start a Celery worker."""
     if queues:
         os.environ["PAPERWORKS_WORKER_QUEUES"] = queues
@@ -194,8 +215,9 @@ def api_cmd(host: str = typer.Option(None), port: int = typer.Option(None)) -> N
     from core.config import get_settings
 
     s = get_settings()
-    uvicorn.run("services.api.main:create_app", factory=True, host=host or s.api_host, port=port or s.api_port,
-                log_level="info")
+    uvicorn.run(
+        "services.api.main:create_app", factory=True, host=host or s.api_host, port=port or s.api_port, log_level="info"
+    )
 
 
 @app.command("ui")
@@ -208,8 +230,11 @@ def ui_cmd(port: int = typer.Option(None), host: str = typer.Option(None)) -> No
 
 
 @app.command("up")
-def up_cmd(no_ui: bool = typer.Option(False, help="Start only the API and a worker."),
-           api_port: int = typer.Option(None), ui_port: int = typer.Option(None)) -> None:
+def up_cmd(
+    no_ui: bool = typer.Option(False, help="Start only the API and a worker."),
+    api_port: int = typer.Option(None),
+    ui_port: int = typer.Option(None),
+) -> None:
     """Migrate, then start API + one worker + UI on the embedded defaults (Ctrl-C stops all)."""
     from services.cli.up import up
 
@@ -229,8 +254,9 @@ _register_plugins()
 
 
 def main() -> None:
-    logging.basicConfig(level=os.environ.get("PAPERWORKS_LOG_LEVEL", "WARNING"),
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("PAPERWORKS_LOG_LEVEL", "WARNING"), format="%(levelname)s %(name)s: %(message)s"
+    )
     app()
 
 

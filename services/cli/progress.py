@@ -27,15 +27,22 @@ def progress_bar(title: str) -> Iterator:
             if message != last["msg"] or pct >= last["pct"] + 5.0:
                 last.update(pct=pct, msg=message)
                 elapsed = time.monotonic() - t0
-                console.print(f"{title}: {pct:5.1f}% {elapsed:7.0f}s {(message or '')[:100]}",
-                              highlight=False, soft_wrap=True)
+                console.print(
+                    f"{title}: {pct:5.1f}% {elapsed:7.0f}s {(message or '')[:100]}", highlight=False, soft_wrap=True
+                )
             return False
 
         yield log_update
         return
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-                  TimeElapsedColumn(), TextColumn("{task.fields[msg]}"), console=console,
-                  transient=False) as prog:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}%"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[msg]}"),
+        console=console,
+        transient=False,
+    ) as prog:
         task = prog.add_task(title, total=1.0, msg="")
 
         def update(fraction: float, message: str = "") -> bool:

@@ -19,9 +19,23 @@ UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
 def streamlit_command(port: int | None = None, host: str | None = None) -> list[str]:
     s = get_settings()
-    return [sys.executable, "-m", "streamlit", "run", str(UI_APP), "--server.headless", "true",
-            "--server.port", str(port or s.ui_port), "--server.address", host or s.api_host,
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(UI_APP),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port or s.ui_port),
+        "--server.address",
+        host or s.api_host,
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
 
 
 def _wait_http(url: str, timeout: float, procs: list[subprocess.Popen]) -> bool:
@@ -49,22 +63,41 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
     # a key for the UI's own calls, valid while `up` runs
     with session_scope() as db:
         key_row, ui_key = crud.create_api_key(db, name="ui-session")
-    env = dict(os.environ, PAPERWORKS_API_KEY=ui_key, PAPERWORKS_API_URL=f"http://{s.api_host}:{api_port}",
-               PAPERWORKS_API_PORT=str(api_port), PAPERWORKS_UI_PORT=str(ui_port),
-               PAPERWORKS_HOME=str(s.home), PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        PAPERWORKS_API_KEY=ui_key,
+        PAPERWORKS_API_URL=f"http://{s.api_host}:{api_port}",
+        PAPERWORKS_API_PORT=str(api_port),
+        PAPERWORKS_UI_PORT=str(ui_port),
+        PAPERWORKS_HOME=str(s.home),
+        PYTHONUNBUFFERED="1",
+    )
     logs = s.home / "logs"
     logs.mkdir(exist_ok=True)
-    specs = [("api", [sys.executable, "-m", "uvicorn", "--factory", "services.api.main:create_app",
-                      "--host", s.api_host, "--port", str(api_port)]),
-             ("worker", [sys.executable, "-m", "services.worker.main", "--pool=solo"])]
+    specs = [
+        (
+            "api",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "services.api.main:create_app",
+                "--host",
+                s.api_host,
+                "--port",
+                str(api_port),
+            ],
+        ),
+        ("worker", [sys.executable, "-m", "services.worker.main", "--pool=solo"]),
+    ]
     if with_ui:
         specs.append(("ui", streamlit_command(ui_port)))
     procs: list[subprocess.Popen] = []
     try:
         for name, cmd in specs:
             fh = open(logs / f"{name}.log", "ab")
-            procs.append(subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
+            procs.append(subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True))
         api_url = f"http://{s.api_host}:{api_port}"
         if not _wait_http(f"{api_url}/healthz", 60, procs):
             console.print(f"[red]the API did not start; see {logs / 'api.log'}[/red]")

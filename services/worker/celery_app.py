@@ -25,9 +25,11 @@ def make_celery() -> Celery:
     if str(s.broker_url).startswith(("redis://", "rediss://")):
         # unacknowledged messages of a dead worker come back after the visibility timeout;
         # sweep for them often enough that this is what bounds redelivery
-        transport_options.update(visibility_timeout=s.broker_visibility_timeout,
-                                 unacked_restore_interval=min(10.0, max(1.0, s.broker_visibility_timeout / 3)),
-                                 unacked_restore_throttle=1)
+        transport_options.update(
+            visibility_timeout=s.broker_visibility_timeout,
+            unacked_restore_interval=min(10.0, max(1.0, s.broker_visibility_timeout / 3)),
+            unacked_restore_throttle=1,
+        )
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,

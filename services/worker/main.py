@@ -16,8 +16,15 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     load_all()
     s = get_settings()
-    args = ["worker", "-Q", ",".join(s.queues), "--loglevel=INFO", "--without-gossip", "--without-mingle",
-            "--without-heartbeat"]
+    args = [
+        "worker",
+        "-Q",
+        ",".join(s.queues),
+        "--loglevel=INFO",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     args += list(argv if argv is not None else sys.argv[1:]) or ["--pool=solo"]
     app.worker_main(args)
 

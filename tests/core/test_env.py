@@ -33,13 +33,16 @@ def test_setdefault_keeps_an_explicit_value(monkeypatch):
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == OFFLINE_DEFAULTS["LITELLM_LOCAL_MODEL_COST_MAP"]
 
 
-@pytest.mark.parametrize("entrypoint", ["core", "services.api.main", "services.worker.celery_app",
-                                        "services.cli.main", "core.llm.embeddings"])
+@pytest.mark.parametrize(
+    "entrypoint",
+    ["core", "services.api.main", "services.worker.celery_app", "services.cli.main", "core.llm.embeddings"],
+)
 def test_every_entrypoint_starts_offline(entrypoint, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in OFFLINE_DEFAULTS}
     env["PAPERWORKS_HOME"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "-c", _PROBE, entrypoint], cwd=REPO, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, entrypoint], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 

@@ -11,9 +11,12 @@ def test_real_local_model_answers_through_litellm():
     ensure_providers()
     import litellm
 
-    resp = litellm.completion(model="local/smollm2-135m-instruct",
-                              messages=[{"role": "user", "content": "What is 2+3?"}], max_tokens=12,
-                              temperature=0)
+    resp = litellm.completion(
+        model="local/smollm2-135m-instruct",
+        messages=[{"role": "user", "content": "What is 2+3?"}],
+        max_tokens=12,
+        temperature=0,
+    )
     text = resp.choices[0].message.content
     assert "5" in text
     assert 0 < resp.usage.completion_tokens <= 12 and resp.usage.prompt_tokens > 5

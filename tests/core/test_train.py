@@ -112,9 +112,18 @@ def test_clipping_bounds_the_gradient_norm():
 def test_fit_calls_hooks_and_reports_progress():
     model, batch = _problem()
     seen, reports = [], []
-    losses = fit(model, batch, _mse, steps=4, lr=1e-3, warmup=1, weight_decay=0.0,
-                 on_step=lambda s, v: seen.append((s, v)), progress=lambda f, m: reports.append((f, m)),
-                 message="demo step")
+    losses = fit(
+        model,
+        batch,
+        _mse,
+        steps=4,
+        lr=1e-3,
+        warmup=1,
+        weight_decay=0.0,
+        on_step=lambda s, v: seen.append((s, v)),
+        progress=lambda f, m: reports.append((f, m)),
+        message="demo step",
+    )
     assert seen == list(enumerate(losses))
     assert [f for f, _ in reports] == [0.25, 0.5, 0.75, 1.0] and reports[-1][1].startswith("demo step 4/4 loss ")
 
@@ -135,8 +144,7 @@ def test_seeding_makes_runs_reproducible():
         draws = (random.random(), float(np.random.rand()), float(torch.rand(1)))
         model = nn.Linear(3, 1)  # initialised from torch's global generator
         x = torch.randn(32, 3)
-        losses = fit(model, lambda _s: x, lambda m, b: m(b).pow(2).mean(), steps=5, lr=1e-2, warmup=1,
-                     weight_decay=0.0)
+        losses = fit(model, lambda _s: x, lambda m, b: m(b).pow(2).mean(), steps=5, lr=1e-2, warmup=1, weight_decay=0.0)
         return draws, losses, [p.detach().clone() for p in model.parameters()]
 
     a, b = run(), run()

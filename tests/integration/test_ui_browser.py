@@ -15,8 +15,14 @@ import pytest
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _free_port() -> int:
@@ -34,9 +40,14 @@ def paperworks_up(tmp_path):
     env.pop("PAPERWORKS_DATABASE_URL", None)
     env.pop("PAPERWORKS_BROKER_URL", None)
     log = open(tmp_path / "up.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "up", "--api-port", str(api_port),
-                             "--ui-port", str(ui_port)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "up", "--api-port", str(api_port), "--ui-port", str(ui_port)],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     ui = f"http://127.0.0.1:{ui_port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -44,8 +44,13 @@ def redis_url():
 
 
 def test_postgres_redis_failures_and_sigkill_redelivery(make_stack, postgres_url, redis_url):
-    stack = make_stack(postgres_url, redis_url, PAPERWORKS_BROKER_VISIBILITY_TIMEOUT="4",
-                       PAPERWORKS_JOB_HEARTBEAT_S="0.5", PAPERWORKS_JOB_STALE_AFTER_S="3")
+    stack = make_stack(
+        postgres_url,
+        redis_url,
+        PAPERWORKS_BROKER_VISIBILITY_TIMEOUT="4",
+        PAPERWORKS_JOB_HEARTBEAT_S="0.5",
+        PAPERWORKS_JOB_STALE_AFTER_S="3",
+    )
     stack.start_api()
     w1 = stack.start_worker("w1")
 
@@ -57,8 +62,14 @@ def test_postgres_redis_failures_and_sigkill_redelivery(make_stack, postgres_url
     assert stack.wait_job(ok["id"])["status"] == "succeeded"
 
     # a real method in the worker process: a 2-task class-incremental DPCR run
-    tiny = {"channels": [4, 8, 8], "epochs_first": 2, "milestones_first": [1], "epochs_inc": 1,
-            "milestones_inc": [1], "tssp_passes": 2}
+    tiny = {
+        "channels": [4, 8, 8],
+        "epochs_first": 2,
+        "milestones_first": [1],
+        "epochs_inc": 1,
+        "milestones_inc": [1],
+        "tssp_passes": 2,
+    }
     cl = stack.submit("continual.run", {"method": "dpcr", "n_tasks": 2, "samples_per_class": 30, "options": tiny})
     done = stack.wait_job(cl["id"], timeout=300)
     assert done["status"] == "succeeded", done

@@ -60,8 +60,12 @@ def test_every_property_becomes_a_field_in_schema_order():
 
 def test_enums_including_integer_and_referenced_enum_classes():
     f = _by_name(schema_fields(Params.model_json_schema()))
-    assert (f["fmt"].kind, f["fmt"].enum, f["fmt"].default, f["fmt"].help) == ("enum", ("any4", "nf4", "int4"), "nf4",
-                                                                               "Format.")
+    assert (f["fmt"].kind, f["fmt"].enum, f["fmt"].default, f["fmt"].help) == (
+        "enum",
+        ("any4", "nf4", "int4"),
+        "nf4",
+        "Format.",
+    )
     assert (f["group"].kind, f["group"].enum, f["group"].default) == ("enum", (32, 64, 128), 64)
     assert (f["colour"].kind, f["colour"].enum, f["colour"].default) == ("enum", ("red", "blue"), "blue")
 
@@ -88,8 +92,7 @@ def test_arrays_scalar_lists_enum_lists_and_tuples():
 def test_optional_anyof_null_and_the_json_fallback():
     f = _by_name(schema_fields(Params.model_json_schema()))
     note = f["note"]
-    assert (note.kind, note.nullable, note.default, note.max_length, note.required) == ("string", True, None, 20,
-                                                                                        False)
+    assert (note.kind, note.nullable, note.default, note.max_length, note.required) == ("string", True, None, 20, False)
     assert (f["limit"].kind, f["limit"].nullable, f["limit"].minimum, f["limit"].maximum) == ("integer", True, 1, 10)
     assert (f["example"].kind, f["example"].nullable, f["example"].enum) == ("enum", True, ("a.jpg", "b.jpg"))
     # nested model ($ref), free-form object, a union of two types: a JSON text area, saying why
@@ -114,33 +117,43 @@ def _obj(**props):
     return {"type": "object", "properties": props}
 
 
-@pytest.mark.parametrize("schema, needle", [
-    ([], "must be a JSON object"),
-    ({"type": "array"}, "type 'object'"),
-    ({"type": "object", "properties": []}, "'properties' must be an object"),
-    ({"type": "object", "properties": {}, "required": ["x"]}, r"required properties without a schema: \['x'\]"),
-    (_obj(x="int"), "property 'x': its schema must be an object"),
-    (_obj(x={"$ref": "#/$defs/Missing"}), "property 'x': \\$ref '#/\\$defs/Missing' does not resolve"),
-    (_obj(x={"$ref": "https://example.org/s.json"}), "only local \\$ref"),
-    (_obj(x={"type": "strnig"}), "unknown JSON type 'strnig'"),
-    (_obj(x={"enum": []}), "enum must be a non-empty list"),
-    (_obj(x={"enum": ["a", "b"], "default": "c"}), "default 'c' is not one of its enum"),
-    (_obj(x={"type": "integer", "minimum": 1, "maximum": 5, "default": 9}), "default 9 is outside its bounds"),
-    (_obj(x={"type": "number", "exclusiveMinimum": 0, "default": 0}), "default 0 is outside its bounds"),
-    (_obj(x={"type": "integer", "minimum": 5, "maximum": 1}), "minimum 5 > maximum 1"),
-    (_obj(x={"anyOf": [{"type": "null"}]}), "anyOf allows only null"),
-    (_obj(x={"type": "array", "items": {"enum": ["a"]}, "default": ["b"]}), "outside its items enum"),
-])
+@pytest.mark.parametrize(
+    "schema, needle",
+    [
+        ([], "must be a JSON object"),
+        ({"type": "array"}, "type 'object'"),
+        ({"type": "object", "properties": []}, "'properties' must be an object"),
+        ({"type": "object", "properties": {}, "required": ["x"]}, r"required properties without a schema: \['x'\]"),
+        (_obj(x="int"), "property 'x': its schema must be an object"),
+        (_obj(x={"$ref": "#/$defs/Missing"}), "property 'x': \\$ref '#/\\$defs/Missing' does not resolve"),
+        (_obj(x={"$ref": "https://example.org/s.json"}), "only local \\$ref"),
+        (_obj(x={"type": "strnig"}), "unknown JSON type 'strnig'"),
+        (_obj(x={"enum": []}), "enum must be a non-empty list"),
+        (_obj(x={"enum": ["a", "b"], "default": "c"}), "default 'c' is not one of its enum"),
+        (_obj(x={"type": "integer", "minimum": 1, "maximum": 5, "default": 9}), "default 9 is outside its bounds"),
+        (_obj(x={"type": "number", "exclusiveMinimum": 0, "default": 0}), "default 0 is outside its bounds"),
+        (_obj(x={"type": "integer", "minimum": 5, "maximum": 1}), "minimum 5 > maximum 1"),
+        (_obj(x={"anyOf": [{"type": "null"}]}), "anyOf allows only null"),
+        (_obj(x={"type": "array", "items": {"enum": ["a"]}, "default": ["b"]}), "outside its items enum"),
+    ],
+)
 def test_malformed_schemas_raise_naming_the_property(schema, needle):
     with pytest.raises(SchemaError, match=needle):
         schema_fields(schema)
 
 
 def test_type_lists_and_single_allof_are_understood():
-    fields = schema_fields({"type": "object", "$defs": {"N": {"type": "integer", "minimum": 0}},
-                            "properties": {"s": {"type": ["string", "null"]},
-                                           "n": {"allOf": [{"$ref": "#/$defs/N"}], "default": 2},
-                                           "u": {"type": ["string", "integer"]}}})
+    fields = schema_fields(
+        {
+            "type": "object",
+            "$defs": {"N": {"type": "integer", "minimum": 0}},
+            "properties": {
+                "s": {"type": ["string", "null"]},
+                "n": {"allOf": [{"$ref": "#/$defs/N"}], "default": 2},
+                "u": {"type": ["string", "integer"]},
+            },
+        }
+    )
     s, n, u = fields
     assert (s.kind, s.nullable) == ("string", True)
     assert (n.kind, n.minimum, n.default) == ("integer", 0, 2)
@@ -286,8 +299,9 @@ def test_follow_job_without_cancel_has_no_button():
 
 
 def test_follow_job_failed_job_shows_message_and_traceback():
-    client = FakeClient({"j1": {"status": "failed", "progress": 0.3, "message": "out of memory",
-                                "error": "Traceback ...\nMemoryError"}})
+    client = FakeClient(
+        {"j1": {"status": "failed", "progress": 0.3, "message": "out of memory", "error": "Traceback ...\nMemoryError"}}
+    )
     at = _follow_test(client, "j1", label="indexing")
     assert not at.exception, at.exception
     assert at.error[0].value == "indexing job failed: out of memory"
@@ -296,8 +310,12 @@ def test_follow_job_failed_job_shows_message_and_traceback():
 
 
 def test_follow_several_jobs_returns_those_that_ended():
-    client = FakeClient({"e": {"status": "succeeded", "progress": 1.0, "message": "done"},
-                         "r": {"status": "running", "progress": 0.5, "message": "NFE 10"}})
+    client = FakeClient(
+        {
+            "e": {"status": "succeeded", "progress": 1.0, "message": "done"},
+            "r": {"status": "running", "progress": 0.5, "message": "NFE 10"},
+        }
+    )
     at = _follow_test(client, {"edit": "e", "recon": "r"})
     assert not at.exception, at.exception
     assert list(at.session_state["returned"]) == ["edit"]
@@ -324,8 +342,12 @@ def _markdown_app():
     from ui.components import markdown_with_images
 
     shown: set[str] = set()
-    markdown_with_images(st.session_state["client"], st.session_state["text"],
-                         {"a.png": {"name": "a.png", "id": "id-a"}, "b.png": {"name": "b.png"}}, shown=shown)
+    markdown_with_images(
+        st.session_state["client"],
+        st.session_state["text"],
+        {"a.png": {"name": "a.png", "id": "id-a"}, "b.png": {"name": "b.png"}},
+        shown=shown,
+    )
     st.session_state["shown"] = shown
 
 

@@ -18,13 +18,23 @@ from ui.components import follow_job, get_client, schema_form
 
 PAGE = {"title": "Quantization (any4)", "icon": ":material/memory:", "section": "Methods", "order": 45}
 # Display names only: the choices themselves (models, formats, group sizes...) come from the schema.
-MODELS = {"clean-llama": "clean llama (trained from scratch, fp32)",
-          "smollm2-135m-instruct": "SmolLM2-135M (weights pre-quantized, Q4_1)"}
+MODELS = {
+    "clean-llama": "clean llama (trained from scratch, fp32)",
+    "smollm2-135m-instruct": "SmolLM2-135M (weights pre-quantized, Q4_1)",
+}
 FORM_FIELDS = ["model", "fmt", "group_size", "calibration", "eval_windows", "seqlen"]
-LABELS = {"model": "Model", "fmt": "Format", "group_size": "Group size g", "calibration": "Calibration (any-formats)",
-          "eval_windows": "WikiText-2 windows", "seqlen": "Tokens per window"}
-HELPS = {"group_size": "SmolLM2 (K = 576) needs 32 or 64.",
-         "calibration": "Sample weights |mean activation| × group scale from the single prompt."}
+LABELS = {
+    "model": "Model",
+    "fmt": "Format",
+    "group_size": "Group size g",
+    "calibration": "Calibration (any-formats)",
+    "eval_windows": "WikiText-2 windows",
+    "seqlen": "Tokens per window",
+}
+HELPS = {
+    "group_size": "SmolLM2 (K = 576) needs 32 or 64.",
+    "calibration": "Sample weights |mean activation| × group scale from the single prompt.",
+}
 
 
 def _form(client) -> dict[str, Any] | None:
@@ -37,8 +47,16 @@ def _form(client) -> dict[str, Any] | None:
     if spec is None:
         st.error("The API has no any4.quantize method.")
         return None
-    return schema_form(spec["params_schema"], key="any4", only=FORM_FIELDS, labels=LABELS, helps=HELPS,
-                       format_funcs={"model": lambda m: MODELS.get(m, m)}, columns=3, submit_label="Quantize")
+    return schema_form(
+        spec["params_schema"],
+        key="any4",
+        only=FORM_FIELDS,
+        labels=LABELS,
+        helps=HELPS,
+        format_funcs={"model": lambda m: MODELS.get(m, m)},
+        columns=3,
+        submit_label="Quantize",
+    )
 
 
 def _lut_figure(row: dict[str, Any], fmt: str):
@@ -47,8 +65,12 @@ def _lut_figure(row: dict[str, Any], fmt: str):
     fig = Figure(figsize=(7.5, 3.4))
     ax = fig.add_subplot(1, 1, 1)
     ax.hist(row["weights"], bins=30, color="0.85", label="weights of the group")
-    series = [(f"{fmt} (learned)" if fmt.startswith("any") else fmt, row["learned"]), ("int4", row["int4"]),
-              ("nf4", row["nf4"]), ("fp4", row["fp4"])]
+    series = [
+        (f"{fmt} (learned)" if fmt.startswith("any") else fmt, row["learned"]),
+        ("int4", row["int4"]),
+        ("nf4", row["nf4"]),
+        ("fp4", row["fp4"]),
+    ]
     for i, (name, levels) in enumerate(series):
         ax.plot(levels, [-(i + 1) * 0.5] * len(levels), "|", ms=14, mew=2, label=name)
     ax.set_yticks([])
@@ -99,23 +121,37 @@ def _history(client) -> None:
         data = client.report(j["id"])["body"].get("data", {})
         cfg, ppl = data.get("config", {}), data.get("ppl", {})
         if ppl:
-            label = cfg.get("fmt", "?") + (f" ({cfg.get('calibration')})" if cfg.get("fmt", "").startswith("any") else "")
-            recs.append({"model": data.get("model"), "format": label, "g": cfg.get("group_size"),
-                         "fp32 ppl": round(ppl["fp"], 3), "quantized ppl": round(ppl["quantized"], 3)})
+            label = cfg.get("fmt", "?") + (
+                f" ({cfg.get('calibration')})" if cfg.get("fmt", "").startswith("any") else ""
+            )
+            recs.append(
+                {
+                    "model": data.get("model"),
+                    "format": label,
+                    "g": cfg.get("group_size"),
+                    "fp32 ppl": round(ppl["fp"], 3),
+                    "quantized ppl": round(ppl["quantized"], 3),
+                }
+            )
     if not recs:
         return
     df = pd.DataFrame(recs)
     st.dataframe(df, hide_index=True, width="stretch")
-    st.bar_chart(df.assign(run=df["model"].str[:12] + " · " + df["format"] + " g" + df["g"].astype(str))
-                 .set_index("run")["quantized ppl"])
+    st.bar_chart(
+        df.assign(run=df["model"].str[:12] + " · " + df["format"] + " g" + df["g"].astype(str)).set_index("run")[
+            "quantized ppl"
+        ]
+    )
 
 
 def render() -> None:
     client = get_client()
     st.title("any4: learned 4-bit weights")
-    st.caption("Per-row lookup tables learned by weighted k-means on group-normalized weights (ICML 2025), "
-               "against int4, nf4 and fp4. Perplexity on WikiText-2 windows; evaluation runs through the Triton "
-               "LUT kernel on a GPU worker and a dequantized fp32 path on CPU.")
+    st.caption(
+        "Per-row lookup tables learned by weighted k-means on group-normalized weights (ICML 2025), "
+        "against int4, nf4 and fp4. Perplexity on WikiText-2 windows; evaluation runs through the Triton "
+        "LUT kernel on a GPU worker and a dequantized fp32 path on CPU."
+    )
     params = _form(client)
     if params is not None:
         try:

@@ -51,22 +51,37 @@ def _form(client, methods: list[dict[str, Any]], datasets: list[str]) -> None:
         c1, c2, c3 = st.columns(3)
         seeds = c1.slider("Seeds", 1, 10, 1, help="Each seed draws its own class order, subsample and init.")
         all_samples = c2.checkbox("All training samples", value=True)
-        spc = c2.number_input("Samples per class", min_value=2, max_value=100000, value=32, step=1,
-                              help="Used when 'All training samples' is off (e.g. 32 < d for DPCR's CIP).")
+        spc = c2.number_input(
+            "Samples per class",
+            min_value=2,
+            max_value=100000,
+            value=32,
+            step=1,
+            help="Used when 'All training samples' is off (e.g. 32 < d for DPCR's CIP).",
+        )
         dataset = c3.selectbox("Dataset", datasets or ["digits"])
         c1, c2 = st.columns(2)
         per_task = c1.number_input("Classes per task", min_value=1, max_value=1000, value=2, step=1)
         n_tasks = c2.number_input("Tasks (0 = all)", min_value=0, max_value=1000, value=0, step=1)
-        options_text = st.text_area("Options (JSON)", key=f"continual-opts-{name}-{preset}", height=120,
-                                    value=json.dumps((spec.get("presets") or {}).get(preset, {}), indent=1))
+        options_text = st.text_area(
+            "Options (JSON)",
+            key=f"continual-opts-{name}-{preset}",
+            height=120,
+            value=json.dumps((spec.get("presets") or {}).get(preset, {}), indent=1),
+        )
         if st.form_submit_button("Run", type="primary"):
             try:
                 options = json.loads(options_text or "{}")
             except json.JSONDecodeError as exc:
                 st.error(f"Options are not valid JSON: {exc}")
                 return
-            params = {"method": name, "dataset": dataset, "seeds": int(seeds), "options": options,
-                      "classes_per_task": int(per_task)}
+            params = {
+                "method": name,
+                "dataset": dataset,
+                "seeds": int(seeds),
+                "options": options,
+                "classes_per_task": int(per_task),
+            }
             if not all_samples:
                 params["samples_per_class"] = int(spc)
             if n_tasks:
@@ -92,15 +107,29 @@ def _results(client, job_id: str) -> None:
     st.subheader(body.get("title", "Results"))
     st.markdown(body.get("summary", ""))
     agg, heads = exp["aggregate"], exp["heads"]
-    rows = [{"arm": h, "A_f (%)": _pct(agg[h]["A_f"]), "Ā (%)": _pct(agg[h]["A_bar"]),
-             "forgetting (%)": _pct(agg[h]["forgetting"]), "old acc (%)": _pct(agg[h]["old_acc"]),
-             "new acc (%)": _pct(agg[h]["new_acc"]), "new−old gap (%)": _pct(agg[h]["gap"])} for h in heads]
+    rows = [
+        {
+            "arm": h,
+            "A_f (%)": _pct(agg[h]["A_f"]),
+            "Ā (%)": _pct(agg[h]["A_bar"]),
+            "forgetting (%)": _pct(agg[h]["forgetting"]),
+            "old acc (%)": _pct(agg[h]["old_acc"]),
+            "new acc (%)": _pct(agg[h]["new_acc"]),
+            "new−old gap (%)": _pct(agg[h]["gap"]),
+        }
+        for h in heads
+    ]
     st.table(pd.DataFrame(rows).set_index("arm"))
     st.caption(f"{len(exp['runs'])} seed(s): {[r['seed'] for r in exp['runs']]}; mean ± std over seeds.")
 
     st.markdown("#### Old vs new classes after the last task")
-    gap = pd.DataFrame({"old classes": [agg[h]["old_acc"][0] * 100 for h in heads],
-                        "new classes": [agg[h]["new_acc"][0] * 100 for h in heads]}, index=heads)
+    gap = pd.DataFrame(
+        {
+            "old classes": [agg[h]["old_acc"][0] * 100 for h in heads],
+            "new classes": [agg[h]["new_acc"][0] * 100 for h in heads],
+        },
+        index=heads,
+    )
     st.bar_chart(gap, stack=False, y_label="accuracy (%)")
 
     st.markdown("#### Accuracy matrices (rows: after task t, columns: task j)")
@@ -115,14 +144,21 @@ def _results(client, job_id: str) -> None:
     st.dataframe(pd.DataFrame(mat, index=[f"after {x}" for x in labels], columns=labels).round(1))
     with st.expander("Per-task diagnostics (seed 1)"):
         st.dataframe(pd.DataFrame(exp["runs"][0]["diagnostics"]))
-    st.download_button("Download all runs (JSON)", data=json.dumps(exp, indent=1), file_name="continual.json",
-                       mime="application/json", key=f"continual-dl-{job_id}")
+    st.download_button(
+        "Download all runs (JSON)",
+        data=json.dumps(exp, indent=1),
+        file_name="continual.json",
+        mime="application/json",
+        key=f"continual-dl-{job_id}",
+    )
 
 
 def render() -> None:
     st.title("Class-incremental learning")
-    st.caption("Exemplar-free class-incremental runs on the shared harness: tasks of new classes arrive one after "
-               "another, old data is never stored; every arm is scored on all classes seen so far.")
+    st.caption(
+        "Exemplar-free class-incremental runs on the shared harness: tasks of new classes arrive one after "
+        "another, old data is never stored; every arm is scored on all classes seen so far."
+    )
     client = get_client()
     try:
         methods = client.get("/v1/continual/methods")

@@ -19,8 +19,15 @@ from ui.components import follow_job, get_client, markdown_with_images
 
 PAGE = {"title": "Fact-check (DEFAME)", "icon": ":material/fact_check:", "section": "Agents", "order": 10}
 _REF = re.compile(r"<image:(\d+)>")
-_COLORS = {"SUPPORTED": "green", "REFUTED": "red", "NEI": "orange", "CONFLICTING": "violet",
-           "CHERRY_PICKING": "violet", "OUT_OF_CONTEXT": "red", "REFUSED": "gray"}
+_COLORS = {
+    "SUPPORTED": "green",
+    "REFUTED": "red",
+    "NEI": "orange",
+    "CONFLICTING": "violet",
+    "CHERRY_PICKING": "violet",
+    "OUT_OF_CONTEXT": "red",
+    "REFUSED": "gray",
+}
 
 
 def _submit(client, claim: str, files: list, date: dt.date | None, author: str) -> None:
@@ -63,8 +70,10 @@ def _result(client, job_id: str) -> None:
             if ev.get("error"):
                 st.warning(ev["error"])
             for src in ev.get("sources", []):
-                st.caption(f"[{src.get('title') or src['url']}]({src['url']})" + (
-                    f" · {src['date']}" if src.get("date") else ""))
+                st.caption(
+                    f"[{src.get('title') or src['url']}]({src['url']})"
+                    + (f" · {src['date']}" if src.get("date") else "")
+                )
     st.subheader("Fact-checking document")
     doc = next((s["markdown"] for s in body.get("sections", []) if s["title"] == "Fact-checking document"), "")
     markdown_with_images(client, doc, artifacts, image_width=420)
@@ -75,16 +84,19 @@ def _result(client, job_id: str) -> None:
 
 def render() -> None:
     st.title("Fact-check a claim")
-    st.caption("DEFAME: plan → execute → summarize → develop → judge, up to 3 rounds, then a justification. "
-               "The default local model is text-only; images reach it through OCR, EXIF and reverse-search text.")
+    st.caption(
+        "DEFAME: plan → execute → summarize → develop → judge, up to 3 rounds, then a justification. "
+        "The default local model is text-only; images reach it through OCR, EXIF and reverse-search text."
+    )
     client = get_client()
     job_param = st.query_params.get("job")
     if job_param and st.session_state.get("defame_job") != job_param:
         st.session_state["defame_job"] = job_param
     with st.form("defame-form"):
         claim = st.text_area("Claim", placeholder="The image shows the Sahara in 2023 covered with snow!")
-        files = st.file_uploader("Images", type=["png", "jpg", "jpeg", "webp", "gif", "bmp"],
-                                 accept_multiple_files=True)
+        files = st.file_uploader(
+            "Images", type=["png", "jpg", "jpeg", "webp", "gif", "bmp"], accept_multiple_files=True
+        )
         c1, c2 = st.columns(2)
         date = c1.date_input("Claim date", value=None)
         author = c2.text_input("Author")

@@ -38,7 +38,9 @@ def _live_jobs(client) -> None:
 
 def render() -> None:
     st.title("paperworks")
-    st.caption("ICML 2025 methods as jobs, reports and agents — offline on a laptop, on GPU workers when you have them.")
+    st.caption(
+        "ICML 2025 methods as jobs, reports and agents — offline on a laptop, on GPU workers when you have them."
+    )
     client = get_client()
     _health(client)
     try:
@@ -89,4 +91,3 @@ def _report_panel(client, job_id: str) -> None:
     final = follow_job(client, job_id, cancel="Cancel job", interval=1.5)
     if final is not None and final["status"] == "succeeded":
         render_report(client, job_id)
-

@@ -16,13 +16,31 @@ import streamlit as st
 from ui.client import ApiError
 from ui.components import follow_job, get_client
 
-PAGE = {"title": "Demonstration selection (LMS3)", "icon": ":material/format_list_numbered:", "section": "Methods",
-        "order": 35}
+PAGE = {
+    "title": "Demonstration selection (LMS3)",
+    "icon": ":material/format_list_numbered:",
+    "section": "Methods",
+    "order": 35,
+}
 DATASETS = {"mawps": "MAWPS (1,537 pool)", "gsm8k": "GSM8K (7,473 pool)", "math": "MATH (7,500 pool, per subject)"}
-SUBJECTS = ["algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory",
-            "prealgebra", "precalculus"]
-ARMS = {"lms3": "LMS3 (Score + rejection)", "score_no_reject": "Score top-k, no rejection", "sim_only": "Sim only",
-        "stab_only": "Stab only", "cosine": "Cosine top-k", "random": "Random", "zero_shot": "Zero-shot"}
+SUBJECTS = [
+    "algebra",
+    "counting_and_probability",
+    "geometry",
+    "intermediate_algebra",
+    "number_theory",
+    "prealgebra",
+    "precalculus",
+]
+ARMS = {
+    "lms3": "LMS3 (Score + rejection)",
+    "score_no_reject": "Score top-k, no rejection",
+    "sim_only": "Sim only",
+    "stab_only": "Stab only",
+    "cosine": "Cosine top-k",
+    "random": "Random",
+    "zero_shot": "Zero-shot",
+}
 EXAMPLE = "Sara has 31.0 red and 15.0 green balloons . How many balloons does she have in total ?"
 
 
@@ -45,20 +63,32 @@ def _follow(client, job_key: str, label: str, result_key: str) -> None:
 def _show_selection(res: dict[str, Any]) -> None:
     import pandas as pd
 
-    st.markdown(f"Pool `{res['pool']}`{' / ' + res['subject'] if res.get('subject') else ''}: |D| = "
-                f"{res['pool_size']}, λ = {res['lam']}.")
+    st.markdown(
+        f"Pool `{res['pool']}`{' / ' + res['subject'] if res.get('subject') else ''}: |D| = "
+        f"{res['pool_size']}, λ = {res['lam']}."
+    )
     if res["rejected"]:
-        st.warning("Rejection fired: no Score top-k candidate is among the Sim top-λ, so the query gets the "
-                   "zero-shot prompt.")
+        st.warning(
+            "Rejection fired: no Score top-k candidate is among the Sim top-λ, so the query gets the zero-shot prompt."
+        )
     elif res["arm"] == "zero_shot":
         st.info("Zero-shot arm: no demonstration.")
     else:
         st.success(f"{len(res['demos'])} demonstration(s) kept.")
-    rows = [{"rank": d["rank"] + 1, "kept": d["index"] in {x["index"] for x in res["demos"]},
-             "pool index": d["index"], "Sim": round(d["sim"], 4), "Stab": round(d["stab"], 4),
-             "Score": round(d["score"], 4), "cosine dist.": round(d["cosine_distance"], 4),
-             "in Sim top-λ": d["in_sim_top_lambda"], "problem": d["problem"]}
-            for d in res["candidates"]]
+    rows = [
+        {
+            "rank": d["rank"] + 1,
+            "kept": d["index"] in {x["index"] for x in res["demos"]},
+            "pool index": d["index"],
+            "Sim": round(d["sim"], 4),
+            "Stab": round(d["stab"], 4),
+            "Score": round(d["score"], 4),
+            "cosine dist.": round(d["cosine_distance"], 4),
+            "in Sim top-λ": d["in_sim_top_lambda"],
+            "problem": d["problem"],
+        }
+        for d in res["candidates"]
+    ]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     for d in res["demos"]:
@@ -71,11 +101,13 @@ def _show_selection(res: dict[str, Any]) -> None:
 
 def render() -> None:
     st.title("Choose few-shot demonstrations (LMS3)")
-    st.caption("LMS3 scores every pool demonstration by Sim × Stab: Sim is the distance between the problem's "
-               "representation and the demonstration's after the model's own last-layer query/key maps, Stab "
-               "the norm of its value projection. It keeps the k lowest and rejects any that is not also among "
-               "the λ = int(l·|D|) most similar, falling back to zero-shot. Representations come from the local "
-               "model (SmolLM2-135M-Instruct).")
+    st.caption(
+        "LMS3 scores every pool demonstration by Sim × Stab: Sim is the distance between the problem's "
+        "representation and the demonstration's after the model's own last-layer query/key maps, Stab "
+        "the norm of its value projection. It keeps the k lowest and rejects any that is not also among "
+        "the λ = int(l·|D|) most similar, falling back to zero-shot. Representations come from the local "
+        "model (SmolLM2-135M-Instruct)."
+    )
     client = get_client()
     for k in ("lms3_selection", "lms3_index_job", "lms3_index_report", "lms3_gen_job", "lms3_generated"):
         st.session_state.setdefault(k, None)
@@ -88,8 +120,9 @@ def render() -> None:
         st.error(f"Cannot list pools ({exc.status}): {exc.detail}")
         pools = []
     name = f"{dataset}-full" if not size else f"{dataset}-n{size}s0"
-    have = next((p for p in pools if p["pool"] == name and p["mode"] == "reference"
-                 and p["layer"] == "final_norm_output"), None)
+    have = next(
+        (p for p in pools if p["pool"] == name and p["mode"] == "reference" and p["layer"] == "final_norm_output"), None
+    )
     if have:
         st.caption(f"Pool `{name}` is indexed ({have['items']} items).")
     else:
@@ -110,10 +143,22 @@ def render() -> None:
     k = int(c2.number_input("k", 1, 8, 1, key="lms3-k"))
     frac = float(c3.number_input("l (rejection fraction)", 0.0, 1.0, 0.01, step=0.01, format="%.3f", key="lms3-l"))
     min_lambda = int(c4.number_input("min λ", 0, 1000, 0, key="lms3-minlam"))
-    orientation = c5.selectbox("P", ["reference", "attention"], key="lms3-orient",
-                               format_func={"reference": "W̃_K·W_Q (code)", "attention": "W̃_Kᵀ·W_Q"}.get)
-    params = {**_pool_fields(dataset, size), "query": query, "subject": subject, "arm": arm, "k": k, "l": frac,
-              "min_lambda": min_lambda, "orientation": orientation}
+    orientation = c5.selectbox(
+        "P",
+        ["reference", "attention"],
+        key="lms3-orient",
+        format_func={"reference": "W̃_K·W_Q (code)", "attention": "W̃_Kᵀ·W_Q"}.get,
+    )
+    params = {
+        **_pool_fields(dataset, size),
+        "query": query,
+        "subject": subject,
+        "arm": arm,
+        "k": k,
+        "l": frac,
+        "min_lambda": min_lambda,
+        "orientation": orientation,
+    }
     b1, b2 = st.columns(2)
     if b1.button("Select demonstrations", type="primary", key="lms3-select"):
         try:
@@ -124,8 +169,9 @@ def render() -> None:
             st.error(f"Rejected ({exc.status}): {exc.detail}")
     if b2.button("Run the prompt through the model", key="lms3-generate"):
         try:
-            job = client.submit("lms3.select", {**params, "generate": True, "max_new_tokens": 128},
-                                idempotency_key=uuid.uuid4().hex)
+            job = client.submit(
+                "lms3.select", {**params, "generate": True, "max_new_tokens": 128}, idempotency_key=uuid.uuid4().hex
+            )
             st.session_state["lms3_gen_job"] = job["id"]
         except ApiError as exc:
             st.error(f"Rejected ({exc.status}): {exc.detail}")

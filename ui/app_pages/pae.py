@@ -32,9 +32,17 @@ def _start_form(client) -> None:
         demos = c3.number_input("SFT demos per site", 0, 100, 3)
         dispatch = c3.selectbox("Dispatch", ["inline", "celery"], help="Run rollouts in the job or fan out.")
         if st.form_submit_button("Start"):
-            body = {"name": name, "train_sites": train, "heldout_sites": held, "reward": reward,
-                    "iterations": int(iterations), "rollouts_per_iteration": int(rollouts),
-                    "tasks_per_site": int(tasks), "sft_demos_per_site": int(demos), "dispatch": dispatch}
+            body = {
+                "name": name,
+                "train_sites": train,
+                "heldout_sites": held,
+                "reward": reward,
+                "iterations": int(iterations),
+                "rollouts_per_iteration": int(rollouts),
+                "tasks_per_site": int(tasks),
+                "sft_demos_per_site": int(demos),
+                "dispatch": dispatch,
+            }
             try:
                 job = client.post("/v1/webagent/runs", json=body)
                 st.success(f"queued job {job['id']}")
@@ -116,29 +124,43 @@ def render() -> None:
     ids = [r["id"] for r in runs]
     wanted = st.query_params.get("run")
     idx = ids.index(wanted) if wanted in ids else 0
-    run_id = st.selectbox("Run", ids, index=idx, format_func=lambda i: next(
-        f"{r['name']} ({r['status']}, iteration {r['iteration']}) {i[:8]}" for r in runs if r["id"] == i))
+    run_id = st.selectbox(
+        "Run",
+        ids,
+        index=idx,
+        format_func=lambda i: next(
+            f"{r['name']} ({r['status']}, iteration {r['iteration']}) {i[:8]}" for r in runs if r["id"] == i
+        ),
+    )
     rows = client.get(f"/v1/webagent/runs/{run_id}/trajectories", limit=2000)
     cv = curves(rows)
     if cv:
         st.subheader("Per-iteration success and upper bound")
         its = sorted({it for v in cv.values() for it in v})
         st.line_chart({name: [v.get(it) for it in its] for name, v in cv.items()})
-        st.dataframe([{"iteration": it, **{name: v.get(it) for name, v in cv.items()}} for it in its],
-                     hide_index=True)
+        st.dataframe([{"iteration": it, **{name: v.get(it) for name, v in cv.items()}} for it in its], hide_index=True)
     st.subheader("Trajectories")
     c1, c2, c3 = st.columns(3)
     phase = c1.selectbox("Phase", ["all", "rollout", "test", "demo"])
     sites = sorted({r["site"] for r in rows})
     site = c2.selectbox("Site", ["all", *sites])
     only = c3.selectbox("Outcome", ["all", "success", "failure"])
-    shown = [r for r in rows if (phase == "all" or r["phase"] == phase) and (site == "all" or r["site"] == site)
-             and (only == "all" or ((r["oracle_reward"] or 0) > 0) == (only == "success"))]
+    shown = [
+        r
+        for r in rows
+        if (phase == "all" or r["phase"] == phase)
+        and (site == "all" or r["site"] == site)
+        and (only == "all" or ((r["oracle_reward"] or 0) > 0) == (only == "success"))
+    ]
     if not shown:
         st.info("No trajectories match.")
         return
     tids = [r["id"] for r in shown]
     want_t = st.query_params.get("traj")
-    tid = st.selectbox("Trajectory", tids, index=tids.index(want_t) if want_t in tids else 0,
-                       format_func=lambda t: _label(next(r for r in shown if r["id"] == t)))
+    tid = st.selectbox(
+        "Trajectory",
+        tids,
+        index=tids.index(want_t) if want_t in tids else 0,
+        format_func=lambda t: _label(next(r for r in shown if r["id"] == t)),
+    )
     _trajectory(client, tid)

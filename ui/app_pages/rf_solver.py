@@ -30,13 +30,18 @@ def _submit(client, source: dict[str, Any], upload, edit: dict[str, Any]) -> Non
             files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
             job = client.post("/v1/rf/edit", files=files, data={k: str(v) for k, v in edit.items()})
             files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
-            recon = client.post("/v1/rf/reconstruct", files=files,
-                                data={"label": edit["source_label"], "model": edit["model"],
-                                      "nfes": ",".join(map(str, RECON_NFES))})
+            recon = client.post(
+                "/v1/rf/reconstruct",
+                files=files,
+                data={"label": edit["source_label"], "model": edit["model"], "nfes": ",".join(map(str, RECON_NFES))},
+            )
         else:
             job = client.submit("rf.edit", {**source, **edit}, idempotency_key=uuid.uuid4().hex)
-            recon = client.submit("rf.reconstruct", {**source, "label": edit["source_label"], "model": edit["model"],
-                                                     "nfes": RECON_NFES}, idempotency_key=uuid.uuid4().hex)
+            recon = client.submit(
+                "rf.reconstruct",
+                {**source, "label": edit["source_label"], "model": edit["model"], "nfes": RECON_NFES},
+                idempotency_key=uuid.uuid4().hex,
+            )
     except ApiError as exc:
         st.error(f"Rejected ({exc.status}): {exc.detail}")
         return
@@ -53,11 +58,20 @@ def _show_edit(client, job_id: str) -> None:
     m = body.get("metrics", {})
     st.markdown(f"**{body.get('title')}** — {body.get('summary')}")
     cols = st.columns(3)
-    captions = (("source.png", "Source", ""),
-                ("reconstruction.png", "Reconstruction",
-                 f"PSNR {m.get('recon_psnr', 0):.1f} dB · SSIM {m.get('recon_ssim', 0):.3f} · MSE {m.get('recon_mse', 0):.2e}"),
-                ("edit.png", "Edit", f"MSE to source {m.get('edit_mse_to_source', 0):.2e} · "
-                                      f"SSIM to source {m.get('edit_ssim_to_source', 0):.3f}"))
+    captions = (
+        ("source.png", "Source", ""),
+        (
+            "reconstruction.png",
+            "Reconstruction",
+            f"PSNR {m.get('recon_psnr', 0):.1f} dB · SSIM {m.get('recon_ssim', 0):.3f} · MSE {m.get('recon_mse', 0):.2e}",
+        ),
+        (
+            "edit.png",
+            "Edit",
+            f"MSE to source {m.get('edit_mse_to_source', 0):.2e} · "
+            f"SSIM to source {m.get('edit_ssim_to_source', 0):.3f}",
+        ),
+    )
     for col, (name, title, err) in zip(cols, captions):
         img = _image(client, body, name)
         col.markdown(f"**{title}**")
@@ -65,8 +79,10 @@ def _show_edit(client, job_id: str) -> None:
             col.image(img, width="stretch")
         if err:
             col.caption(err)
-    st.caption(f"NFE: reconstruction {m.get('recon_nfe')}, edit {m.get('edit_nfe')} · V tensors cached and freed: "
-               f"{m.get('cached_v_tensors')} ({m.get('cache_mb')} MB) · edit took {m.get('edit_seconds')} s")
+    st.caption(
+        f"NFE: reconstruction {m.get('recon_nfe')}, edit {m.get('edit_nfe')} · V tensors cached and freed: "
+        f"{m.get('cached_v_tensors')} ({m.get('cache_mb')} MB) · edit took {m.get('edit_seconds')} s"
+    )
 
 
 def _show_recon(client, job_id: str) -> None:
@@ -92,10 +108,12 @@ def _follow(client, jobs: dict[str, str]) -> None:
 
 def render() -> None:
     st.title("Invert and edit an image (RF-Solver / RF-Edit)")
-    st.caption("The image is inverted to noise with RF-Solver under its source label, then resampled under the "
-               "target label while the late blocks reuse the source's attention values (V) for the first k "
-               "steps. Larger k keeps more of the source; smaller k edits more. Runs on the project's tiny "
-               "rectified-flow DiT (digits 16×16, or 32×32 photos labelled china/flower).")
+    st.caption(
+        "The image is inverted to noise with RF-Solver under its source label, then resampled under the "
+        "target label while the late blocks reuse the source's attention values (V) for the first k "
+        "steps. Larger k keeps more of the source; smaller k edits more. Runs on the project's tiny "
+        "rectified-flow DiT (digits 16×16, or 32×32 photos labelled china/flower)."
+    )
     client = get_client()
     st.session_state.setdefault("rf_jobs", None)
     kind = st.radio("Image", ["Held-out digit", "Example photo", "Upload"], horizontal=True, key="rf-kind")
@@ -109,8 +127,9 @@ def render() -> None:
         model = "photo"
     else:
         upload = st.file_uploader("Image", type=["png", "jpg", "jpeg", "webp", "bmp", "gif"], key="rf-upload")
-        model = "digits" if st.radio("Model", ["digits", "photo"], horizontal=True, key="rf-model") == "digits" \
-            else "photo"
+        model = (
+            "digits" if st.radio("Model", ["digits", "photo"], horizontal=True, key="rf-model") == "digits" else "photo"
+        )
     labels = DIGITS if model == "digits" else PHOTOS
     c1, c2 = st.columns(2)
     src = c1.selectbox("Source label", labels, index=3 if model == "digits" else 0, key="rf-src")
@@ -122,15 +141,24 @@ def render() -> None:
     guidance = c4.number_input("Guidance", 1.0, 10.0, 2.0, step=0.5, key="rf-guidance")
     shift = st.checkbox("FLUX-dev schedule shift", value=True, key="rf-shift")
     if not shift:
-        st.warning("Without the shift the grid is flux-schnell's linear one; few-step distilled models such as "
-                   "flux-schnell invert badly (RF-Solver-Edit issue #15) — check a plain reconstruction first.")
+        st.warning(
+            "Without the shift the grid is flux-schnell's linear one; few-step distilled models such as "
+            "flux-schnell invert badly (RF-Solver-Edit issue #15) — check a plain reconstruction first."
+        )
     if st.button("Edit", type="primary", key="rf-go"):
         if kind == "Upload" and upload is None:
             st.error("Choose an image to upload.")
         else:
-            edit = {"source_label": src, "target_label": tgt, "steps": steps, "inject": inject,
-                    "order": 2 if order_name == "RF-Solver-2" else 1, "guidance": guidance, "model": model,
-                    "shift": shift}
+            edit = {
+                "source_label": src,
+                "target_label": tgt,
+                "steps": steps,
+                "inject": inject,
+                "order": 2 if order_name == "RF-Solver-2" else 1,
+                "guidance": guidance,
+                "model": model,
+                "shift": shift,
+            }
             _submit(client, source, upload, edit)
     jobs = st.session_state.get("rf_jobs")
     if jobs:

@@ -24,9 +24,13 @@ def develop(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     if not ctx.config.run_develop:
         return {"timings": [{"stage": "develop", "round": round_no, "seconds": 0.0}]}
     prompt = fill(DEVELOP, ctx, record=record_text(state, ctx))
-    text, entry = call_llm(ctx, "develop", prompt, round_no=round_no, max_tokens=ctx.config.budget.develop,
-                           media=state.get("media"))
+    text, entry = call_llm(
+        ctx, "develop", prompt, round_no=round_no, max_tokens=ctx.config.budget.develop, media=state.get("media")
+    )
     entry["parsed"] = True
     ctx.emit("develop", round=round_no)
-    return {"record": [{"kind": "reasoning", "text": "## Elaboration\n" + text.strip()}], "calls": [entry],
-            "timings": [{"stage": "develop", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}]}
+    return {
+        "record": [{"kind": "reasoning", "text": "## Elaboration\n" + text.strip()}],
+        "calls": [entry],
+        "timings": [{"stage": "develop", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}],
+    }

@@ -42,10 +42,17 @@ def execute(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
         if TOOLS[action.name].is_limited and action.name not in used:
             used.append(action.name)
         results.append(res)
-    ctx.emit("execute", round=state.get("iteration"), results=len(results),
-             sources=sum(len(r["sources"]) for r in results))
+    ctx.emit(
+        "execute", round=state.get("iteration"), results=len(results), sources=sum(len(r["sources"]) for r in results)
+    )
     performed = list(state.get("performed") or []) + list(state.get("planned") or [])
-    return {"results": results, "seen_urls": sorted(seen), "used_limited": used, "performed": performed,
-            "media": {**{str(k): v for k, v in (claim.get("images") or {}).items()}, **new_media},
-            "timings": [{"stage": "execute", "round": state.get("iteration"),
-                         "seconds": round(time.perf_counter() - t0, 3)}]}
+    return {
+        "results": results,
+        "seen_urls": sorted(seen),
+        "used_limited": used,
+        "performed": performed,
+        "media": {**{str(k): v for k, v in (claim.get("images") or {}).items()}, **new_media},
+        "timings": [
+            {"stage": "execute", "round": state.get("iteration"), "seconds": round(time.perf_counter() - t0, 3)}
+        ],
+    }

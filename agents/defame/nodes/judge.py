@@ -28,15 +28,30 @@ def options_text(bench: Benchmark, labels: list[Label]) -> str:
     return "\n".join(f"- `{lbl.value}`: {bench.definition(lbl)}" for lbl in labels)
 
 
-def judge_with_retries(ctx: DefameContext, prompt: str, labels: list[Label], *, stage: str, round_no: int,
-                       media: dict[str, str] | None = None) -> tuple[Label, str, list[dict[str, Any]]]:
+def judge_with_retries(
+    ctx: DefameContext,
+    prompt: str,
+    labels: list[Label],
+    *,
+    stage: str,
+    round_no: int,
+    media: dict[str, str] | None = None,
+) -> tuple[Label, str, list[dict[str, Any]]]:
     """Ask until a label parses (``retries`` attempts, each with the reminder appended); else REFUSED."""
     calls: list[dict[str, Any]] = []
     answer = ""
     for attempt in range(1, ctx.config.retries + 1):
         p = prompt if attempt == 1 else prompt + JUDGE_REMINDER
-        answer, entry = call_llm(ctx, stage, p, round_no=round_no, max_tokens=ctx.config.budget.judge,
-                                 media=media, regex=judge_regex([lbl.value for lbl in labels]), attempt=attempt)
+        answer, entry = call_llm(
+            ctx,
+            stage,
+            p,
+            round_no=round_no,
+            max_tokens=ctx.config.budget.judge,
+            media=media,
+            regex=judge_regex([lbl.value for lbl in labels]),
+            attempt=attempt,
+        )
         label = extract_verdict(answer, labels)
         entry["parsed"] = label is not None
         calls.append(entry)
@@ -55,8 +70,9 @@ def judge(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     labels = bench.allowed_labels(is_final=is_final)
     extra = f"- {bench.extra_judge_rules}\n" if bench.extra_judge_rules else ""
     prompt = fill(JUDGE, ctx, record=record_text(state, ctx), options=options_text(bench, labels), extra_rules=extra)
-    label, answer, calls = judge_with_retries(ctx, prompt, labels, stage="judge", round_no=round_no,
-                                              media=state.get("media"))
+    label, answer, calls = judge_with_retries(
+        ctx, prompt, labels, stage="judge", round_no=round_no, media=state.get("media")
+    )
     out: dict[str, Any] = {"label": label.value, "judge_answer": answer, "final": is_final, "calls": calls}
     if is_final or label != Label.NEI:
         out["final"] = True
@@ -68,13 +84,14 @@ def judge(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
 
 def baseline_verdict(claim: dict[str, Any], ctx: DefameContext) -> tuple[Label, str, list[dict[str, Any]]]:
     """The no-evidence baseline (the paper's "GPT-4o" row): a verdict from the claim alone, same parsing."""
-    from agents.defame.report import claim_block
     from agents.defame.calls import is_text_only
+    from agents.defame.report import claim_block
 
     bench = get_benchmark(ctx.config.benchmark)
     labels = bench.allowed_labels(is_final=True)
     extra = f"- {bench.extra_judge_rules}\n" if bench.extra_judge_rules else ""
-    prompt = BASELINE.format(options=options_text(bench, labels), claim=claim_block(claim, text_only=is_text_only(ctx)),
-                             extra_rules=extra)
+    prompt = BASELINE.format(
+        options=options_text(bench, labels), claim=claim_block(claim, text_only=is_text_only(ctx)), extra_rules=extra
+    )
     media = {str(k): v for k, v in (claim.get("images") or {}).items()}
     return judge_with_retries(ctx, prompt, labels, stage="baseline", round_no=1, media=media)

@@ -21,9 +21,13 @@ def justify(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     round_no = int(state.get("iteration", 0))
     verdict = Label(state["label"]).value
     prompt = fill(JUSTIFY, ctx, record=record_text(state, ctx), verdict=verdict)
-    text, entry = call_llm(ctx, "justify", prompt, round_no=round_no, max_tokens=ctx.config.budget.justify,
-                           media=state.get("media"))
+    text, entry = call_llm(
+        ctx, "justify", prompt, round_no=round_no, max_tokens=ctx.config.budget.justify, media=state.get("media")
+    )
     entry["parsed"] = bool(text.strip())
     ctx.emit("justify", round=round_no)
-    return {"justification": text.strip(), "calls": [entry],
-            "timings": [{"stage": "justify", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}]}
+    return {
+        "justification": text.strip(),
+        "calls": [entry],
+        "timings": [{"stage": "justify", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}],
+    }

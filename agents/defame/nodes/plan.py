@@ -29,10 +29,13 @@ MIN_REASONING_CHARS = 32
 
 def plan_prompt(state: dict[str, Any], ctx: DefameContext, specs: list[ActionSpec]) -> str:
     bench = get_benchmark(ctx.config.benchmark)
-    actions = "\n".join(ACTION_ENTRY.format(name=s.name, description=s.description, how_to=s.how_to,
-                                            format=s.format) for s in specs)
-    examples = "\n\n".join(EXAMPLE_ENTRY.format(claim=c, reasoning=r, action=a)
-                           for c, r, a in (DEFAULT_EXAMPLES[s.name] for s in specs if s.name in DEFAULT_EXAMPLES))
+    actions = "\n".join(
+        ACTION_ENTRY.format(name=s.name, description=s.description, how_to=s.how_to, format=s.format) for s in specs
+    )
+    examples = "\n\n".join(
+        EXAMPLE_ENTRY.format(claim=c, reasoning=r, action=a)
+        for c, r, a in (DEFAULT_EXAMPLES[s.name] for s in specs if s.name in DEFAULT_EXAMPLES)
+    )
     extra = f"- {bench.extra_plan_rules}\n" if bench.extra_plan_rules else ""
     return fill(PLAN, ctx, record=record_text(state, ctx), actions=actions, examples=examples, extra_rules=extra)
 
@@ -69,8 +72,15 @@ def plan(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     for attempt in range(1, cfg.retries + 1):
         if not specs:
             break
-        text, entry = call_llm(ctx, "plan", prompt, round_no=round_no, max_tokens=cfg.budget.plan,
-                               regex=plan_regex(sorted(known), images), attempt=attempt)
+        text, entry = call_llm(
+            ctx,
+            "plan",
+            prompt,
+            round_no=round_no,
+            max_tokens=cfg.budget.plan,
+            regex=plan_regex(sorted(known), images),
+            attempt=attempt,
+        )
         actions, reasoning = parse_actions(text, known, cfg.max_actions)
         entry["parsed"] = bool(actions)
         calls.append(entry)
@@ -85,6 +95,11 @@ def plan(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     if actions:
         record.append({"kind": "actions", "actions": [a.to_dict() for a in actions]})
     ctx.emit("plan", round=round_no, actions=[str(a) for a in actions])
-    return {"iteration": round_no, "planned": [a.to_dict() for a in actions], "record": record, "calls": calls,
-            "results": [], "timings": [{"stage": "plan", "round": round_no,
-                                        "seconds": round(time.perf_counter() - t0, 3)}]}
+    return {
+        "iteration": round_no,
+        "planned": [a.to_dict() for a in actions],
+        "record": record,
+        "calls": calls,
+        "results": [],
+        "timings": [{"stage": "plan", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}],
+    }

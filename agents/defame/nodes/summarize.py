@@ -25,8 +25,9 @@ def is_relevant(summary: str) -> bool:
     return bool(summary.strip()) and "NONE" not in summary
 
 
-def summarize_result(result: dict[str, Any], state: dict[str, Any], ctx: DefameContext,
-                     round_no: int) -> tuple[str | None, list[dict[str, Any]]]:
+def summarize_result(
+    result: dict[str, Any], state: dict[str, Any], ctx: DefameContext, round_no: int
+) -> tuple[str | None, list[dict[str, Any]]]:
     """The evidence summary of one action's result and the LLM calls it took."""
     calls: list[dict[str, Any]] = []
     if result.get("error"):
@@ -37,10 +38,18 @@ def summarize_result(result: dict[str, Any], state: dict[str, Any], ctx: DefameC
     record = record_text(state, ctx)
     useful: list[tuple[dict[str, Any], str]] = []
     for src in result.get("sources") or []:
-        prompt = fill(SUMMARIZE_SOURCE, ctx, record=record, url=src["url"], title=src.get("title") or "",
-                      date=src.get("date") or "unknown", text=(src.get("text") or "")[:cfg.max_source_chars])
-        text, entry = call_llm(ctx, "summarize", prompt, round_no=round_no, max_tokens=cfg.budget.summarize,
-                               media=state.get("media"))
+        prompt = fill(
+            SUMMARIZE_SOURCE,
+            ctx,
+            record=record,
+            url=src["url"],
+            title=src.get("title") or "",
+            date=src.get("date") or "unknown",
+            text=(src.get("text") or "")[: cfg.max_source_chars],
+        )
+        text, entry = call_llm(
+            ctx, "summarize", prompt, round_no=round_no, max_tokens=cfg.budget.summarize, media=state.get("media")
+        )
         text = text.strip()
         entry["parsed"] = True
         calls.append(entry)
@@ -53,8 +62,9 @@ def summarize_result(result: dict[str, Any], state: dict[str, Any], ctx: DefameC
         return _with_link(text, src), calls
     summaries = "\n\n".join(f"[Source]({s['url']}): {t}" for s, t in useful)
     prompt = fill(MERGE_SUMMARIES, ctx, claim=claim_block(state["claim"]), summaries=summaries)
-    merged, entry = call_llm(ctx, "merge", prompt, round_no=round_no, max_tokens=cfg.budget.merge,
-                             media=state.get("media"))
+    merged, entry = call_llm(
+        ctx, "merge", prompt, round_no=round_no, max_tokens=cfg.budget.merge, media=state.get("media")
+    )
     entry["parsed"] = True
     calls.append(entry)
     merged = merged.strip()
@@ -78,8 +88,19 @@ def summarize(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     for result in state.get("results") or []:
         summary, c = summarize_result(result, state, ctx, round_no)
         calls += c
-        items.append({"action": result["action"], "summary": summary, "sources": result.get("sources") or [],
-                      "text": result.get("text") or "", "error": result.get("error")})
+        items.append(
+            {
+                "action": result["action"],
+                "summary": summary,
+                "sources": result.get("sources") or [],
+                "text": result.get("text") or "",
+                "error": result.get("error"),
+            }
+        )
     ctx.emit("summarize", round=round_no, useful=sum(1 for i in items if i["summary"]), total=len(items))
-    return {"record": [{"kind": "evidence", "items": items}], "calls": calls, "results": [],
-            "timings": [{"stage": "summarize", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}]}
+    return {
+        "record": [{"kind": "evidence", "items": items}],
+        "calls": calls,
+        "results": [],
+        "timings": [{"stage": "summarize", "round": round_no, "seconds": round(time.perf_counter() - t0, 3)}],
+    }

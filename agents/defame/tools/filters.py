@@ -17,20 +17,67 @@ from typing import Any
 from urllib.parse import urlparse
 
 # Fact-checking sites (leakage) and sites that cannot be scraped or are social media.
-FACT_CHECK_DOMAINS = frozenset({
-    "snopes.com", "politifact.com", "factcheck.org", "fullfact.org", "leadstories.com", "checkyourfact.com",
-    "africacheck.org", "truthorfiction.com", "factcheck.afp.com", "healthfeedback.org", "climatefeedback.org",
-    "sciencefeedback.co", "boomlive.in", "altnews.in", "vishvasnews.com", "newsmobile.in", "factly.in",
-    "mediabiasfactcheck.com", "washingtonpost.com/news/fact-checker", "reuters.com/fact-check",
-    "apnews.com/hub/ap-fact-check", "usatoday.com/story/news/factcheck", "factchecker.in", "poynter.org",
-    "misbar.com", "logically.ai", "polygraph.info", "teyit.org", "correctiv.org", "maldita.es", "newtral.es",
-    "aap.com.au/factcheck", "thequint.com/news/webqoof", "indiatoday.in/fact-check", "pesacheck.org",
-    "dubawa.org", "verafiles.org", "rappler.com/newsbreak/fact-check", "euvsdisinfo.eu",
-})
-UNSCRAPABLE_DOMAINS = frozenset({
-    "facebook.com", "twitter.com", "x.com", "instagram.com", "youtube.com", "youtu.be", "tiktok.com",
-    "reddit.com", "linkedin.com", "pinterest.com", "threads.net", "t.me", "telegram.org", "bsky.app",
-})
+FACT_CHECK_DOMAINS = frozenset(
+    {
+        "snopes.com",
+        "politifact.com",
+        "factcheck.org",
+        "fullfact.org",
+        "leadstories.com",
+        "checkyourfact.com",
+        "africacheck.org",
+        "truthorfiction.com",
+        "factcheck.afp.com",
+        "healthfeedback.org",
+        "climatefeedback.org",
+        "sciencefeedback.co",
+        "boomlive.in",
+        "altnews.in",
+        "vishvasnews.com",
+        "newsmobile.in",
+        "factly.in",
+        "mediabiasfactcheck.com",
+        "washingtonpost.com/news/fact-checker",
+        "reuters.com/fact-check",
+        "apnews.com/hub/ap-fact-check",
+        "usatoday.com/story/news/factcheck",
+        "factchecker.in",
+        "poynter.org",
+        "misbar.com",
+        "logically.ai",
+        "polygraph.info",
+        "teyit.org",
+        "correctiv.org",
+        "maldita.es",
+        "newtral.es",
+        "aap.com.au/factcheck",
+        "thequint.com/news/webqoof",
+        "indiatoday.in/fact-check",
+        "pesacheck.org",
+        "dubawa.org",
+        "verafiles.org",
+        "rappler.com/newsbreak/fact-check",
+        "euvsdisinfo.eu",
+    }
+)
+UNSCRAPABLE_DOMAINS = frozenset(
+    {
+        "facebook.com",
+        "twitter.com",
+        "x.com",
+        "instagram.com",
+        "youtube.com",
+        "youtu.be",
+        "tiktok.com",
+        "reddit.com",
+        "linkedin.com",
+        "pinterest.com",
+        "threads.net",
+        "t.me",
+        "telegram.org",
+        "bsky.app",
+    }
+)
 _ARCHIVE = re.compile(r"^https?://web\.archive\.org/web/[^/]+/(.+)$")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}", re.DOTALL)
@@ -103,7 +150,7 @@ def parse_date(value: str | dt.date | None) -> dt.date | None:
     s = str(value).strip()
     for fmt in ("%Y-%m-%d", "%d-%m-%Y", "%Y/%m/%d", "%b %d, %Y", "%B %d, %Y", "%d %b %Y"):
         try:
-            return dt.datetime.strptime(s[:len(s)], fmt).date()
+            return dt.datetime.strptime(s[: len(s)], fmt).date()
         except ValueError:
             continue
     try:
@@ -139,8 +186,9 @@ def clean_text(text: str, max_len: int) -> str:
     return _TEMPLATE.sub("", text)[:max_len]
 
 
-def filter_sources(sources: list[Source], *, end: dt.date | None, seen: set[str], limit: int,
-                   one_per_domain: bool = True) -> list[Source]:
+def filter_sources(
+    sources: list[Source], *, end: dt.date | None, seen: set[str], limit: int, one_per_domain: bool = True
+) -> list[Source]:
     """Apply the date, site, domain and seen-URL filters, then the limit (limit last, check 6)."""
     kept: list[Source] = []
     domains: set[str] = set()
@@ -161,12 +209,19 @@ def filter_sources(sources: list[Source], *, end: dt.date | None, seen: set[str]
     return kept[:limit]
 
 
-def postprocess(sources: list[Source], query: str, *, keyword_filter: bool, keep: int,
-                max_len: int) -> list[Source]:
+def postprocess(sources: list[Source], query: str, *, keyword_filter: bool, keep: int, max_len: int) -> list[Source]:
     """Keyword sentence filter (not for image/reverse search) and cleanup of each result's text."""
     out = []
     for src in sources:
         text = keyword_sentences(src.text, query, keep) if keyword_filter else src.text
-        out.append(Source(url=src.url, title=src.title, text=clean_text(text, max_len), date=src.date,
-                          image=src.image, meta=dict(src.meta)))
+        out.append(
+            Source(
+                url=src.url,
+                title=src.title,
+                text=clean_text(text, max_len),
+                date=src.date,
+                image=src.image,
+                meta=dict(src.meta),
+            )
+        )
     return out

@@ -77,6 +77,7 @@ def exif_info(path: str | Path) -> dict[str, Any]:
         out["camera"] = camera
     gps = exif.get_ifd(0x8825)
     if gps and 2 in gps and 4 in gps:
+
         def deg(vals: Any, ref: str) -> float:
             d, m, s = (_ratio(v) for v in vals)
             val = d + m / 60.0 + s / 3600.0
@@ -96,12 +97,21 @@ def geolocate(path: str | Path, image_ref: str, vlm_model: str | None = None) ->
     if vlm_model:
         from core.llm import complete
 
-        c = complete(["Which country was this photo most likely taken in? Name the top 3 countries with "
-                      "rough probabilities.", open_image(path)], model=vlm_model, max_tokens=80, tag="geolocate")
+        c = complete(
+            [
+                "Which country was this photo most likely taken in? Name the top 3 countries with rough probabilities.",
+                open_image(path),
+            ],
+            model=vlm_model,
+            max_tokens=80,
+            tag="geolocate",
+        )
         return f"Geolocation of {image_ref} by {vlm_model}: {c.text.strip()}"
     taken = f" EXIF says it was taken {info['taken']}." if "taken" in info else ""
-    return (f"No location evidence for {image_ref}: the file has no EXIF GPS data and no geolocation "
-            f"model is configured.{taken}")
+    return (
+        f"No location evidence for {image_ref}: the file has no EXIF GPS data and no geolocation "
+        f"model is configured.{taken}"
+    )
 
 
 def detect_faces(path: str | Path, model_file: str) -> list[tuple[int, int, int, int, float]]:

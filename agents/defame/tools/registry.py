@@ -36,23 +36,58 @@ class ActionSpec:
     summarise: bool = True  # False: the tool's text is the evidence (geolocation, OCR, faces)
 
 
-TOOLS: dict[str, ActionSpec] = {s.name: s for s in (
-    ActionSpec("web_search", "Searches the web (or the evidence corpus) for pages about a topic.",
-               "Give a short, specific query; one topic per search.", 'web_search("your query")'),
-    ActionSpec("image_search", "Finds images whose captions or alt text match a query.",
-               "Describe what the image should show.", 'image_search("your query")'),
-    ActionSpec("reverse_search", "Finds pages that contain the same image (also resized or recompressed).",
-               "Use it to learn where and when an image appeared before.", "reverse_search(<image:k>)",
-               is_limited=True, takes_image=True),
-    ActionSpec("geolocate", "Tells where an image was taken (EXIF GPS, or a vision model).",
-               "Use it when the claimed place of an image matters.", "geolocate(<image:k>)",
-               is_limited=True, takes_image=True, summarise=False),
-    ActionSpec("ocr", "Reads the text written in an image.", "Use it for signs, screenshots, documents.",
-               "ocr(<image:k>)", is_limited=True, takes_image=True, summarise=False),
-    ActionSpec("detect_faces", "Counts and locates human faces in an image.",
-               "Use it when people in the image matter.", "detect_faces(<image:k>)",
-               is_limited=True, takes_image=True, summarise=False),
-)}
+TOOLS: dict[str, ActionSpec] = {
+    s.name: s
+    for s in (
+        ActionSpec(
+            "web_search",
+            "Searches the web (or the evidence corpus) for pages about a topic.",
+            "Give a short, specific query; one topic per search.",
+            'web_search("your query")',
+        ),
+        ActionSpec(
+            "image_search",
+            "Finds images whose captions or alt text match a query.",
+            "Describe what the image should show.",
+            'image_search("your query")',
+        ),
+        ActionSpec(
+            "reverse_search",
+            "Finds pages that contain the same image (also resized or recompressed).",
+            "Use it to learn where and when an image appeared before.",
+            "reverse_search(<image:k>)",
+            is_limited=True,
+            takes_image=True,
+        ),
+        ActionSpec(
+            "geolocate",
+            "Tells where an image was taken (EXIF GPS, or a vision model).",
+            "Use it when the claimed place of an image matters.",
+            "geolocate(<image:k>)",
+            is_limited=True,
+            takes_image=True,
+            summarise=False,
+        ),
+        ActionSpec(
+            "ocr",
+            "Reads the text written in an image.",
+            "Use it for signs, screenshots, documents.",
+            "ocr(<image:k>)",
+            is_limited=True,
+            takes_image=True,
+            summarise=False,
+        ),
+        ActionSpec(
+            "detect_faces",
+            "Counts and locates human faces in an image.",
+            "Use it when people in the image matter.",
+            "detect_faces(<image:k>)",
+            is_limited=True,
+            takes_image=True,
+            summarise=False,
+        ),
+    )
+}
 
 
 def _web_engine(ctx: DefameContext, *, images: bool = False):
@@ -79,8 +114,11 @@ def available_actions(claim: dict[str, Any], ctx: DefameContext, used_limited: l
             continue
         if spec.takes_image and not has_image:
             continue
-        if spec.name == "image_search" and not (ext.search_backend == "serper" and ext.serper_api_key) \
-                and ctx.vectorstore().count(images_collection(cfg.corpus)) == 0:
+        if (
+            spec.name == "image_search"
+            and not (ext.search_backend == "serper" and ext.serper_api_key)
+            and ctx.vectorstore().count(images_collection(cfg.corpus)) == 0
+        ):
             continue
         if spec.name == "reverse_search" and ctx.vectorstore().count(phash_collection(cfg.corpus)) == 0:
             continue
@@ -100,8 +138,13 @@ def _search(action: Action, claim: dict[str, Any], ctx: DefameContext, seen: set
     kept = filter_sources(raw, end=end, seen=seen, limit=limit)
     if isinstance(engine, SerperSearch) and ctx.external().scrape_results and action.name == "web_search":
         kept = [engine.scrape(s) for s in kept]
-    return postprocess(kept, action.argument, keyword_filter=action.name == "web_search",
-                       keep=cfg.keyword_sentences, max_len=cfg.max_result_len)
+    return postprocess(
+        kept,
+        action.argument,
+        keyword_filter=action.name == "web_search",
+        keep=cfg.keyword_sentences,
+        max_len=cfg.max_result_len,
+    )
 
 
 def _reverse(path: str, claim: dict[str, Any], ctx: DefameContext, seen: set[str]) -> list[Source]:
@@ -113,24 +156,37 @@ def _reverse(path: str, claim: dict[str, Any], ctx: DefameContext, seen: set[str
         if dist > image_tools.MATCH_MAX_HAMMING:
             continue
         m = h.metadata or {}
-        sources.append(Source(url=str(m.get("url", "")), title=str(m.get("title", "")),
-                              text=f"{m.get('caption', '')}", date=m.get("date"), image=m.get("image"),
-                              meta={"hamming": dist}))
+        sources.append(
+            Source(
+                url=str(m.get("url", "")),
+                title=str(m.get("title", "")),
+                text=f"{m.get('caption', '')}",
+                date=m.get("date"),
+                image=m.get("image"),
+                meta={"hamming": dist},
+            )
+        )
     end = end_date(claim.get("date"), None, ctx.config.restrict_to_claim_date)
     limit = ctx.config.limit_per_search or get_benchmark(ctx.config.benchmark).limit_per_search
     # One result per URL stem, no keyword filter for reverse search (spec §3.3).
     return filter_sources(sources, end=end, seen=seen, limit=limit, one_per_domain=False)
 
 
-def run_action(action: Action, claim: dict[str, Any], media: dict[str, str], ctx: DefameContext,
-               seen: set[str]) -> dict[str, Any]:
+def run_action(
+    action: Action, claim: dict[str, Any], media: dict[str, str], ctx: DefameContext, seen: set[str]
+) -> dict[str, Any]:
     """Execute one action; returns ``{"action", "sources", "text", "summarise", "error"}``.
 
     Failures become an ``error`` entry (the fact-check goes on, the record says what failed).
     """
     spec = TOOLS[action.name]
-    result: dict[str, Any] = {"action": action.to_dict(), "sources": [], "text": "", "summarise": spec.summarise,
-                              "error": None}
+    result: dict[str, Any] = {
+        "action": action.to_dict(),
+        "sources": [],
+        "text": "",
+        "summarise": spec.summarise,
+        "error": None,
+    }
     try:
         path = None
         if spec.takes_image:
@@ -146,12 +202,16 @@ def run_action(action: Action, claim: dict[str, Any], media: dict[str, str], ctx
             result["text"] = image_tools.geolocate(path, str(action.argument), ctx.external().vlm_model)
         elif action.name == "ocr":
             text = image_tools.ocr_text(path)
-            result["text"] = (f"Text read in {action.argument} (Tesseract OCR): \"{text}\"" if text
-                              else f"No text could be read in {action.argument}.")
+            result["text"] = (
+                f'Text read in {action.argument} (Tesseract OCR): "{text}"'
+                if text
+                else f"No text could be read in {action.argument}."
+            )
         elif action.name == "detect_faces":
             faces = image_tools.detect_faces(path, ctx.external().face_model or "")
             result["text"] = f"{len(faces)} face(s) detected in {action.argument}" + (
-                ": " + "; ".join(f"box at ({x},{y}) size {w}x{h}" for x, y, w, h, _ in faces) if faces else ".")
+                ": " + "; ".join(f"box at ({x},{y}) size {w}x{h}" for x, y, w, h, _ in faces) if faces else "."
+            )
     except Exception as exc:
         log.warning("action %s failed: %s", action, exc)
         result["error"] = f"{type(exc).__name__}: {exc}"

@@ -48,11 +48,20 @@ class CorpusSearch:
         out = []
         for h in hits:
             m = h.metadata or {}
-            out.append(Source(url=str(m.get("url") or f"corpus://{self.collection}/{h.id}"),
-                              title=str(m.get("title") or ""), text=h.document or "",
-                              date=m.get("date") or None, image=m.get("image") or None,
-                              meta={"id": h.id, "distance": round(h.distance, 4),
-                                    **({"gold_for": m["gold_for"]} if "gold_for" in m else {})}))
+            out.append(
+                Source(
+                    url=str(m.get("url") or f"corpus://{self.collection}/{h.id}"),
+                    title=str(m.get("title") or ""),
+                    text=h.document or "",
+                    date=m.get("date") or None,
+                    image=m.get("image") or None,
+                    meta={
+                        "id": h.id,
+                        "distance": round(h.distance, 4),
+                        **({"gold_for": m["gold_for"]} if "gold_for" in m else {}),
+                    },
+                )
+            )
         return out
 
 
@@ -161,8 +170,12 @@ class SerperSearch:
             link = row.get("link") or ""
             if not link:
                 continue
-            src = Source(url=link, title=row.get("title") or "", text=row.get("snippet") or "",
-                         date=_serper_date(row.get("date")))
+            src = Source(
+                url=link,
+                title=row.get("title") or "",
+                text=row.get("snippet") or "",
+                date=_serper_date(row.get("date")),
+            )
             if self.images and row.get("imageUrl"):
                 src.meta["image_url"] = row["imageUrl"]
             out.append(src)
@@ -174,8 +187,7 @@ class SerperSearch:
 
         try:
             check_url(src.url)
-            with httpx.stream("GET", src.url, timeout=self.settings.request_timeout_s,
-                              follow_redirects=False) as r:
+            with httpx.stream("GET", src.url, timeout=self.settings.request_timeout_s, follow_redirects=False) as r:
                 r.raise_for_status()
                 body = b""
                 for chunk in r.iter_bytes():

@@ -28,15 +28,26 @@ from agents.pae.state import PaeState
 def rollout(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     run_id, it = state["run_id"], state.get("iteration", 0)
     cfg = load_config(run_id)
-    pool = [(rid, t) for rid, t, _ in store.load_tasks(run_id=run_id, split="train")
-            if cfg.reward != "oracle" or t.has_reference]
+    pool = [
+        (rid, t)
+        for rid, t, _ in store.load_tasks(run_id=run_id, split="train")
+        if cfg.reward != "oracle" or t.has_reference
+    ]
     if not pool:
         raise RuntimeError("the training task pool is empty")
     rng = random.Random(f"rollout:{cfg.seed}:{it}")
     assignments = [(slot, rng.choice(pool)[0]) for slot in range(cfg.rollouts_per_iteration)]
-    ids = dispatcher_of(config).rollouts(**rollout_params(
-        cfg, run_id=run_id, iteration=it, phase="rollout", assignments=assignments, policy=state["policy"],
-        temperature=cfg.temperature))
+    ids = dispatcher_of(config).rollouts(
+        **rollout_params(
+            cfg,
+            run_id=run_id,
+            iteration=it,
+            phase="rollout",
+            assignments=assignments,
+            policy=state["policy"],
+            temperature=cfg.temperature,
+        )
+    )
     return {"history": [{"kind": "collected", "iteration": it, "trajectories": len(ids)}]}
 
 
@@ -44,8 +55,12 @@ def evaluate(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     run_id, it = state["run_id"], state.get("iteration", 0)
     cfg = load_config(run_id)
     rows = store.trajectory_rows(run_id=run_id, phase="rollout", iteration=it)
-    dispatcher_of(config).evaluate(trajectory_ids=[r["id"] for r in rows], judge=cfg.reward == "llm",
-                                   judge_model=cfg.judge_model, judge_max_tokens=cfg.judge_max_tokens)
+    dispatcher_of(config).evaluate(
+        trajectory_ids=[r["id"] for r in rows],
+        judge=cfg.reward == "llm",
+        judge_model=cfg.judge_model,
+        judge_max_tokens=cfg.judge_max_tokens,
+    )
     rows = store.trajectory_rows(run_id=run_id, phase="rollout", iteration=it)
     oracle = [r["oracle_reward"] for r in rows if r["oracle_reward"] is not None]
     p_oracle = sum(oracle) / len(oracle) if oracle else 0.0
@@ -62,12 +77,16 @@ def evaluate(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
         store.set_reward(trajectory_id=r["id"], reward=reward)
     rows = store.trajectory_rows(run_id=run_id, phase="rollout", iteration=it)
     n = max(1, len(rows))
-    record = {"kind": "rollout", "iteration": it, "n": len(rows),
-              "reward": sum(r["reward"] or 0 for r in rows) / n,
-              "oracle_success": p_oracle,
-              "judge_success": (sum(r["judge_reward"] or 0 for r in rows) / n) if cfg.reward == "llm" else None,
-              "answered": sum(r["answer"] is not None for r in rows) / n,
-              "timeout_rate": sum(r["timed_out"] for r in rows) / n,
-              "format_error_rate": sum(r["format_errors"] for r in rows) / max(1, sum(r["length"] for r in rows)),
-              "mean_length": sum(r["length"] for r in rows) / n}
+    record = {
+        "kind": "rollout",
+        "iteration": it,
+        "n": len(rows),
+        "reward": sum(r["reward"] or 0 for r in rows) / n,
+        "oracle_success": p_oracle,
+        "judge_success": (sum(r["judge_reward"] or 0 for r in rows) / n) if cfg.reward == "llm" else None,
+        "answered": sum(r["answer"] is not None for r in rows) / n,
+        "timeout_rate": sum(r["timed_out"] for r in rows) / n,
+        "format_error_rate": sum(r["format_errors"] for r in rows) / max(1, sum(r["length"] for r in rows)),
+        "mean_length": sum(r["length"] for r in rows) / n,
+    }
     return {"history": [record]}

@@ -32,10 +32,29 @@ def dispatcher_of(config: RunnableConfig | None) -> Dispatcher:
     return d if d is not None else InlineDispatcher(progress_of(config))
 
 
-def rollout_params(cfg: RunConfig, *, run_id: str, iteration: int, phase: str, assignments: list[tuple[int, str]],
-                   policy: dict, temperature: float) -> dict:
+def rollout_params(
+    cfg: RunConfig,
+    *,
+    run_id: str,
+    iteration: int,
+    phase: str,
+    assignments: list[tuple[int, str]],
+    policy: dict,
+    temperature: float,
+) -> dict:
     """Keyword arguments of :func:`agents.pae.work.do_rollouts` (also the ``pae.rollouts`` job params)."""
-    return dict(run_id=run_id, iteration=iteration, phase=phase, assignments=assignments, policy=policy,
-                temperature=temperature, max_tokens=cfg.policy_max_tokens, max_steps=cfg.max_steps,
-                wait_s=cfg.wait_s, parallel=cfg.parallel_browsers, seed=cfg.seed, content_seed=cfg.seed,
-                keep_screenshots=cfg.keep_screenshots)
+    return dict(
+        run_id=run_id,
+        iteration=iteration,
+        phase=phase,
+        assignments=assignments,
+        policy=policy,
+        temperature=temperature,
+        max_tokens=cfg.policy_max_tokens,
+        max_steps=cfg.max_steps,
+        wait_s=cfg.wait_s,
+        parallel=cfg.parallel_browsers,
+        seed=cfg.seed,
+        content_seed=cfg.seed,
+        keep_screenshots=cfg.keep_screenshots,
+    )

@@ -29,11 +29,11 @@ from agents.pae.config import RunConfig
 from agents.pae.nodes.common import dispatcher_of, load_config, progress_of, rollout_params
 from agents.pae.runtime import store_adapter
 from agents.pae.state import PaeState
+from core.config import get_settings
+from core.jobs import JobContext
 from methods.pae_learner.bc import BCExample, LoRAConfig, TrainStats, make_lora_model, train_bc
 from methods.pae_learner.checkpoint import extract_adapter, save_adapter
 from methods.pae_learner.filtering import calculate_upperbound, filter_trajectories, sample_for_training
-from core.config import get_settings
-from core.jobs import JobContext
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +47,20 @@ class _Traj:
 
 
 def lora_config(cfg: RunConfig, epochs: int) -> LoRAConfig:
-    return LoRAConfig(r=cfg.lora_r, alpha=cfg.lora_alpha, lr=cfg.lr, grad_accum=cfg.grad_accum, epochs=epochs,
-                      max_len=cfg.max_len, seed=cfg.seed)
+    return LoRAConfig(
+        r=cfg.lora_r,
+        alpha=cfg.lora_alpha,
+        lr=cfg.lr,
+        grad_accum=cfg.grad_accum,
+        epochs=epochs,
+        max_len=cfg.max_len,
+        seed=cfg.seed,
+    )
 
 
-def update_policy(policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAConfig,
-                  progress: JobContext) -> tuple[dict[str, Any], TrainStats]:
+def update_policy(
+    policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAConfig, progress: JobContext
+) -> tuple[dict[str, Any], TrainStats]:
     """Behaviour-clone every step of ``trajectory_ids`` into the policy's LoRA; returns the new policy ref."""
     from core.artifacts import get_artifact_store
     from core.llm import get_local_model
@@ -64,8 +72,13 @@ def update_policy(policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAC
         if policy.get("kind") == "adapter":
             start = str(extract_adapter(get_artifact_store().read(policy["sha256"]), Path(tmp) / "start"))
         model = make_lora_model(lm.model, lcfg, start)
-        stats = train_bc(model, lm.tokenizer, examples, lcfg,
-                         on_step=lambda i, n, loss: progress(i / max(1, n), f"BC step {i}/{n} loss {loss:.3f}"))
+        stats = train_bc(
+            model,
+            lm.tokenizer,
+            examples,
+            lcfg,
+            on_step=lambda i, n, loss: progress(i / max(1, n), f"BC step {i}/{n} loss {loss:.3f}"),
+        )
         ref = store_adapter(save_adapter(model, Path(tmp) / "out"))
         del model
     return ref, stats
@@ -74,9 +87,16 @@ def update_policy(policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAC
 def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
     from core.llm import model_hash
 
-    blob = json.dumps({"demos": sorted(demo_keys), "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
-                       "model": model_hash(), "policy_max_tokens": cfg.policy_max_tokens,
-                       "prompt": prompts.PROMPT_VERSION}, sort_keys=True)
+    blob = json.dumps(
+        {
+            "demos": sorted(demo_keys),
+            "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
+            "model": model_hash(),
+            "policy_max_tokens": cfg.policy_max_tokens,
+            "prompt": prompts.PROMPT_VERSION,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -94,9 +114,17 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     demos = store.load_tasks(run_id=run_id, split="demo")
     if not demos or cfg.policy_model is not None:
         return {"policy": base, "history": [{"kind": "sft", "iteration": 0, "source": "none"}]}
-    ids = dispatcher_of(config).rollouts(**rollout_params(
-        cfg, run_id=run_id, iteration=0, phase="demo", assignments=[(i, rid) for i, (rid, _, _) in enumerate(demos)],
-        policy={"kind": "scripted"}, temperature=0.0))
+    ids = dispatcher_of(config).rollouts(
+        **rollout_params(
+            cfg,
+            run_id=run_id,
+            iteration=0,
+            phase="demo",
+            assignments=[(i, rid) for i, (rid, _, _) in enumerate(demos)],
+            policy={"kind": "scripted"},
+            temperature=0.0,
+        )
+    )
     dispatcher_of(config).evaluate(trajectory_ids=ids, judge=False, judge_max_tokens=cfg.judge_max_tokens)
     good = [r["id"] for r in store.trajectory_rows(run_id=run_id, phase="demo") if (r["oracle_reward"] or 0) > 0]
     cache = Path(get_settings().cache_dir) / "pae" / "sft" / f"{_sft_key(cfg, [t.id for _, t, _ in demos])}.tar.gz"
@@ -108,8 +136,15 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
         ref, stats = update_policy(base, good, lora_config(cfg, cfg.sft_epochs), progress)
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_bytes(get_artifact_store().read(ref["sha256"]))
-        record = {"kind": "sft", "iteration": 0, "source": "trained", "demos": len(good),
-                  "examples": stats.examples, "loss": stats.mean_loss, "seconds": stats.seconds}
+        record = {
+            "kind": "sft",
+            "iteration": 0,
+            "source": "trained",
+            "demos": len(good),
+            "examples": stats.examples,
+            "loss": stats.mean_loss,
+            "seconds": stats.seconds,
+        }
     store.update_run(run_id=run_id, policy=json.dumps(ref))
     return {"policy": ref, "history": [record]}
 
@@ -123,10 +158,16 @@ def filter_node(state: PaeState, config: RunnableConfig) -> dict[str, Any]:  # n
     oracle_trajs = [_Traj(r["task_id"], r["oracle_reward"] or 0.0, r["length"], r["id"]) for r in rows]
     pool = len(store.load_tasks(run_id=run_id, split="train")) or 1
     solved = len({t.task_id for t in trajs if t.reward > 0})
-    record = {"kind": "filter", "iteration": it, "buffer": len(trajs), "kept": len(kept),
-              "kept_tasks": len({k.task_id for k in kept}), "upper_bound": calculate_upperbound(trajs),
-              "upper_bound_pool": solved / pool,
-              "upper_bound_oracle": calculate_upperbound(oracle_trajs)}
+    record = {
+        "kind": "filter",
+        "iteration": it,
+        "buffer": len(trajs),
+        "kept": len(kept),
+        "kept_tasks": len({k.task_id for k in kept}),
+        "upper_bound": calculate_upperbound(trajs),
+        "upper_bound_pool": solved / pool,
+        "upper_bound_oracle": calculate_upperbound(oracle_trajs),
+    }
     return {"kept": [k.id for k in kept], "history": [record]}
 
 
@@ -139,14 +180,31 @@ def train(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     policy = state["policy"]
     trainable = policy.get("kind") == "adapter" or str(policy.get("model", "")).startswith("local/")
     if not trainable:
-        record = {"kind": "train", "iteration": it, "trajectories": len(chosen), "examples": 0,
-                  "note": f"policy {policy.get('model')} has no local weights to fine-tune: unchanged"}
+        record = {
+            "kind": "train",
+            "iteration": it,
+            "trajectories": len(chosen),
+            "examples": 0,
+            "note": f"policy {policy.get('model')} has no local weights to fine-tune: unchanged",
+        }
     elif not chosen:
-        record = {"kind": "train", "iteration": it, "trajectories": 0, "examples": 0,
-                  "note": "no successful trajectory to clone: policy unchanged"}
+        record = {
+            "kind": "train",
+            "iteration": it,
+            "trajectories": 0,
+            "examples": 0,
+            "note": "no successful trajectory to clone: policy unchanged",
+        }
     else:
         policy, stats = update_policy(policy, chosen, lora_config(cfg, cfg.actor_epochs), progress_of(config))
-        record = {"kind": "train", "iteration": it, "trajectories": len(chosen), "examples": stats.examples,
-                  "loss": stats.mean_loss, "optimizer_steps": stats.optimizer_steps, "seconds": stats.seconds}
+        record = {
+            "kind": "train",
+            "iteration": it,
+            "trajectories": len(chosen),
+            "examples": stats.examples,
+            "loss": stats.mean_loss,
+            "optimizer_steps": stats.optimizer_steps,
+            "seconds": stats.seconds,
+        }
     store.update_run(run_id=run_id, iteration=it + 1, policy=json.dumps(policy))
     return {"policy": policy, "iteration": it + 1, "history": [record]}

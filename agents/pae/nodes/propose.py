@@ -53,8 +53,7 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
         n_llm = 0
         for i, name in enumerate(cfg.train_sites):
             progress(i / len(cfg.train_sites), f"LLM proposer on {name}")
-            got = llm.propose(sites[name], cfg.llm_tasks_per_site, seen=[t.question for t in train],
-                              seed=cfg.seed + i)
+            got = llm.propose(sites[name], cfg.llm_tasks_per_site, seen=[t.question for t in train], seed=cfg.seed + i)
             train += got
             n_llm += len(got)
         counts["llm"] = n_llm
@@ -74,7 +73,14 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
             store.add_tasks(run_id=run_id, tasks=[every[i] for i in picks], split="webarena")  # evenly spaced
         else:
             log.warning("WebArena map tasks not found at %s: the webarena split is empty", path)
-    record = {"kind": "propose", "iteration": 0, "proposed": counts, "train": len(train), "demo": len(demo),
-              "test": len(test), "heldout_site": len(held)}
+    record = {
+        "kind": "propose",
+        "iteration": 0,
+        "proposed": counts,
+        "train": len(train),
+        "demo": len(demo),
+        "test": len(test),
+        "heldout_site": len(held),
+    }
     store.update_run(run_id=run_id, metrics={"proposal": record})
     return {"iteration": 0, "history": [record]}

@@ -28,13 +28,18 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         o = r["oracle_reward"] or 0.0
         by_split[r["split"]].append(o)
         by_site[f"{r['split']}/{r['site']}"].append(o)
-    pairs = [(r["judge_reward"], r["oracle_reward"]) for r in rows
-             if r["judge_reward"] is not None and r["oracle_reward"] is not None]
-    return {"success": {k: sum(v) / len(v) for k, v in by_split.items()},
-            "per_site": {k: sum(v) / len(v) for k, v in sorted(by_site.items())},
-            "n": {k: len(v) for k, v in by_split.items()},
-            "answered": sum(r["answer"] is not None for r in rows) / max(1, len(rows)),
-            "agreement": agreement(pairs)}
+    pairs = [
+        (r["judge_reward"], r["oracle_reward"])
+        for r in rows
+        if r["judge_reward"] is not None and r["oracle_reward"] is not None
+    ]
+    return {
+        "success": {k: sum(v) / len(v) for k, v in by_split.items()},
+        "per_site": {k: sum(v) / len(v) for k, v in sorted(by_site.items())},
+        "n": {k: len(v) for k, v in by_split.items()},
+        "answered": sum(r["answer"] is not None for r in rows) / max(1, len(rows)),
+        "agreement": agreement(pairs),
+    }
 
 
 def test(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
@@ -44,11 +49,20 @@ def test(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     tested = list(state.get("tested") or [])
     if not tasks:
         return {"tested": [*tested, it], "history": [{"kind": "test", "iteration": it, "note": "no test tasks"}]}
-    ids = dispatcher_of(config).rollouts(**rollout_params(
-        cfg, run_id=run_id, iteration=it, phase="test", assignments=list(enumerate(rid for rid, _ in tasks)),
-        policy=state["policy"], temperature=cfg.test_temperature))
-    dispatcher_of(config).evaluate(trajectory_ids=ids, judge=cfg.judge_tests, judge_model=cfg.judge_model,
-                                   judge_max_tokens=cfg.judge_max_tokens)
+    ids = dispatcher_of(config).rollouts(
+        **rollout_params(
+            cfg,
+            run_id=run_id,
+            iteration=it,
+            phase="test",
+            assignments=list(enumerate(rid for rid, _ in tasks)),
+            policy=state["policy"],
+            temperature=cfg.test_temperature,
+        )
+    )
+    dispatcher_of(config).evaluate(
+        trajectory_ids=ids, judge=cfg.judge_tests, judge_model=cfg.judge_model, judge_max_tokens=cfg.judge_max_tokens
+    )
     rows = store.trajectory_rows(run_id=run_id, phase="test", iteration=it)
     record = {"kind": "test", "iteration": it, **summarize(rows)}
     store.update_run(run_id=run_id, metrics={f"test_{it}": record})

@@ -49,7 +49,7 @@ class SiteTask:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SiteTask":
+    def from_dict(cls, d: dict[str, Any]) -> SiteTask:
         d = dict(d)
         d["plan"] = [tuple(p) for p in d.get("plan") or []]
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
@@ -77,13 +77,29 @@ class Site:
         raise NotImplementedError
 
     # helpers -----------------------------------------------------------------
-    def task(self, key: str, question: str, answer: Any, plan: list[PlanStep], template: str,
-             start_path: str | None = None, kind: str = "must_include") -> SiteTask:
+    def task(
+        self,
+        key: str,
+        question: str,
+        answer: Any,
+        plan: list[PlanStep],
+        template: str,
+        start_path: str | None = None,
+        kind: str = "must_include",
+    ) -> SiteTask:
         """A template task whose reference is ``answer`` under the given match kind."""
-        ref: dict[str, Any] = {kind: answer if kind == "exact_match" else
-                               (list(answer) if isinstance(answer, (list, tuple)) else [answer])}
-        return SiteTask(id=f"{self.name}--{key}", site=self.name, question=question,
-                        start_path=start_path or f"/{self.name}/", reference=ref, plan=plan, template=template)
+        ref: dict[str, Any] = {
+            kind: answer if kind == "exact_match" else (list(answer) if isinstance(answer, (list, tuple)) else [answer])
+        }
+        return SiteTask(
+            id=f"{self.name}--{key}",
+            site=self.name,
+            question=question,
+            start_path=start_path or f"/{self.name}/",
+            reference=ref,
+            plan=plan,
+            template=template,
+        )
 
 
 def esc(text: Any) -> str:
@@ -104,19 +120,31 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}
 """
 
 
-def page(site_title: str, home: str, body: str, *, title: str = "", search_action: str | None = None,
-         search_placeholder: str = "Search", query: str = "") -> str:
+def page(
+    site_title: str,
+    home: str,
+    body: str,
+    *,
+    title: str = "",
+    search_action: str | None = None,
+    search_placeholder: str = "Search",
+    query: str = "",
+) -> str:
     """The common page shell: a header with the site name, an optional search box, and ``body``."""
     form = ""
     if search_action:
-        form = (f'<form action="{esc(search_action)}" method="get">'
-                f'<input type="text" name="q" aria-label="{esc(search_placeholder)}" '
-                f'placeholder="{esc(search_placeholder)}" value="{esc(query)}">'
-                '<button type="submit">Search</button></form>')
+        form = (
+            f'<form action="{esc(search_action)}" method="get">'
+            f'<input type="text" name="q" aria-label="{esc(search_placeholder)}" '
+            f'placeholder="{esc(search_placeholder)}" value="{esc(query)}">'
+            '<button type="submit">Search</button></form>'
+        )
     head_title = f"{title} - {site_title}" if title else site_title
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(head_title)}</title>"
-            f"<style>{_CSS}</style></head><body><header><a href='{esc(home)}'>{esc(site_title)}</a>{form}"
-            f"</header><main>{body}</main></body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(head_title)}</title>"
+        f"<style>{_CSS}</style></head><body><header><a href='{esc(home)}'>{esc(site_title)}</a>{form}"
+        f"</header><main>{body}</main></body></html>"
+    )
 
 
 def words_match(query: str, text: str) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from agents.pae.sites.base import SiteTask, Site, esc, page
+from agents.pae.sites.base import Site, SiteTask, esc, page
 
 # (word, part of speech, definition, synonyms, pronunciation)
 ENTRIES: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
@@ -16,12 +16,24 @@ ENTRIES: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
     ("benevolent", "adjective", "well meaning and kindly", ("kind", "generous"), "buh-NEV-uh-luhnt"),
     ("candid", "adjective", "truthful and straightforward; frank", ("frank", "honest"), "KAN-did"),
     ("diligent", "adjective", "having or showing care in one's work", ("hardworking", "careful"), "DIL-i-juhnt"),
-    ("eloquent", "adjective", "fluent or persuasive in speaking or writing", ("articulate", "expressive"), "EL-uh-kwuhnt"),
+    (
+        "eloquent",
+        "adjective",
+        "fluent or persuasive in speaking or writing",
+        ("articulate", "expressive"),
+        "EL-uh-kwuhnt",
+    ),
     ("fragile", "adjective", "easily broken or damaged", ("delicate", "brittle"), "FRAJ-uhl"),
     ("gather", "verb", "come together; assemble or accumulate", ("collect", "assemble"), "GATH-er"),
     ("harbor", "noun", "a place on the coast where vessels may find shelter", ("port", "haven"), "HAR-ber"),
     ("illuminate", "verb", "light up; help to clarify or explain", ("light", "clarify"), "ih-LOO-muh-neyt"),
-    ("jubilant", "adjective", "feeling or expressing great happiness and triumph", ("joyful", "elated"), "JOO-buh-luhnt"),
+    (
+        "jubilant",
+        "adjective",
+        "feeling or expressing great happiness and triumph",
+        ("joyful", "elated"),
+        "JOO-buh-luhnt",
+    ),
     ("kindle", "verb", "light or set on fire; arouse a feeling", ("ignite", "spark"), "KIN-dl"),
     ("lucid", "adjective", "expressed clearly; easy to understand", ("clear", "coherent"), "LOO-sid"),
     ("meander", "verb", "follow a winding course", ("wander", "wind"), "mee-AN-der"),
@@ -59,20 +71,33 @@ class DictionarySite(Site):
     name = "dictionary"
     title = "WordWise Dictionary"
     description = "An English dictionary: look up a word to see its part of speech, definition, synonyms, example."
-    demos = ("What part of speech is the word 'serene'?",
-             "Give a synonym of 'lucid'.",
-             "How is the word 'meander' pronounced?")
+    demos = (
+        "What part of speech is the word 'serene'?",
+        "Give a synonym of 'lucid'.",
+        "How is the word 'meander' pronounced?",
+    )
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
         rng = random.Random(f"dictionary:{seed}")
         subjects = ("The team", "My neighbour", "The river", "Our teacher", "The old cat", "A traveller")
-        self.entries = {w: Entry(w, pos, d, syn, pr, f"{rng.choice(subjects)} was described as '{w}'.")
-                        for w, pos, d, syn, pr in ENTRIES}
+        self.entries = {
+            w: Entry(w, pos, d, syn, pr, f"{rng.choice(subjects)} was described as '{w}'.")
+            for w, pos, d, syn, pr in ENTRIES
+        }
 
     def _page(self, body: str, title: str = "", query: str = "") -> HTMLResponse:
-        return HTMLResponse(page(self.title, "/dictionary/", body, title=title, search_action="/dictionary/search",
-                                 search_placeholder="Look up a word", query=query))
+        return HTMLResponse(
+            page(
+                self.title,
+                "/dictionary/",
+                body,
+                title=title,
+                search_action="/dictionary/search",
+                search_placeholder="Look up a word",
+                query=query,
+            )
+        )
 
     def router(self) -> APIRouter:
         r = APIRouter()
@@ -107,7 +132,10 @@ class DictionarySite(Site):
             return self._page(
                 f"<h1>{esc(e.word)}</h1><p class='muted'>/{esc(e.pronunciation)}/</p><p><i>{e.pos}</i></p>"
                 f"<p>Definition: {esc(e.definition)}</p><p>Synonyms: {esc(syn)}</p>"
-                f"<p>Example: {esc(e.example)}</p>", title=e.word, query=e.word)
+                f"<p>Example: {esc(e.example)}</p>",
+                title=e.word,
+                query=e.word,
+            )
 
         return r
 
@@ -120,17 +148,45 @@ class DictionarySite(Site):
             e = self.entries[rng.choice(words)]
             look = [("type", "Look up a word", e.word)]
             if kind == "pos":
-                out.append(self.task(f"pos-{e.word}", f"What part of speech is the word '{e.word}'?", e.pos,
-                                     [*look, ("answer", "", e.pos)], kind))
+                out.append(
+                    self.task(
+                        f"pos-{e.word}",
+                        f"What part of speech is the word '{e.word}'?",
+                        e.pos,
+                        [*look, ("answer", "", e.pos)],
+                        kind,
+                    )
+                )
             elif kind == "synonym":
-                out.append(self.task(f"synonym-{e.word}", f"Give a synonym of the word '{e.word}'.",
-                                     list(e.synonyms), [*look, ("answer", "", e.synonyms[0])], kind,
-                                     kind="one_of"))
+                out.append(
+                    self.task(
+                        f"synonym-{e.word}",
+                        f"Give a synonym of the word '{e.word}'.",
+                        list(e.synonyms),
+                        [*look, ("answer", "", e.synonyms[0])],
+                        kind,
+                        kind="one_of",
+                    )
+                )
             elif kind == "pronounce":
-                out.append(self.task(f"pronounce-{e.word}", f"How is the word '{e.word}' pronounced?",
-                                     e.pronunciation, [*look, ("answer", "", e.pronunciation)], kind))
+                out.append(
+                    self.task(
+                        f"pronounce-{e.word}",
+                        f"How is the word '{e.word}' pronounced?",
+                        e.pronunciation,
+                        [*look, ("answer", "", e.pronunciation)],
+                        kind,
+                    )
+                )
             else:
                 first = e.definition.split(";")[0]
-                out.append(self.task(f"definition-{e.word}", f"What does the word '{e.word}' mean?", first,
-                                     [*look, ("answer", "", first)], kind))
+                out.append(
+                    self.task(
+                        f"definition-{e.word}",
+                        f"What does the word '{e.word}' mean?",
+                        first,
+                        [*look, ("answer", "", first)],
+                        kind,
+                    )
+                )
         return out

@@ -46,8 +46,10 @@ def must_include(refs: list[str], answer: str) -> bool:
     return all(clean(r) in a for r in refs)
 
 
-_DUR = re.compile(r"(less than\s*|<\s*)?(\d+)\s*(?:h|hours?|hrs?)\s*(?:(\d+)\s*(?:m|mins?|minutes?))?"
-                  r"|(less than\s*|<\s*)?(\d+)\s*(?:mins?|minutes?)\b|(\d+):(\d\d)\b")
+_DUR = re.compile(
+    r"(less than\s*|<\s*)?(\d+)\s*(?:h|hours?|hrs?)\s*(?:(\d+)\s*(?:m|mins?|minutes?))?"
+    r"|(less than\s*|<\s*)?(\d+)\s*(?:mins?|minutes?)\b|(\d+):(\d\d)\b"
+)
 _DIST = re.compile(r"(\d+(?:\.\d+)?)\s*(km|m)\b")
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -77,8 +79,7 @@ def _fuzzy_item(ref: str, answer: str) -> bool:
     ref_d, ans_d = durations(r), durations(answer)
     ref_m, ans_m = distances(re.sub(_DUR, " ", r)), distances(answer)
     if ref_d or ref_m:
-        return (all(d in ans_d for d in ref_d)
-                and all(any(abs(x - y) <= 0.01 * max(x, 1) for y in ans_m) for x in ref_m))
+        return all(d in ans_d for d in ref_d) and all(any(abs(x - y) <= 0.01 * max(x, 1) for y in ans_m) for x in ref_m)
     nums = _NUM.findall(r)
     if nums:
         return all(n in _NUM.findall(clean(answer)) for n in nums)
@@ -103,8 +104,7 @@ def grade(reference: dict[str, Any], answer: str | None) -> float:
     """1.0 when ``answer`` satisfies every kind in ``reference`` else 0.0 (None → 0)."""
     if answer is None or not reference:
         return 0.0
-    checks = {"exact_match": exact_match, "must_include": must_include, "fuzzy_match": fuzzy_match,
-              "one_of": one_of}
+    checks = {"exact_match": exact_match, "must_include": must_include, "fuzzy_match": fuzzy_match, "one_of": one_of}
     score = 1.0
     for kind, ref in reference.items():
         fn = checks.get(kind)

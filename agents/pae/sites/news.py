@@ -9,14 +9,38 @@ from dataclasses import dataclass
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from agents.pae.sites.base import SiteTask, Site, esc, page, words_match
+from agents.pae.sites.base import Site, SiteTask, esc, page, words_match
 
 SECTIONS = ("World", "Business", "Science", "Sport", "Culture", "Technology")
-SUBJECTS = ("City council", "Local team", "Research lab", "A startup", "The museum", "Farm union", "The orchestra",
-            "Engineering firm", "Student club", "The central bank", "Volunteer group", "A robot")
+SUBJECTS = (
+    "City council",
+    "Local team",
+    "Research lab",
+    "A startup",
+    "The museum",
+    "Farm union",
+    "The orchestra",
+    "Engineering firm",
+    "Student club",
+    "The central bank",
+    "Volunteer group",
+    "A robot",
+)
 VERBS = ("unveils", "celebrates", "questions", "launches", "delays", "wins", "rebuilds", "tests", "plans", "rejects")
-OBJECTS = ("new bridge", "solar project", "summer festival", "budget plan", "river clean-up", "chess title",
-           "rail line", "vaccine trial", "art exhibition", "flood defences", "data centre", "marathon route")
+OBJECTS = (
+    "new bridge",
+    "solar project",
+    "summer festival",
+    "budget plan",
+    "river clean-up",
+    "chess title",
+    "rail line",
+    "vaccine trial",
+    "art exhibition",
+    "flood defences",
+    "data centre",
+    "marathon route",
+)
 AUTHORS = ("Maya Chen", "Tom Hughes", "Priya Nair", "Lucas Silva", "Sara Ahmed", "Jonas Berg", "Nina Kowalski")
 
 
@@ -41,10 +65,18 @@ def make_articles(seed: int) -> list[Article]:
         if title in seen:
             continue
         seen.add(title)
-        out.append(Article(id=len(out) + 1, title=title, section=rng.choice(SECTIONS), author=rng.choice(AUTHORS),
-                           date=start + dt.timedelta(days=rng.randint(0, 365)), words=rng.randint(300, 1800),
-                           summary=f"{title}. Reporting from the {rng.choice(('north', 'south', 'east', 'west'))} "
-                                   "district, with reactions from residents."))
+        out.append(
+            Article(
+                id=len(out) + 1,
+                title=title,
+                section=rng.choice(SECTIONS),
+                author=rng.choice(AUTHORS),
+                date=start + dt.timedelta(days=rng.randint(0, 365)),
+                words=rng.randint(300, 1800),
+                summary=f"{title}. Reporting from the {rng.choice(('north', 'south', 'east', 'west'))} "
+                "district, with reactions from residents.",
+            )
+        )
     return out
 
 
@@ -52,9 +84,11 @@ class NewsSite(Site):
     name = "news"
     title = "DailyBrief"
     description = "A news website with sections (World, Business, Science, Sport, Culture, Technology) and articles."
-    demos = ("Who wrote the article 'Engineering firm tests rail line'?",
-             "On what date was 'Farm union celebrates summer festival' published?",
-             "What is the latest article in the Science section?")
+    demos = (
+        "Who wrote the article 'Engineering firm tests rail line'?",
+        "On what date was 'Farm union celebrates summer festival' published?",
+        "What is the latest article in the Science section?",
+    )
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)
@@ -62,13 +96,27 @@ class NewsSite(Site):
         self.by_id = {a.id: a for a in self.articles}
 
     def _page(self, body: str, title: str = "", query: str = "") -> HTMLResponse:
-        return HTMLResponse(page(self.title, "/news/", body, title=title, search_action="/news/search",
-                                 search_placeholder="Search news", query=query))
+        return HTMLResponse(
+            page(
+                self.title,
+                "/news/",
+                body,
+                title=title,
+                search_action="/news/search",
+                search_placeholder="Search news",
+                query=query,
+            )
+        )
 
     def _listing(self, items: list[Article]) -> str:
-        return "".join(f"<div class='card'><a href='/news/article/{a.id}'>{esc(a.title)}</a> "
-                       f"<span class='muted'>{a.section}, {a.date.isoformat()}</span></div>"
-                       for a in items) or "<p>No articles found.</p>"
+        return (
+            "".join(
+                f"<div class='card'><a href='/news/article/{a.id}'>{esc(a.title)}</a> "
+                f"<span class='muted'>{a.section}, {a.date.isoformat()}</span></div>"
+                for a in items
+            )
+            or "<p>No articles found.</p>"
+        )
 
     def router(self) -> APIRouter:
         r = APIRouter()
@@ -88,8 +136,9 @@ class NewsSite(Site):
         def search(q: str = "") -> HTMLResponse:
             q = q[:200]
             hits = [a for a in self.articles if words_match(q, f"{a.title} {a.section} {a.author}")]
-            return self._page(f"<h2>News matching '{esc(q)}' ({len(hits)})</h2>{self._listing(hits[:20])}",
-                              title="Search", query=q)
+            return self._page(
+                f"<h2>News matching '{esc(q)}' ({len(hits)})</h2>{self._listing(hits[:20])}", title="Search", query=q
+            )
 
         @r.get("/article/{aid}", response_class=HTMLResponse)
         def article(aid: int) -> HTMLResponse:
@@ -98,7 +147,9 @@ class NewsSite(Site):
                 return self._page("<p>Article not found.</p>")
             return self._page(
                 f"<h1>{esc(a.title)}</h1><p class='muted'>By {esc(a.author)} | Published {a.date.isoformat()} | "
-                f"Section: {a.section} | {a.words} words</p><p>{esc(a.summary)}</p>", title=a.title)
+                f"Section: {a.section} | {a.words} words</p><p>{esc(a.summary)}</p>",
+                title=a.title,
+            )
 
         return r
 
@@ -110,16 +161,44 @@ class NewsSite(Site):
             a = rng.choice(self.articles)
             find = [("type", "Search news", a.title), ("click", a.title, "")]
             if kind == "author":
-                out.append(self.task(f"author-{a.id}", f"Who wrote the article '{a.title}'?", a.author,
-                                     [*find, ("answer", "", a.author)], kind))
+                out.append(
+                    self.task(
+                        f"author-{a.id}",
+                        f"Who wrote the article '{a.title}'?",
+                        a.author,
+                        [*find, ("answer", "", a.author)],
+                        kind,
+                    )
+                )
             elif kind == "date":
-                out.append(self.task(f"date-{a.id}", f"On what date was the article '{a.title}' published?",
-                                     a.date.isoformat(), [*find, ("answer", "", a.date.isoformat())], kind))
+                out.append(
+                    self.task(
+                        f"date-{a.id}",
+                        f"On what date was the article '{a.title}' published?",
+                        a.date.isoformat(),
+                        [*find, ("answer", "", a.date.isoformat())],
+                        kind,
+                    )
+                )
             elif kind == "section":
-                out.append(self.task(f"section-{a.id}", f"In which section is the article '{a.title}'?", a.section,
-                                     [*find, ("answer", "", a.section)], kind))
+                out.append(
+                    self.task(
+                        f"section-{a.id}",
+                        f"In which section is the article '{a.title}'?",
+                        a.section,
+                        [*find, ("answer", "", a.section)],
+                        kind,
+                    )
+                )
             else:
                 latest = max((b for b in self.articles if b.section == a.section), key=lambda b: (b.date, -b.id))
-                out.append(self.task(f"latest-{a.section}", f"What is the latest article in the {a.section} section?",
-                                     latest.title, [("click", a.section, ""), ("answer", "", latest.title)], kind))
+                out.append(
+                    self.task(
+                        f"latest-{a.section}",
+                        f"What is the latest article in the {a.section} section?",
+                        latest.title,
+                        [("click", a.section, ""), ("answer", "", latest.title)],
+                        kind,
+                    )
+                )
         return out

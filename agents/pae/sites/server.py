@@ -28,8 +28,9 @@ def create_app(seed: int = 0, sites: dict[str, Site] | None = None) -> FastAPI:
 
     @app.get("/", response_class=HTMLResponse)
     def portal() -> HTMLResponse:
-        items = "".join(f"<li><a href='/{s.name}/'>{esc(s.title)}</a>: {esc(s.description)}</li>"
-                        for s in sites.values())
+        items = "".join(
+            f"<li><a href='/{s.name}/'>{esc(s.title)}</a>: {esc(s.description)}</li>" for s in sites.values()
+        )
         return HTMLResponse(page("Local sites", "/", f"<h1>Local websites</h1><ul>{items}</ul>"))
 
     for s in sites.values():
@@ -57,11 +58,12 @@ class SiteServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self, timeout_s: float = 20.0) -> "SiteServer":
+    def start(self, timeout_s: float = 20.0) -> SiteServer:
         import uvicorn
 
-        config = uvicorn.Config(create_app(self.seed), host=self.host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            create_app(self.seed), host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="off"
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True, name=f"pae-sites-{self.port}")
         self._thread.start()
@@ -80,7 +82,7 @@ class SiteServer:
             self._thread.join(timeout=10)
         self._server = self._thread = None
 
-    def __enter__(self) -> "SiteServer":
+    def __enter__(self) -> SiteServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -9,5 +9,4 @@ from core.llm.backends.base import (
 from core.llm.backends.constraints import ConstraintError
 from core.llm.backends.factory import get_backend
 
-__all__ = ["Backend", "BackendUnavailable", "ConstraintError", "GenerationRequest", "GenerationResult",
-           "get_backend"]
+__all__ = ["Backend", "BackendUnavailable", "ConstraintError", "GenerationRequest", "GenerationResult", "get_backend"]

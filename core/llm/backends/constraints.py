@@ -51,8 +51,7 @@ class ConstraintSpec:
         return "json_schema" if self.json_schema is not None else "regex" if self.regex is not None else "grammar"
 
 
-def spec_from(json_schema: dict[str, Any] | None, regex: str | None,
-              grammar: str | None) -> ConstraintSpec | None:
+def spec_from(json_schema: dict[str, Any] | None, regex: str | None, grammar: str | None) -> ConstraintSpec | None:
     """The single constraint of a request, or None; more than one is an error."""
     given = [x for x in (json_schema, regex, grammar) if x is not None]
     if not given:
@@ -95,7 +94,8 @@ def _compile(kind: str, source: str) -> str:
             schema = json.loads(source)
             _check_json_schema(schema)
             grammar = LLMatcher.grammar_from_json_schema(
-                schema, defaults={"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "})
+                schema, defaults={"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+            )
         elif kind == "regex":
             grammar = LLMatcher.grammar_from_regex(source)
         else:
@@ -126,7 +126,8 @@ def ll_tokenizer(tokenizer: Any, stop_ids: frozenset[int]) -> Any:
             import llguidance.hf
 
             _LL_TOKENIZERS[key] = llguidance.hf.from_tokenizer(
-                tokenizer, n_vocab=len(tokenizer), eos_token=sorted(stop_ids))
+                tokenizer, n_vocab=len(tokenizer), eos_token=sorted(stop_ids)
+            )
         return _LL_TOKENIZERS[key]
 
 

@@ -42,8 +42,14 @@ class Sequence:
         max_new: the most tokens the backend has room for (context left).
     """
 
-    def __init__(self, req: GenerationRequest, prompt: list[int], tokenizer: Any,
-                 stop_ids: frozenset[int], max_new: int | None = None) -> None:
+    def __init__(
+        self,
+        req: GenerationRequest,
+        prompt: list[int],
+        tokenizer: Any,
+        stop_ids: frozenset[int],
+        max_new: int | None = None,
+    ) -> None:
         self.req, self.prompt, self.tok, self.stop_ids = req, list(prompt), tokenizer, stop_ids
         self.max_new = max(1, min(req.max_tokens, max_new if max_new is not None else req.max_tokens))
         self.stops = [s for s in req.stop if s]
@@ -96,16 +102,20 @@ class Sequence:
         # hold back an incomplete UTF-8 character and anything that may start a stop string
         safe = len(full.rstrip("\ufffd"))
         safe -= _held_suffix(full[:safe], self.stops)
-        out = full[self.emitted:safe] if safe > self.emitted else ""
+        out = full[self.emitted : safe] if safe > self.emitted else ""
         self.emitted = max(self.emitted, safe)
         return out
 
     def _flush(self) -> str:
-        out = self.text[self.emitted:]
+        out = self.text[self.emitted :]
         self.emitted = len(self.text)
         return out
 
     def result(self) -> GenerationResult:
-        return GenerationResult(text=self.text, prompt_tokens=len(self.prompt),
-                                completion_tokens=self.n_generated, finish_reason=self.finish_reason,
-                                token_ids=list(self.ids))
+        return GenerationResult(
+            text=self.text,
+            prompt_tokens=len(self.prompt),
+            completion_tokens=self.n_generated,
+            finish_reason=self.finish_reason,
+            token_ids=list(self.ids),
+        )

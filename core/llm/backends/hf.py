@@ -40,8 +40,10 @@ class TransformersBackend:
         ids = prompt_ids(lm.tokenizer, req.messages)
         room = get_settings().local_context - len(ids)
         if room <= 0:
-            raise ValueError(f"prompt of {len(ids)} tokens does not fit the local context "
-                             f"({get_settings().local_context}); shorten it or raise PAPERWORKS_LOCAL_CONTEXT")
+            raise ValueError(
+                f"prompt of {len(ids)} tokens does not fit the local context "
+                f"({get_settings().local_context}); shorten it or raise PAPERWORKS_LOCAL_CONTEXT"
+            )
         return lm, Sequence(req, ids, lm.tokenizer, eos_ids(lm.tokenizer), max_new=room)
 
     def _decode(self, lm, seq: Sequence) -> Iterator[str]:
@@ -51,8 +53,9 @@ class TransformersBackend:
             if seq.req.seed is not None:
                 torch.manual_seed(seq.req.seed)
             kw = _forward_kwargs(lm.model)
-            out = lm.model(input_ids=torch.tensor([seq.prompt]), use_cache=True,
-                           **{k: v for k, v in kw.items() if k != "_cache"})
+            out = lm.model(
+                input_ids=torch.tensor([seq.prompt]), use_cache=True, **{k: v for k, v in kw.items() if k != "_cache"}
+            )
             while True:
                 token = seq.choose(out.logits[0, -1].float().numpy())
                 piece = seq.push(token)
@@ -61,8 +64,12 @@ class TransformersBackend:
                 if seq.finished:
                     return
                 cache = out.cache if getattr(out, "cache", None) is not None else out.past_key_values
-                out = lm.model(input_ids=torch.tensor([[token]]), use_cache=True, **{kw["_cache"]: cache},
-                               **{k: v for k, v in kw.items() if k != "_cache"})
+                out = lm.model(
+                    input_ids=torch.tensor([[token]]),
+                    use_cache=True,
+                    **{kw["_cache"]: cache},
+                    **{k: v for k, v in kw.items() if k != "_cache"},
+                )
 
     def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:
         """Text pieces as they are decoded, then the :class:`GenerationResult`."""

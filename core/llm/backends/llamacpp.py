@@ -222,8 +222,9 @@ class LlamaCppBackend:
         self.stop_ids = eos_ids(self.tokenizer)
         engine = self.engine()
         if engine.n_vocab != len(self.tokenizer):
-            raise BackendUnavailable(f"GGUF vocabulary ({engine.n_vocab}) differs from the tokenizer's "
-                                     f"({len(self.tokenizer)})")
+            raise BackendUnavailable(
+                f"GGUF vocabulary ({engine.n_vocab}) differs from the tokenizer's ({len(self.tokenizer)})"
+            )
 
     def engine(self) -> _Engine:
         """The process's engine for this model file, shared by every backend object (``auto`` and
@@ -234,8 +235,13 @@ class LlamaCppBackend:
             if engine is None or engine.pid != os.getpid():
                 s = get_settings()
                 engine = _ENGINES[key] = _Engine(self.path, s.local_context, max(1, s.local_parallel), _threads())
-                log.info("llama.cpp backend: %s, %d threads, %d slots x %d tokens", self.path.name,
-                         _threads(), engine.n_parallel, engine.n_ctx_seq)
+                log.info(
+                    "llama.cpp backend: %s, %d threads, %d slots x %d tokens",
+                    self.path.name,
+                    _threads(),
+                    engine.n_parallel,
+                    engine.n_ctx_seq,
+                )
             return engine
 
     def _job(self, req: GenerationRequest) -> tuple[_Engine, _Job]:
@@ -246,8 +252,10 @@ class LlamaCppBackend:
         ids = prompt_ids(self.tokenizer, req.messages)
         room = engine.n_ctx_seq - len(ids)
         if room <= 0:
-            raise ValueError(f"prompt of {len(ids)} tokens does not fit the local context "
-                             f"({engine.n_ctx_seq}); shorten it or raise PAPERWORKS_LOCAL_CONTEXT")
+            raise ValueError(
+                f"prompt of {len(ids)} tokens does not fit the local context "
+                f"({engine.n_ctx_seq}); shorten it or raise PAPERWORKS_LOCAL_CONTEXT"
+            )
         return engine, _Job(seq=Sequence(req, ids, self.tokenizer, self.stop_ids, max_new=room), pending=ids)
 
     def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:

@@ -28,9 +28,16 @@ def continual_methods(_: ApiKeyDep) -> list[ContinualMethodPublic]:
     """Every registered continual method: its heads (evaluated arms), option presets and options schema."""
     from methods.continual.learner import list_learners
 
-    return [ContinualMethodPublic(name=s.name, description=s.description, heads=list(s.heads),
-                                  presets=s.presets, options_schema=s.options_model.model_json_schema())
-            for s in list_learners()]
+    return [
+        ContinualMethodPublic(
+            name=s.name,
+            description=s.description,
+            heads=list(s.heads),
+            presets=s.presets,
+            options_schema=s.options_model.model_json_schema(),
+        )
+        for s in list_learners()
+    ]
 
 
 @router.get("/datasets", response_model=list[str])

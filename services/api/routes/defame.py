@@ -24,14 +24,16 @@ BENCHMARKS = ("default", "averitec", "mocheg", "verite", "claimreview")
 
 
 @router.post("/factcheck", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-async def factcheck(key: ApiKeyDep,
-                    claim: Annotated[str, Form(max_length=5000, description="The claim text.")],
-                    images: Annotated[list[UploadFile], File(description="Images in the claim.")] = [],  # noqa: B006
-                    date: Annotated[str | None, Form(description="Claim date, YYYY-MM-DD.")] = None,
-                    author: Annotated[str | None, Form(max_length=300)] = None,
-                    benchmark: Annotated[str, Form()] = "default",
-                    corpus: Annotated[str, Form(max_length=200)] = "defame-default",
-                    max_iterations: Annotated[int, Form(ge=1, le=3)] = 3) -> JobPublic:
+async def factcheck(
+    key: ApiKeyDep,
+    claim: Annotated[str, Form(max_length=5000, description="The claim text.")],
+    images: Annotated[list[UploadFile], File(description="Images in the claim.")] = [],  # noqa: B006
+    date: Annotated[str | None, Form(description="Claim date, YYYY-MM-DD.")] = None,
+    author: Annotated[str | None, Form(max_length=300)] = None,
+    benchmark: Annotated[str, Form()] = "default",
+    corpus: Annotated[str, Form(max_length=200)] = "defame-default",
+    max_iterations: Annotated[int, Form(ge=1, le=3)] = 3,
+) -> JobPublic:
     from agents.defame.run import store_image
 
     if not claim.strip():
@@ -53,7 +55,14 @@ async def factcheck(key: ApiKeyDep,
             paths.append(str(store_image(img.data)))
         except ValueError as exc:
             raise HTTPException(415, str(exc)) from None
-    params = {"claim": claim, "images": paths, "date": day.isoformat() if day else None, "author": author,
-              "benchmark": benchmark, "corpus": corpus, "max_iterations": max_iterations}
+    params = {
+        "claim": claim,
+        "images": paths,
+        "date": day.isoformat() if day else None,
+        "author": author,
+        "benchmark": benchmark,
+        "corpus": corpus,
+        "max_iterations": max_iterations,
+    }
     job, _ = submit("defame.check", params, key=key)
     return JobPublic.model_validate(job)

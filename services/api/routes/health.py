@@ -49,6 +49,12 @@ def readyz() -> JSONResponse:
             checks[name] = f"error: {type(exc).__name__}: {exc}"[:300]
     ok = all(v == "ok" for v in checks.values())
     s = get_settings()
-    return JSONResponse({"status": "ok" if ok else "unavailable", "checks": checks,
-                         "database": "postgresql" if s.is_postgres else "sqlite",
-                         "llm_model": s.llm_model}, status_code=200 if ok else 503)
+    return JSONResponse(
+        {
+            "status": "ok" if ok else "unavailable",
+            "checks": checks,
+            "database": "postgresql" if s.is_postgres else "sqlite",
+            "llm_model": s.llm_model,
+        },
+        status_code=200 if ok else 503,
+    )

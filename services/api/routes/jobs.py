@@ -23,12 +23,18 @@ def create_job(body: JobCreate, key: ApiKeyDep, response: Response) -> JobPublic
 
 
 @router.get("/jobs", response_model=list[JobPublic])
-def list_jobs(session: SessionDep, _: ApiKeyDep, method: str | None = None,
-              status_: Literal["queued", "running", "succeeded", "failed", "cancelled"] | None = Query(
-                  None, alias="status"),
-              limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)) -> list[JobPublic]:
-    return [JobPublic.model_validate(j) for j in crud.list_jobs(session, method=method, status=status_,
-                                                                limit=limit, offset=offset)]
+def list_jobs(
+    session: SessionDep,
+    _: ApiKeyDep,
+    method: str | None = None,
+    status_: Literal["queued", "running", "succeeded", "failed", "cancelled"] | None = Query(None, alias="status"),
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
+) -> list[JobPublic]:
+    return [
+        JobPublic.model_validate(j)
+        for j in crud.list_jobs(session, method=method, status=status_, limit=limit, offset=offset)
+    ]
 
 
 def _job_or_404(session, job_id: str):
@@ -60,9 +66,10 @@ def get_report(job_id: str, session: SessionDep, _: ApiKeyDep) -> ReportPublic:
     job = _job_or_404(session, job_id)
     row = crud.get_report_for_job(session, job_id=job_id)
     if row is None:
-        raise HTTPException(404 if job.status in ("succeeded", "failed", "cancelled") else 409,
-                            f"job {job_id} has no report (status: {job.status})")
+        raise HTTPException(
+            404 if job.status in ("succeeded", "failed", "cancelled") else 409,
+            f"job {job_id} has no report (status: {job.status})",
+        )
     report = Report.model_validate(row.body)
     md = report.to_markdown(lambda ref: f"/v1/artifacts/{ref.id}" if ref.id else ref.name)
-    return ReportPublic(id=row.id, job_id=row.job_id, title=row.title, summary=row.summary, body=row.body,
-                        markdown=md)
+    return ReportPublic(id=row.id, job_id=row.job_id, title=row.title, summary=row.summary, body=row.body, markdown=md)

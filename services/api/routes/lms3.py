@@ -42,11 +42,17 @@ def select(body: SelectParams, _: ApiKeyDep) -> dict[str, Any]:
 
     if body.generate or body.index_if_missing:
         raise HTTPException(422, "generate and index_if_missing run as a job: POST /v1/jobs with method lms3.select")
-    svc = Lms3Service(representation=RepresentationConfig(mode=body.mode, layer=body.layer,
-                                                          orientation=body.orientation))
+    svc = Lms3Service(
+        representation=RepresentationConfig(mode=body.mode, layer=body.layer, orientation=body.orientation)
+    )
     try:
-        res = svc.select(body.query, body.pool(), subject=body.subject, arm=body.arm,
-                         selection=SelectionConfig(k=body.k, l=body.l, min_lambda=body.min_lambda))
+        res = svc.select(
+            body.query,
+            body.pool(),
+            subject=body.subject,
+            arm=body.arm,
+            selection=SelectionConfig(k=body.k, l=body.l, min_lambda=body.min_lambda),
+        )
     except LookupError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     except ValueError as exc:
@@ -68,5 +74,7 @@ def pools(_: ApiKeyDep) -> list[PoolInfo]:
     from core.vectorstore import get_vectorstore
     from methods.lms3.pool import indexed_pools
 
-    return [PoolInfo(pool=p.pool, mode=p.mode, layer=p.layer, items=p.items)
-            for p in indexed_pools(get_vectorstore(), model_hash())]
+    return [
+        PoolInfo(pool=p.pool, mode=p.mode, layer=p.layer, items=p.items)
+        for p in indexed_pools(get_vectorstore(), model_hash())
+    ]

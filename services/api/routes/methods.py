@@ -12,8 +12,13 @@ router = APIRouter(tags=["methods"])
 
 
 def _public(spec) -> MethodPublic:
-    return MethodPublic(name=spec.name, title=spec.title, description=spec.description, queue=spec.queue,
-                        params_schema=spec.json_schema())
+    return MethodPublic(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        queue=spec.queue,
+        params_schema=spec.json_schema(),
+    )
 
 
 @router.get("/methods", response_model=list[MethodPublic])

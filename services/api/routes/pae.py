@@ -31,13 +31,19 @@ RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="A PAE run id
 def sites(_: ApiKeyDep) -> list[dict[str, Any]]:
     from agents.pae.sites import build_sites
 
-    return [{"name": s.name, "title": s.title, "description": s.description, "demos": list(s.demos)}
-            for s in build_sites(0).values()]
+    return [
+        {"name": s.name, "title": s.title, "description": s.description, "demos": list(s.demos)}
+        for s in build_sites(0).values()
+    ]
 
 
 @router.post("/runs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def start_run(body: TrainParams, key: ApiKeyDep, response: Response,
-              idempotency_key: Annotated[str | None, Query(max_length=200)] = None) -> JobPublic:
+def start_run(
+    body: TrainParams,
+    key: ApiKeyDep,
+    response: Response,
+    idempotency_key: Annotated[str | None, Query(max_length=200)] = None,
+) -> JobPublic:
     """Queue a ``pae.train`` job; an invalid configuration (unknown sites included) is a 422."""
     job, created = submit("pae.train", body.model_dump(mode="json"), key=key, idempotency_key=idempotency_key)
     if not created:
@@ -63,11 +69,14 @@ def run(run_id: RunId, _: ApiKeyDep) -> dict[str, Any]:
 
 
 @router.get("/runs/{run_id}/trajectories")
-def trajectories(run_id: RunId, _: ApiKeyDep,
-                 phase: Annotated[Literal["rollout", "test", "demo"] | None, Query()] = None,
-                 iteration: Annotated[int | None, Query(ge=0, le=100_000)] = None,
-                 site: Annotated[str | None, Query(max_length=40)] = None,
-                 limit: Annotated[int, Query(ge=1, le=2000)] = 500) -> list[dict[str, Any]]:
+def trajectories(
+    run_id: RunId,
+    _: ApiKeyDep,
+    phase: Annotated[Literal["rollout", "test", "demo"] | None, Query()] = None,
+    iteration: Annotated[int | None, Query(ge=0, le=100_000)] = None,
+    site: Annotated[str | None, Query(max_length=40)] = None,
+    limit: Annotated[int, Query(ge=1, le=2000)] = 500,
+) -> list[dict[str, Any]]:
     from agents.pae import store
 
     if store.get_run(run_id=run_id) is None:
@@ -86,8 +95,7 @@ def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], _
     return d
 
 
-@router.get("/screenshots/{sha256}", response_class=Response,
-            responses={200: {"content": {"image/png": {}}}})
+@router.get("/screenshots/{sha256}", response_class=Response, responses={200: {"content": {"image/png": {}}}})
 def screenshot(sha256: Annotated[str, Path(pattern=r"^[0-9a-f]{64}$")], _: ApiKeyDep) -> Response:
     """Only digests recorded as PAE screenshots are served (not arbitrary artifacts)."""
     from agents.pae import store

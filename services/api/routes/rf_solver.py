@@ -38,9 +38,11 @@ async def _store(image: UploadFile) -> str:
 
 
 @router.post("/edit", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-async def rf_edit(key: ApiKeyDep,
-                  image: Annotated[UploadFile, File(description="The image to edit.")],
-                  fields: Annotated[EditForm, Form()]) -> JobPublic:
+async def rf_edit(
+    key: ApiKeyDep,
+    image: Annotated[UploadFile, File(description="The image to edit.")],
+    fields: Annotated[EditForm, Form()],
+) -> JobPublic:
     """Invert the image under ``source_label`` and resample it under ``target_label`` (RF-Edit)."""
     sha = await _store(image)
     job, _ = submit("rf.edit", {**fields.model_dump(), "image_sha256": sha}, key=key)
@@ -48,9 +50,11 @@ async def rf_edit(key: ApiKeyDep,
 
 
 @router.post("/reconstruct", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-async def rf_reconstruct(key: ApiKeyDep,
-                         image: Annotated[UploadFile, File(description="The image to invert and reconstruct.")],
-                         fields: Annotated[ReconstructForm, Form()]) -> JobPublic:
+async def rf_reconstruct(
+    key: ApiKeyDep,
+    image: Annotated[UploadFile, File(description="The image to invert and reconstruct.")],
+    fields: Annotated[ReconstructForm, Form()],
+) -> JobPublic:
     """Reconstruction error vs NFE, Euler vs RF-Solver-2 at equal NFE."""
     sha = await _store(image)
     job, _ = submit("rf.reconstruct", {**fields.model_dump(), "image_sha256": sha}, key=key)

@@ -45,8 +45,16 @@ def _show(result: JobResult) -> None:
     """Every arm's A_f, Ā, forgetting and old/new accuracies (mean ± std over seeds)."""
     report = result.report
     agg = report.data["experiment"]["aggregate"]
-    t = Table("arm", "A_f (%)", "Ā (%)", "forgetting (%)", "old (%)", "new (%)", "new−old (%)",
-              title=f"{report.title} — job {result.job_id}")
+    t = Table(
+        "arm",
+        "A_f (%)",
+        "Ā (%)",
+        "forgetting (%)",
+        "old (%)",
+        "new (%)",
+        "new−old (%)",
+        title=f"{report.title} — job {result.job_id}",
+    )
 
     def pct(pair: list[float]) -> str:
         return "n/a" if pair[0] is None or pair[0] != pair[0] else f"{pair[0] * 100:.1f} ± {pair[1] * 100:.1f}"
@@ -57,24 +65,33 @@ def _show(result: JobResult) -> None:
 
 
 @continual_app.command("run")
-def run(method: Annotated[str, typer.Argument(help="A harness method, e.g. dpcr.")],
-        preset: Annotated[str | None, typer.Option(help="A named option set of the method (e.g. quick).")] = None,
-        seeds: Annotated[int, typer.Option(min=1, max=10)] = 1,
-        samples_per_class: Annotated[int | None, typer.Option(min=2, help="Cap training samples per class.")] = None,
-        tasks: Annotated[int | None, typer.Option(min=1, help="Stop after this many tasks.")] = None,
-        dataset: Annotated[str, typer.Option()] = "digits",
-        option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
-        remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
-        out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
+def run(
+    method: Annotated[str, typer.Argument(help="A harness method, e.g. dpcr.")],
+    preset: Annotated[str | None, typer.Option(help="A named option set of the method (e.g. quick).")] = None,
+    seeds: Annotated[int, typer.Option(min=1, max=10)] = 1,
+    samples_per_class: Annotated[int | None, typer.Option(min=2, help="Cap training samples per class.")] = None,
+    tasks: Annotated[int | None, typer.Option(min=1, help="Stop after this many tasks.")] = None,
+    dataset: Annotated[str, typer.Option()] = "digits",
+    option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
+    remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+) -> None:
     """Run METHOD task by task over SEEDS seeds and print every arm's A_f, Ā, forgetting and old/new gap."""
     try:
         options = _options(method, preset, option)
     except KeyError as exc:
         raise typer.Exit(code=fail(exc.args[0])) from None
-    params = {"method": method, "dataset": dataset, "seeds": seeds, "n_tasks": tasks,
-              "samples_per_class": samples_per_class, "options": options}
-    raise typer.Exit(code=run_job("continual.run", params, remote=remote, out=out, show=_show,
-                                  title=f"continual {method}"))
+    params = {
+        "method": method,
+        "dataset": dataset,
+        "seeds": seeds,
+        "n_tasks": tasks,
+        "samples_per_class": samples_per_class,
+        "options": options,
+    }
+    raise typer.Exit(
+        code=run_job("continual.run", params, remote=remote, out=out, show=_show, title=f"continual {method}")
+    )
 
 
 def register(app: typer.Typer) -> None:

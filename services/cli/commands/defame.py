@@ -21,17 +21,21 @@ corpus_app = typer.Typer(help="Evidence corpora for DEFAME (Chroma collections).
 eval_app = typer.Typer(help="Evaluation scorers.", no_args_is_help=True)
 
 
-def factcheck(claim: Annotated[str, typer.Argument(help="The claim to check.")],
-              image: Annotated[list[Path], typer.Option("--image", "-i", exists=True, dir_okay=False,
-                                                        help="An image in the claim (repeatable).")] = [],  # noqa: B006
-              date: Annotated[str | None, typer.Option(help="Claim date, YYYY-MM-DD.")] = None,
-              author: Annotated[str | None, typer.Option()] = None,
-              benchmark: Annotated[str, typer.Option(help="Label set: default, averitec, mocheg, verite.")] = "default",
-              corpus: Annotated[str, typer.Option(help="Evidence collection.")] = "defame-default",
-              model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
-              rounds: Annotated[int, typer.Option(min=1, max=3)] = 3,
-              out: Annotated[Path | None, typer.Option(help="Write report.md (+ media/) into this folder.")] = None,
-              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:
+def factcheck(
+    claim: Annotated[str, typer.Argument(help="The claim to check.")],
+    image: Annotated[
+        list[Path],
+        typer.Option("--image", "-i", exists=True, dir_okay=False, help="An image in the claim (repeatable)."),
+    ] = [],  # noqa: B006
+    date: Annotated[str | None, typer.Option(help="Claim date, YYYY-MM-DD.")] = None,
+    author: Annotated[str | None, typer.Option()] = None,
+    benchmark: Annotated[str, typer.Option(help="Label set: default, averitec, mocheg, verite.")] = "default",
+    corpus: Annotated[str, typer.Option(help="Evidence collection.")] = "defame-default",
+    model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
+    rounds: Annotated[int, typer.Option(min=1, max=3)] = 3,
+    out: Annotated[Path | None, typer.Option(help="Write report.md (+ media/) into this folder.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
     """Fact-check CLAIM with DEFAME and print the verdict, justification and document."""
     from agents.defame.config import DefameConfig
     from agents.defame.report import export_markdown
@@ -64,15 +68,18 @@ def factcheck(claim: Annotated[str, typer.Argument(help="The claim to check.")],
 
 
 @corpus_app.command("add")
-def corpus_add(folder: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="Documents and images.")],
-               collection: Annotated[str, typer.Option(help="Collection to fill.")] = "defame-default") -> None:
+def corpus_add(
+    folder: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="Documents and images.")],
+    collection: Annotated[str, typer.Option(help="Collection to fill.")] = "defame-default",
+) -> None:
     """Index a folder: text/HTML/Markdown files for web_search, images for image_search and reverse_search."""
     from agents.defame.corpus import add_folder
     from core.vectorstore import get_vectorstore
 
     stats = add_folder(get_vectorstore(), folder, collection=collection)
-    console.print(f"{collection}: {stats.documents} documents, {stats.images} images indexed, "
-                  f"{stats.skipped} files skipped")
+    console.print(
+        f"{collection}: {stats.documents} documents, {stats.images} images indexed, {stats.skipped} files skipped"
+    )
 
 
 @corpus_app.command("averitec")
@@ -88,8 +95,10 @@ def corpus_averitec(references: Annotated[Path | None, typer.Option(help="AVeriT
 
 
 @eval_app.command("averitec")
-def eval_averitec(predictions: Annotated[Path, typer.Option(exists=True, dir_okay=False)],
-                  references: Annotated[Path, typer.Option(exists=True, dir_okay=False)]) -> None:
+def eval_averitec(
+    predictions: Annotated[Path, typer.Option(exists=True, dir_okay=False)],
+    references: Annotated[Path, typer.Option(exists=True, dir_okay=False)],
+) -> None:
     """Score predictions in the official AVeriTeC format against references (dev.json)."""
     from methods.averitec_eval.scorer import score
 

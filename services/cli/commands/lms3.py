@@ -28,53 +28,103 @@ PoolSize = Annotated[int | None, typer.Option(help="Seeded subset size (per subj
 
 
 @lms3_app.command("index")
-def index(dataset: DatasetArg, pool_size: PoolSize = None, seed: int = 0,
-          mode: Annotated[str, typer.Option(help="reference, last_token or eos_appended.")] = "reference",
-          layer: Annotated[str, typer.Option(help="final_norm_output or last_layer_attn_input.")] = "final_norm_output",
-          all_representations: Annotated[bool, typer.Option(help="Index every mode and layer.")] = False,
-          remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False) -> None:
+def index(
+    dataset: DatasetArg,
+    pool_size: PoolSize = None,
+    seed: int = 0,
+    mode: Annotated[str, typer.Option(help="reference, last_token or eos_appended.")] = "reference",
+    layer: Annotated[str, typer.Option(help="final_norm_output or last_layer_attn_input.")] = "final_norm_output",
+    all_representations: Annotated[bool, typer.Option(help="Index every mode and layer.")] = False,
+    remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
+) -> None:
     """Embed DATASET's demonstration pool once (x, P·x, Stab per item) into Chroma."""
-    params = {"dataset": dataset, "pool_size": pool_size, "seed": seed, "mode": mode, "layer": layer,
-              "all_representations": all_representations}
+    params = {
+        "dataset": dataset,
+        "pool_size": pool_size,
+        "seed": seed,
+        "mode": mode,
+        "layer": layer,
+        "all_representations": all_representations,
+    }
     raise typer.Exit(code=run_job("lms3.index", params, remote=remote, show=_show_index))
 
 
 def _show_index(result: JobResult) -> None:
     rep, m = result.report, result.report.metrics
     console.print(f"[bold]{rep.title}[/bold]: {rep.summary}")
-    console.print(f"items {m['items']} · encoded now {m['encoded']} · forward passes {m['forward_passes']} · "
-                  f"{m['seconds']} s · model {m['model_hash']}")
+    console.print(
+        f"items {m['items']} · encoded now {m['encoded']} · forward passes {m['forward_passes']} · "
+        f"{m['seconds']} s · model {m['model_hash']}"
+    )
 
 
 @lms3_app.command("select")
-def select(dataset: DatasetArg, query: Annotated[str, typer.Argument(help="The problem to solve.")],
-           subject: Annotated[str, typer.Option(help="MATH subject (required for math).")] = "",
-           arm: Annotated[str, typer.Option(help="lms3 or a baseline: zero_shot, random, cosine, sim_only, "
-                                                  "stab_only, score_no_reject.")] = "lms3",
-           k: Annotated[int, typer.Option("-k", help="Demonstrations (Score top-k).")] = 1,
-           l: Annotated[float, typer.Option("--l", help="Rejection fraction, λ = int(l·|D|).")] = 0.01,  # noqa: E741
-           min_lambda: int = 0, pool_size: PoolSize = None, seed: int = 0,
-           orientation: Annotated[str, typer.Option(help="reference (W̃_K W_Q) or attention (W̃_Kᵀ W_Q).")] = "reference",
-           index_if_missing: bool = False, generate: bool = False, max_new_tokens: int = 128,
-           out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
-           remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False) -> None:
+def select(
+    dataset: DatasetArg,
+    query: Annotated[str, typer.Argument(help="The problem to solve.")],
+    subject: Annotated[str, typer.Option(help="MATH subject (required for math).")] = "",
+    arm: Annotated[
+        str, typer.Option(help="lms3 or a baseline: zero_shot, random, cosine, sim_only, stab_only, score_no_reject.")
+    ] = "lms3",
+    k: Annotated[int, typer.Option("-k", help="Demonstrations (Score top-k).")] = 1,
+    l: Annotated[float, typer.Option("--l", help="Rejection fraction, λ = int(l·|D|).")] = 0.01,  # noqa: E741
+    min_lambda: int = 0,
+    pool_size: PoolSize = None,
+    seed: int = 0,
+    orientation: Annotated[str, typer.Option(help="reference (W̃_K W_Q) or attention (W̃_Kᵀ W_Q).")] = "reference",
+    index_if_missing: bool = False,
+    generate: bool = False,
+    max_new_tokens: int = 128,
+    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+    remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
+) -> None:
     """Choose demonstrations for QUERY from DATASET's indexed pool and print the prompt."""
-    params = {"dataset": dataset, "query": query, "subject": subject, "arm": arm, "k": k, "l": l,
-              "min_lambda": min_lambda, "pool_size": pool_size, "seed": seed, "orientation": orientation,
-              "index_if_missing": index_if_missing, "generate": generate, "max_new_tokens": max_new_tokens}
+    params = {
+        "dataset": dataset,
+        "query": query,
+        "subject": subject,
+        "arm": arm,
+        "k": k,
+        "l": l,
+        "min_lambda": min_lambda,
+        "pool_size": pool_size,
+        "seed": seed,
+        "orientation": orientation,
+        "index_if_missing": index_if_missing,
+        "generate": generate,
+        "max_new_tokens": max_new_tokens,
+    }
     raise typer.Exit(code=run_job("lms3.select", params, remote=remote, out=out, show=lambda r: _show_select(r, arm)))
 
 
 def _show_select(result: JobResult, arm: str) -> None:
     data = result.report.data
-    t = Table("rank", "pool index", "Sim", "Stab", "Score", "in Sim top-λ", "problem",
-              title=f"{arm} from {data['pool']} (|D| = {data['pool_size']}, λ = {data['lam']})")
+    t = Table(
+        "rank",
+        "pool index",
+        "Sim",
+        "Stab",
+        "Score",
+        "in Sim top-λ",
+        "problem",
+        title=f"{arm} from {data['pool']} (|D| = {data['pool_size']}, λ = {data['lam']})",
+    )
     for d in data["candidates"]:
-        t.add_row(str(d["rank"] + 1), str(d["index"]), f"{d['sim']:.3f}", f"{d['stab']:.3f}", f"{d['score']:.3f}",
-                  "yes" if d["in_sim_top_lambda"] else "no", d["problem"][:70])
+        t.add_row(
+            str(d["rank"] + 1),
+            str(d["index"]),
+            f"{d['sim']:.3f}",
+            f"{d['stab']:.3f}",
+            f"{d['score']:.3f}",
+            "yes" if d["in_sim_top_lambda"] else "no",
+            d["problem"][:70],
+        )
     console.print(t)
-    console.print("[bold red]rejected → zero-shot prompt[/bold red]" if data["rejected"]
-                  else f"{len(data['demos'])} demonstration(s) kept")
+    console.print(
+        "[bold red]rejected → zero-shot prompt[/bold red]"
+        if data["rejected"]
+        else f"{len(data['demos'])} demonstration(s) kept"
+    )
     console.rule("prompt")
     console.print(data["prompt"], markup=False, highlight=False)
     if "completion" in data:

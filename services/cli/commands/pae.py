@@ -28,9 +28,11 @@ pae_app = typer.Typer(help="PAE: proposer-agent-evaluator web-agent training.", 
 
 
 @sites_app.command("serve")
-def serve(port: Annotated[int, typer.Option(min=1024, max=65535)] = 8765, seed: int = 0,
-          host: Annotated[str, typer.Option(help="Bind address (keep loopback unless you mean it).")] = "127.0.0.1"
-          ) -> None:
+def serve(
+    port: Annotated[int, typer.Option(min=1024, max=65535)] = 8765,
+    seed: int = 0,
+    host: Annotated[str, typer.Option(help="Bind address (keep loopback unless you mean it).")] = "127.0.0.1",
+) -> None:
     """Serve every site under http://HOST:PORT/<site>/ (Ctrl-C stops)."""
     from agents.pae.sites import SITE_NAMES
     from agents.pae.sites.server import serve_forever
@@ -57,10 +59,12 @@ def _show(result: JobResult) -> None:
 
 
 @pae_app.command("run")
-def run(preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")] = None,
-        option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
-        remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False,
-        out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None) -> None:
+def run(
+    preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")] = None,
+    option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
+    remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+) -> None:
     """Train with PAE and print the test success per site before/after."""
     raise typer.Exit(code=run_job("pae.train", _params(preset, option), remote=remote, out=out, show=_show))
 
@@ -92,12 +96,14 @@ def show(run_id: str) -> None:
 
 
 @pae_app.command("episode")
-def episode(task: Annotated[str, typer.Argument(help="The task, in words.")],
-            site: Annotated[str, typer.Option(help="Start site.")] = "shop",
-            model: Annotated[str | None, typer.Option(help="Gateway model (default: the local SmolLM2).")] = None,
-            max_steps: Annotated[int, typer.Option(min=1, max=30)] = 10,
-            screenshots: Annotated[Path, typer.Option(help="Folder for the step screenshots.")] = Path("pae-episode"),
-            threads: Annotated[int, typer.Option(min=0, help="torch threads (0 = default).")] = 1) -> None:
+def episode(
+    task: Annotated[str, typer.Argument(help="The task, in words.")],
+    site: Annotated[str, typer.Option(help="Start site.")] = "shop",
+    model: Annotated[str | None, typer.Option(help="Gateway model (default: the local SmolLM2).")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, max=30)] = 10,
+    screenshots: Annotated[Path, typer.Option(help="Folder for the step screenshots.")] = Path("pae-episode"),
+    threads: Annotated[int, typer.Option(min=0, help="torch threads (0 = default).")] = 1,
+) -> None:
     """Play one task on the local sites and print every step."""
     from agents.pae.env import BrowserEnv, EnvConfig
     from agents.pae.jobs import set_threads
@@ -117,8 +123,10 @@ def episode(task: Annotated[str, typer.Argument(help="The task, in words.")],
     with SiteServer() as srv, BrowserEnv(srv.base_url, EnvConfig(max_steps=max_steps)) as env:
         traj = run_episode(env, policy, t, screenshots / "step")
     for s in traj.steps:
-        console.print(f"[bold]{s.idx}[/bold] {s.url}\n  thought: {s.thought}\n  action: {s.action}"
-                      + (f"\n  [yellow]{s.message}[/yellow]" if s.message else ""))
+        console.print(
+            f"[bold]{s.idx}[/bold] {s.url}\n  thought: {s.thought}\n  action: {s.action}"
+            + (f"\n  [yellow]{s.message}[/yellow]" if s.message else "")
+        )
     console.print(f"answer: {traj.answer!r} ({traj.length} steps; screenshots in {screenshots})")
 
 

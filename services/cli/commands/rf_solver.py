@@ -56,26 +56,38 @@ def _print_metrics(report: Report, keys: list[str]) -> None:
 
 
 @rf_app.command("edit")
-def edit(image: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Image to edit.")],
-         source_label: Annotated[str, typer.Option(help="Label describing IMAGE (0-9, china, flower).")],
-         target_label: Annotated[str, typer.Option(help="Label to edit towards.")],
-         steps: Annotated[int, typer.Option(min=1, max=100, help="Timesteps N.")] = 15,
-         inject: Annotated[int, typer.Option(min=0, max=100, help="Denoising steps sharing the source V.")] = 2,
-         order: Annotated[int, typer.Option(min=1, max=2, help="1 = Euler, 2 = RF-Solver-2.")] = 2,
-         guidance: Annotated[float, typer.Option(min=1.0, max=10.0)] = 2.0,
-         model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
-         offload: Annotated[bool, typer.Option(help="Keep the V cache on disk.")] = False,
-         out: Annotated[Path | None, typer.Option(help="Write source | reconstruction | edit PNG here.")] = None,
-         report: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
-         remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False) -> None:
+def edit(
+    image: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Image to edit.")],
+    source_label: Annotated[str, typer.Option(help="Label describing IMAGE (0-9, china, flower).")],
+    target_label: Annotated[str, typer.Option(help="Label to edit towards.")],
+    steps: Annotated[int, typer.Option(min=1, max=100, help="Timesteps N.")] = 15,
+    inject: Annotated[int, typer.Option(min=0, max=100, help="Denoising steps sharing the source V.")] = 2,
+    order: Annotated[int, typer.Option(min=1, max=2, help="1 = Euler, 2 = RF-Solver-2.")] = 2,
+    guidance: Annotated[float, typer.Option(min=1.0, max=10.0)] = 2.0,
+    model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
+    offload: Annotated[bool, typer.Option(help="Keep the V cache on disk.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write source | reconstruction | edit PNG here.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+    remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
+) -> None:
     """Invert IMAGE under SOURCE_LABEL with RF-Solver and resample it under TARGET_LABEL, sharing V."""
-    params = {"image_sha256": _store_image(image), "source_label": source_label, "target_label": target_label,
-              "steps": steps, "inject": inject, "order": order, "guidance": guidance, "model": model,
-              "offload": offload}
+    params = {
+        "image_sha256": _store_image(image),
+        "source_label": source_label,
+        "target_label": target_label,
+        "steps": steps,
+        "inject": inject,
+        "order": order,
+        "guidance": guidance,
+        "model": model,
+        "offload": offload,
+    }
 
     def show(result: JobResult) -> None:
-        _print_metrics(result.report, ["recon_psnr", "recon_ssim", "edit_mse_to_source", "edit_nfe",
-                                       "cached_v_tensors", "edit_seconds"])
+        _print_metrics(
+            result.report,
+            ["recon_psnr", "recon_ssim", "edit_mse_to_source", "edit_nfe", "cached_v_tensors", "edit_seconds"],
+        )
         if out:
             out.write_bytes(result.artifact_bytes("side_by_side.png"))
             console.print(f"source | reconstruction | edit written to {out}")
@@ -84,12 +96,14 @@ def edit(image: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help
 
 
 @rf_app.command("reconstruct")
-def reconstruct(image: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
-                label: Annotated[str, typer.Option(help="Label of IMAGE.")],
-                nfes: Annotated[str, typer.Option(help="Comma-separated even NFEs per direction.")] = "4,10,20,50",
-                model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
-                out: Annotated[Path | None, typer.Option(help="Write the error-vs-NFE plot here.")] = None,
-                remote: Annotated[bool, typer.Option()] = False) -> None:
+def reconstruct(
+    image: Annotated[Path, typer.Argument(exists=True, dir_okay=False)],
+    label: Annotated[str, typer.Option(help="Label of IMAGE.")],
+    nfes: Annotated[str, typer.Option(help="Comma-separated even NFEs per direction.")] = "4,10,20,50",
+    model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
+    out: Annotated[Path | None, typer.Option(help="Write the error-vs-NFE plot here.")] = None,
+    remote: Annotated[bool, typer.Option()] = False,
+) -> None:
     """Invert and reconstruct IMAGE at several NFE budgets: Euler vs RF-Solver-2 at equal NFE."""
     try:
         budgets = [int(x) for x in nfes.split(",") if x.strip()]

@@ -30,14 +30,15 @@ def run_job(self: Task, job_id: str) -> str:
             # the job is running elsewhere with a fresh heartbeat: check again once it could be stale
             raise self.retry(countdown=settings.job_stale_after_s, max_retries=None)
         if retries < settings.job_max_retries:
-            raise self.retry(countdown=min(60, 2 ** retries), max_retries=settings.job_max_retries)
+            raise self.retry(countdown=min(60, 2**retries), max_retries=settings.job_max_retries)
         from core.db import crud
         from core.db.models import JobStatus
         from core.db.session import session_scope
 
         with session_scope() as s:
-            crud.finish_job(s, job_id=job_id, status=JobStatus.failed,
-                            error=f"gave up after {retries} retries: {outcome.error}")
+            crud.finish_job(
+                s, job_id=job_id, status=JobStatus.failed, error=f"gave up after {retries} retries: {outcome.error}"
+            )
     return outcome.status
 
 

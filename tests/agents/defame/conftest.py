@@ -59,22 +59,46 @@ def stage_llm(scripted_llm):
 
 
 CORPUS_DOCS = [
-    ("d1", "The Golden Gate Bridge opened to traffic on May 27, 1937. It was the longest suspension bridge then.",
-     "https://history.example.org/ggb", "2019-05-01"),
-    ("d2", "Construction of the Golden Gate Bridge began in 1933. The bridge opened in 1937 after four years.",
-     "https://news.example.com/ggb-construction", "2020-01-10"),
-    ("d3", "Snopes rated the claim about the bridge opening in 1952 false.", "https://www.snopes.com/fact-check/ggb",
-     "2020-02-01"),
-    ("d4", "A later article published after the claim: the bridge celebrated its anniversary.",
-     "https://later.example.net/anniversary", "2024-06-01"),
-    ("d5", "Bananas are rich in potassium and grow in tropical regions.", "https://food.example.org/bananas",
-     "2018-03-03"),
+    (
+        "d1",
+        "The Golden Gate Bridge opened to traffic on May 27, 1937. It was the longest suspension bridge then.",
+        "https://history.example.org/ggb",
+        "2019-05-01",
+    ),
+    (
+        "d2",
+        "Construction of the Golden Gate Bridge began in 1933. The bridge opened in 1937 after four years.",
+        "https://news.example.com/ggb-construction",
+        "2020-01-10",
+    ),
+    (
+        "d3",
+        "Snopes rated the claim about the bridge opening in 1952 false.",
+        "https://www.snopes.com/fact-check/ggb",
+        "2020-02-01",
+    ),
+    (
+        "d4",
+        "A later article published after the claim: the bridge celebrated its anniversary.",
+        "https://later.example.net/anniversary",
+        "2024-06-01",
+    ),
+    (
+        "d5",
+        "Bananas are rich in potassium and grow in tropical regions.",
+        "https://food.example.org/bananas",
+        "2018-03-03",
+    ),
 ]
 
 
 @pytest.fixture
 def corpus_store(ephemeral_store):
     """An ephemeral Chroma holding five documents in collection ``defame-test``."""
-    ephemeral_store.add("defame-test", ids=[d[0] for d in CORPUS_DOCS], documents=[d[1] for d in CORPUS_DOCS],
-                        metadatas=[{"url": d[2], "title": d[0], "date": d[3]} for d in CORPUS_DOCS])
+    ephemeral_store.add(
+        "defame-test",
+        ids=[d[0] for d in CORPUS_DOCS],
+        documents=[d[1] for d in CORPUS_DOCS],
+        metadatas=[{"url": d[2], "title": d[0], "date": d[3]} for d in CORPUS_DOCS],
+    )
     return ephemeral_store

@@ -29,9 +29,14 @@ def _png(size=(480, 140), text="BRIDGE CLOSED 1952") -> bytes:
 
 @pytest.fixture
 def scripted_settings(settings, stage_llm, monkeypatch):
-    model, script = stage_llm({"plan": [PLAN], "develop": ["The sign says the bridge closed, not opened."],
-                               "judge": ["The OCR text contradicts the claim. `refuted`"],
-                               "justify": ["The image's text reads BRIDGE CLOSED 1952."]})
+    model, script = stage_llm(
+        {
+            "plan": [PLAN],
+            "develop": ["The sign says the bridge closed, not opened."],
+            "judge": ["The OCR text contradicts the claim. `refuted`"],
+            "justify": ["The image's text reads BRIDGE CLOSED 1952."],
+        }
+    )
     monkeypatch.setattr(settings, "llm_model", model)
     return script
 
@@ -44,8 +49,11 @@ def _run_job(job_id: str) -> None:
 
 @pytest.fixture
 def finished_job(api_client, scripted_settings):
-    r = api_client.post("/v1/factcheck", data={"claim": "The bridge opened in 1952.", "date": "2021-03-01"},
-                        files=[("images", ("sign.png", _png(), "image/png"))])
+    r = api_client.post(
+        "/v1/factcheck",
+        data={"claim": "The bridge opened in 1952.", "date": "2021-03-01"},
+        files=[("images", ("sign.png", _png(), "image/png"))],
+    )
     assert r.status_code == 201, r.text
     job = r.json()
     assert job["method"] == "defame.check" and job["status"] == "queued"
@@ -67,12 +75,15 @@ def test_factcheck_with_image_job_report(api_client, finished_job, scripted_sett
     assert {"plan", "develop", "judge", "justify"} <= set(data["usage"])
 
 
-@pytest.mark.parametrize("data,files,code,needle", [
-    ({"claim": "   "}, None, 422, "empty"),
-    ({"claim": "x", "date": "2021-13-45"}, None, 422, "malformed date"),
-    ({"claim": "x", "date": "yesterday"}, None, 422, "malformed date"),
-    ({"claim": "x"}, [("images", ("a.txt", b"not an image at all", "text/plain"))], 415, "not a readable image"),
-])
+@pytest.mark.parametrize(
+    "data,files,code,needle",
+    [
+        ({"claim": "   "}, None, 422, "empty"),
+        ({"claim": "x", "date": "2021-13-45"}, None, 422, "malformed date"),
+        ({"claim": "x", "date": "yesterday"}, None, 422, "malformed date"),
+        ({"claim": "x"}, [("images", ("a.txt", b"not an image at all", "text/plain"))], 415, "not a readable image"),
+    ],
+)
 def test_bad_input_is_a_clear_4xx(api_client, data, files, code, needle):
     r = api_client.post("/v1/factcheck", data=data, files=files)
     assert r.status_code == code, r.text
@@ -106,9 +117,26 @@ def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
     server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=api_port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     env = dict(os.environ, PAPERWORKS_API_URL=f"http://127.0.0.1:{api_port}", PAPERWORKS_API_KEY=api_key)
-    ui = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "ui/app.py", "--server.headless", "true",
-                           "--server.port", str(ui_port), "--browser.gatherUsageStats", "false"], cwd=REPO, env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ui = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "ui/app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(ui_port),
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -118,9 +146,17 @@ def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
             except httpx.HTTPError:
                 time.sleep(0.5)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"])
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
             page = browser.new_page(viewport={"width": 1300, "height": 2000})
             page.goto(f"http://127.0.0.1:{ui_port}/defame?job={finished_job}", timeout=60_000)
             # the page's verdict heading, and the same verdict again inside the fact-checking document
@@ -128,8 +164,10 @@ def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
             page.get_by_text("Fact-checking document").wait_for(timeout=30_000)
             page.get_by_text("ocr(<image:1>)").first.wait_for(timeout=30_000)
             page.get_by_text("Verdict: REFUTED").nth(1).wait_for(timeout=30_000)  # the document's own verdict
-            page.wait_for_function("() => [...document.querySelectorAll('img')].some("
-                                   "i => i.complete && i.naturalWidth >= 400)", timeout=30_000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('img')].some(i => i.complete && i.naturalWidth >= 400)",
+                timeout=30_000,
+            )
             shots = REPO / "docs" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "defame_report.png"), full_page=True)

@@ -12,7 +12,7 @@ from agents.defame.report import claim_block
 
 
 def test_fit_record_keeps_claim_and_latest_blocks():
-    record = "## Claim\nClaim: \"x\"\n" + "old evidence " * 400 + "\n## Elaboration\nnewest"
+    record = '## Claim\nClaim: "x"\n' + "old evidence " * 400 + "\n## Elaboration\nnewest"
     cut = fit_record(record, 600)
     assert len(cut) <= 600 and cut.startswith("## Claim") and cut.endswith("newest") and "was cut" in cut
     assert fit_record("short", 600) == "short"

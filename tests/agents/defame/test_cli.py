@@ -13,15 +13,32 @@ runner = CliRunner()
 
 
 def test_factcheck_with_image_writes_a_report(stage_llm, settings, monkeypatch, tmp_path):
-    model, script = stage_llm({"plan": ["```\nocr(<image:1>)\n```"], "develop": ["The sign says CLOSED."],
-                               "judge": ["`refuted`"], "justify": ["The sign reads CLOSED."]})
+    model, script = stage_llm(
+        {
+            "plan": ["```\nocr(<image:1>)\n```"],
+            "develop": ["The sign says CLOSED."],
+            "judge": ["`refuted`"],
+            "justify": ["The sign reads CLOSED."],
+        }
+    )
     monkeypatch.setattr(settings, "llm_model", model)
     img = Image.new("RGB", (420, 120), "white")
     ImageDraw.Draw(img).text((10, 30), "CLOSED", fill="black", font=ImageFont.load_default(size=48))
     path = tmp_path / "sign.png"
     img.save(path)
-    res = runner.invoke(app, ["factcheck", "The shop is open.", "--image", str(path), "--date", "2024-01-02",
-                              "--out", str(tmp_path / "out")])
+    res = runner.invoke(
+        app,
+        [
+            "factcheck",
+            "The shop is open.",
+            "--image",
+            str(path),
+            "--date",
+            "2024-01-02",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     md = (tmp_path / "out" / "report.md").read_text()
     assert "![image 1](media/image_1.png)" in md and (tmp_path / "out" / "media" / "image_1.png").exists()
@@ -39,12 +56,15 @@ def test_corpus_add_and_eval_averitec(tmp_path, data_dir):
     res = runner.invoke(app, ["corpus", "add", str(docs), "--collection", "defame-cli-test"])
     assert res.exit_code == 0 and "1 documents, 1 images" in res.output
     refs = json.loads((data_dir / "averitec" / "dev.json").read_text())[:2]
-    preds = [{"claim_id": i, "label": r["label"], "questions": r["questions"], "justification": r["justification"]}
-             for i, r in enumerate(refs)]
+    preds = [
+        {"claim_id": i, "label": r["label"], "questions": r["questions"], "justification": r["justification"]}
+        for i, r in enumerate(refs)
+    ]
     (tmp_path / "p.json").write_text(json.dumps(preds))
     (tmp_path / "r.json").write_text(json.dumps(refs))
-    res = runner.invoke(app, ["eval", "averitec", "--predictions", str(tmp_path / "p.json"),
-                              "--references", str(tmp_path / "r.json")])
+    res = runner.invoke(
+        app, ["eval", "averitec", "--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json")]
+    )
     assert res.exit_code == 0, res.output
     out = res.output
     assert "Question-answer score (HU-meteor): 0.99" in out and "* acc: 1.0000" in out

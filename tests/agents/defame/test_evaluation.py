@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents.defame.config import DefameConfig, StageBudget
-from agents.defame.corpus import averitec_documents, build_averitec_oracle
+from agents.defame.corpus import averitec_documents
 from agents.defame.datasets import load_averitec, load_mocheg, mocheg_documents
 from agents.defame.evaluate import averitec_predictions, run_items, summarise
 from agents.defame.labels import Label
@@ -17,8 +17,12 @@ from agents.defame.labels import Label
 def _small_oracle(store, data_dir, n=8, collection="defame-test-oracle"):
     claims = json.loads((data_dir / "averitec" / "dev.json").read_text())
     docs = averitec_documents(claims, ids=range(n))
-    store.add(collection, ids=[d["id"] for d in docs], documents=[d["text"] for d in docs],
-              metadatas=[{"url": d["url"], "title": d["title"], "gold_for": d["gold_for"]} for d in docs])
+    store.add(
+        collection,
+        ids=[d["id"] for d in docs],
+        documents=[d["text"] for d in docs],
+        metadatas=[{"url": d["url"], "title": d["title"], "gold_for": d["gold_for"]} for d in docs],
+    )
     return claims, collection
 
 
@@ -42,17 +46,23 @@ def test_loaders(data_dir):
 
 def test_dataset_run_metrics_and_official_predictions(stage_llm, ephemeral_store, data_dir):
     claims, collection = _small_oracle(ephemeral_store, data_dir)
-    model, script = stage_llm({"plan": ['```\nweb_search("who wrote the letter")\n```'],
-                               "summarize": ["The letter came from a satire site."], "merge": ["Satire [x](u)."],
-                               "develop": ["Satire."], "judge": ["`refuted`"], "justify": ["It was satire."],
-                               "baseline": ["No idea.", "Probably `supported`"]})
+    model, script = stage_llm(
+        {
+            "plan": ['```\nweb_search("who wrote the letter")\n```'],
+            "summarize": ["The letter came from a satire site."],
+            "merge": ["Satire [x](u)."],
+            "develop": ["Satire."],
+            "judge": ["`refuted`"],
+            "justify": ["It was satire."],
+            "baseline": ["No idea.", "Probably `supported`"],
+        }
+    )
     items = load_averitec(data_dir / "averitec" / "dev.json", limit=2)
     cfg = DefameConfig(model=model, benchmark="averitec", corpus=collection)
     outcomes = run_items(items, cfg, store=ephemeral_store, checkpointer=None)
     s = summarise(outcomes, cfg)
     assert [o.defame for o in outcomes] == ["Refuted", "Refuted"]
-    assert s["defame"]["metrics"]["accuracy"] == pytest.approx(
-        sum(o.gold == "Refuted" for o in outcomes) / 2)
+    assert s["defame"]["metrics"]["accuracy"] == pytest.approx(sum(o.gold == "Refuted" for o in outcomes) / 2)
     assert s["defame"]["parse"]["judge"]["rate"] == 1.0 and s["defame"]["parse"]["plan"]["rate"] == 1.0
     assert s["baseline"]["parse"]["baseline"]["first_try_rate"] == 0.5  # 1st baseline answer had no label
     assert s["defame"]["retrieved_sources"] > 0 and 0 < s["defame"]["gold_source_share"] <= 1
@@ -69,9 +79,16 @@ def test_real_local_model_end_to_end_two_claims(ephemeral_store, data_dir):
     """SmolLM2-135M through the gateway: every claim ends with a complete report and a label (REFUSED counted)."""
     _, collection = _small_oracle(ephemeral_store, data_dir, n=6)
     items = load_averitec(data_dir / "averitec" / "dev.json", limit=2)
-    cfg = DefameConfig(benchmark="averitec", corpus=collection, max_iterations=1, limit_per_search=1, retries=1,
-                       max_prompt_chars=1200, max_source_chars=200,
-                       budget=StageBudget(plan=24, summarize=6, merge=6, develop=6, judge=24, justify=6))
+    cfg = DefameConfig(
+        benchmark="averitec",
+        corpus=collection,
+        max_iterations=1,
+        limit_per_search=1,
+        retries=1,
+        max_prompt_chars=1200,
+        max_source_chars=200,
+        budget=StageBudget(plan=24, summarize=6, merge=6, develop=6, judge=24, justify=6),
+    )
     import torch
 
     threads = torch.get_num_threads()
@@ -97,14 +114,28 @@ def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, mon
     from core.jobs.lifecycle import run_inline
     from core.vectorstore import get_vectorstore
 
-    get_vectorstore().add("defame-test-batch", ids=["m1"], documents=["A rainbow grasshopper lives in prairies."],
-                          metadatas=[{"url": "https://bugs.example.org/g", "title": "bugs"}])
-    model, _ = stage_llm({"plan": ['```\nweb_search("rainbow grasshopper")\n```'], "summarize": ["It is real."],
-                          "develop": ["Real insect."], "judge": ["`supported`"], "justify": ["Bug guides show it."],
-                          "baseline": ["`not enough information`"]})
+    get_vectorstore().add(
+        "defame-test-batch",
+        ids=["m1"],
+        documents=["A rainbow grasshopper lives in prairies."],
+        metadatas=[{"url": "https://bugs.example.org/g", "title": "bugs"}],
+    )
+    model, _ = stage_llm(
+        {
+            "plan": ['```\nweb_search("rainbow grasshopper")\n```'],
+            "summarize": ["It is real."],
+            "develop": ["Real insect."],
+            "judge": ["`supported`"],
+            "justify": ["Bug guides show it."],
+            "baseline": ["`not enough information`"],
+        }
+    )
     messages: list[str] = []
-    job_id, outcome = run_inline("defame.batch", {"dataset": "mocheg", "limit": 2, "corpus": "defame-test-batch",
-                                                  "model": model}, sink=lambda f, m: messages.append(m))
+    job_id, outcome = run_inline(
+        "defame.batch",
+        {"dataset": "mocheg", "limit": 2, "corpus": "defame-test-batch", "model": model},
+        sink=lambda f, m: messages.append(m),
+    )
     assert outcome.status == "succeeded", outcome.error
     assert any("mocheg claim 2/2" in m for m in messages)
     from core.db import crud

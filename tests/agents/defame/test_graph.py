@@ -10,8 +10,14 @@ from agents.defame.config import DefameConfig
 from agents.defame.labels import Label
 from agents.defame.run import check_claim
 
-CLAIM = {"text": "The Golden Gate Bridge opened in 1952.", "images": {}, "date": "2021-03-01",
-         "author": "A. Blogger", "origin": None, "claim_id": None}
+CLAIM = {
+    "text": "The Golden Gate Bridge opened in 1952.",
+    "images": {},
+    "date": "2021-03-01",
+    "author": "A. Blogger",
+    "origin": None,
+    "claim_id": None,
+}
 PLAN_2 = 'Two searches.\n```\nweb_search("Golden Gate Bridge opening")\nweb_search("Golden Gate construction")\n```'
 PLAN_1 = 'One more search to be sure of the year.\n```\nweb_search("bridge opened 1937")\n```'
 JUDGE_NEI = "Key insight: unclear so far.\nThe evidence is thin, so `not enough information`."
@@ -28,10 +34,16 @@ def run(model, store, benchmark="default", **kw):
 
 
 def test_script_a_two_rounds_then_refuted(stage_llm, corpus_store):
-    model, script = stage_llm({"plan": [PLAN_2, PLAN_1], "summarize": ["The bridge opened in 1937."],
-                               "merge": ["Merged: opened 1937 [Source](https://history.example.org/ggb)."],
-                               "develop": ["The year 1937 contradicts 1952."], "judge": [JUDGE_NEI, JUDGE_REF],
-                               "justify": ["Sources show 1937 [Source](https://history.example.org/ggb)."]})
+    model, script = stage_llm(
+        {
+            "plan": [PLAN_2, PLAN_1],
+            "summarize": ["The bridge opened in 1937."],
+            "merge": ["Merged: opened 1937 [Source](https://history.example.org/ggb)."],
+            "develop": ["The year 1937 contradicts 1952."],
+            "judge": [JUDGE_NEI, JUDGE_REF],
+            "justify": ["Sources show 1937 [Source](https://history.example.org/ggb)."],
+        }
+    )
     fc = run(model, corpus_store)
     assert fc.label == Label.REFUTED
     kinds = [b["kind"] for b in fc.state["record"]]
@@ -44,7 +56,7 @@ def test_script_a_two_rounds_then_refuted(stage_llm, corpus_store):
     order = script.order
     assert order[0] == "plan" and order[-1] == "justify"
     r1_end = order.index("judge")
-    assert set(order[1:r1_end - 1]) <= {"summarize", "merge"} and order[r1_end - 1] == "develop"
+    assert set(order[1 : r1_end - 1]) <= {"summarize", "merge"} and order[r1_end - 1] == "develop"
     assert order[r1_end + 1] == "plan"
     # Seen URLs are never returned twice; the snopes doc and the post-claim doc never appear.
     urls = [s["url"] for b in fc.state["record"] if b["kind"] == "evidence" for e in b["items"] for s in e["sources"]]
@@ -60,8 +72,15 @@ def test_script_a_two_rounds_then_refuted(stage_llm, corpus_store):
 
 def test_script_b_three_rounds_nei(stage_llm, corpus_store):
     plans = [f'```\nweb_search("query number {i}")\n```' for i in range(3)]
-    model, script = stage_llm({"plan": plans, "summarize": ["NONE"], "develop": ["Nothing yet."],
-                               "judge": [JUDGE_NEI], "justify": ["No evidence either way."]})
+    model, script = stage_llm(
+        {
+            "plan": plans,
+            "summarize": ["NONE"],
+            "develop": ["Nothing yet."],
+            "judge": [JUDGE_NEI],
+            "justify": ["No evidence either way."],
+        }
+    )
     fc = run(model, corpus_store, benchmark="mocheg")
     assert fc.state["iteration"] == 3 and fc.label == Label.NEI
     assert "No new evidence found." in fc.markdown
@@ -72,9 +91,15 @@ def test_script_b_three_rounds_nei(stage_llm, corpus_store):
 
 def test_script_b_verite_final_judgement_has_no_nei(stage_llm, corpus_store):
     plans = [f'```\nweb_search("query number {i}")\n```' for i in range(3)]
-    model, script = stage_llm({"plan": plans, "summarize": ["NONE"], "develop": ["Nothing yet."],
-                               "judge": [JUDGE_NEI, JUDGE_NEI, "Image and caption match: `supported`"],
-                               "justify": ["ok"]})
+    model, script = stage_llm(
+        {
+            "plan": plans,
+            "summarize": ["NONE"],
+            "develop": ["Nothing yet."],
+            "judge": [JUDGE_NEI, JUDGE_NEI, "Image and caption match: `supported`"],
+            "justify": ["ok"],
+        }
+    )
     fc = run(model, corpus_store, benchmark="verite")
     prompts = script.prompts["judge"]
     assert "`not enough information`" in prompts[0] and "`not enough information`" in prompts[1]
@@ -108,8 +133,15 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
             raise RuntimeError("worker killed")
         return "Developed."
 
-    model, script = stage_llm({"plan": [PLAN_1], "summarize": ["The bridge opened in 1937."],
-                               "merge": ["Both say 1937."], "judge": [JUDGE_REF], "justify": ["Because 1937."]})
+    model, script = stage_llm(
+        {
+            "plan": [PLAN_1],
+            "summarize": ["The bridge opened in 1937."],
+            "merge": ["Both say 1937."],
+            "judge": [JUDGE_REF],
+            "justify": ["Because 1937."],
+        }
+    )
     original = script.__call__
 
     def scripted(messages):
@@ -131,7 +163,7 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
     assert before[0] == "plan" and before[-1] == "develop" and "summarize" in before
     assert before.count("plan") == 1
     fc = check_claim(CLAIM, cfg, store=corpus_store, checkpointer=saver, thread_id="t1")
-    after = script.order[len(before):]
+    after = script.order[len(before) :]
     before = [s for s in before if s != "develop"]
     assert after[0] == "develop" and "plan" not in after and "summarize" not in after
     assert fc.resumed and fc.label == Label.REFUTED and heads(fc.markdown, "## Evidence") == 1
@@ -142,16 +174,25 @@ def test_resume_after_crash_does_not_redo_finished_stages(stage_llm, corpus_stor
     conn.close()
 
 
-def test_postgres_checkpointer_when_the_app_db_is_postgres(stage_llm, corpus_store, settings, postgres_url,
-                                                           monkeypatch):
+def test_postgres_checkpointer_when_the_app_db_is_postgres(
+    stage_llm, corpus_store, settings, postgres_url, monkeypatch
+):
     """With a PostgreSQL app database the default checkpointer is langgraph's PostgresSaver, and resumes work."""
     from core.checkpoint import checkpointer
 
     monkeypatch.setattr(settings, "database_url", postgres_url)
     with checkpointer("defame") as saver:
         assert type(saver).__name__ == "PostgresSaver"
-    model, script = stage_llm({"plan": [PLAN_1], "summarize": ["The bridge opened in 1937."], "merge": ["1937."],
-                               "develop": ["1937."], "judge": [JUDGE_REF], "justify": ["Because 1937."]})
+    model, script = stage_llm(
+        {
+            "plan": [PLAN_1],
+            "summarize": ["The bridge opened in 1937."],
+            "merge": ["1937."],
+            "develop": ["1937."],
+            "judge": [JUDGE_REF],
+            "justify": ["Because 1937."],
+        }
+    )
     cfg = DefameConfig(model=model, corpus="defame-test", limit_per_search=2)
     first = check_claim(CLAIM, cfg, store=corpus_store, thread_id="pg-1")
     n = len(script.order)

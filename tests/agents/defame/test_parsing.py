@@ -61,7 +61,7 @@ def test_check8_label_mapping():
     assert get_benchmark("mocheg").dataset_label(Label.NEI) == "NEI"
 
 
-GOLDEN = '''## Claim
+GOLDEN = """## Claim
 Claim: "<image:1> The bridge opened in 1952."
 Author: A. Blogger
 Date: March 01, 2021
@@ -101,29 +101,54 @@ So `refuted`.
 ### Verdict: REFUTED
 
 ### Justification
-Sources say 1937.'''
+Sources say 1937."""
 
 
 def test_check7_report_layout_golden():
     state = {
-        "claim": {"text": "<image:1> The bridge opened in 1952.", "author": "A. Blogger", "date": "2021-03-01",
-                  "images": {"1": "/x.png"}},
+        "claim": {
+            "text": "<image:1> The bridge opened in 1952.",
+            "author": "A. Blogger",
+            "date": "2021-03-01",
+            "images": {"1": "/x.png"},
+        },
         "record": [
             {"kind": "reasoning", "text": "The planner thinks two searches are enough here."},
-            {"kind": "actions", "actions": [{"name": "web_search", "argument": "bridge opening"},
-                                            {"name": "geolocate", "argument": "<image:1>"}]},
-            {"kind": "evidence", "items": [
-                {"action": {"name": "web_search", "argument": "bridge opening"},
-                 "summary": "It opened in 1937 [Source](https://x.org).", "sources": []},
-                {"action": {"name": "geolocate", "argument": "<image:1>"},
-                 "summary": "EXIF GPS metadata of <image:1>: latitude 1.0, longitude 2.0.", "sources": []}]},
+            {
+                "kind": "actions",
+                "actions": [
+                    {"name": "web_search", "argument": "bridge opening"},
+                    {"name": "geolocate", "argument": "<image:1>"},
+                ],
+            },
+            {
+                "kind": "evidence",
+                "items": [
+                    {
+                        "action": {"name": "web_search", "argument": "bridge opening"},
+                        "summary": "It opened in 1937 [Source](https://x.org).",
+                        "sources": [],
+                    },
+                    {
+                        "action": {"name": "geolocate", "argument": "<image:1>"},
+                        "summary": "EXIF GPS metadata of <image:1>: latitude 1.0, longitude 2.0.",
+                        "sources": [],
+                    },
+                ],
+            },
             {"kind": "reasoning", "text": "## Elaboration\n1937, not 1952."},
             {"kind": "actions", "actions": [{"name": "web_search", "argument": "second query"}]},
-            {"kind": "evidence", "items": [{"action": {"name": "web_search", "argument": "second query"},
-                                            "summary": None, "sources": []}]},
+            {
+                "kind": "evidence",
+                "items": [
+                    {"action": {"name": "web_search", "argument": "second query"}, "summary": None, "sources": []}
+                ],
+            },
             {"kind": "reasoning", "text": "## Elaboration\nNothing new."},
             {"kind": "reasoning", "text": "## Final Judgement\nKey insight.\nSo `refuted`."},
         ],
-        "label": "refuted", "final": True, "justification": "Sources say 1937.",
+        "label": "refuted",
+        "final": True,
+        "justification": "Sources say 1937.",
     }
     assert render_document(state) == GOLDEN

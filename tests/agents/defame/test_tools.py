@@ -7,7 +7,6 @@ import http.server
 import io
 import json
 import threading
-from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -41,8 +40,9 @@ def test_reverse_search_finds_a_resized_recompressed_copy_only(tmp_path, ephemer
     folder = tmp_path / "corpus"
     folder.mkdir()
     _photo(1).save(folder / "flood_2012.png")
-    (folder / "flood_2012.png.json").write_text(json.dumps({"url": "https://news.example.org/flood",
-                                                            "caption": "Flooded street in 2012", "date": "2012-10-30"}))
+    (folder / "flood_2012.png.json").write_text(
+        json.dumps({"url": "https://news.example.org/flood", "caption": "Flooded street in 2012", "date": "2012-10-30"})
+    )
     _photo(2).save(folder / "other.png")
     stats = add_folder(ephemeral_store, folder, collection="defame-rev")
     assert stats.images == 2 and ephemeral_store.count(phash_collection("defame-rev")) == 2
@@ -77,15 +77,18 @@ def test_geolocate_reads_exif_gps_and_says_so_when_absent(tmp_path):
 
 
 def test_date_domain_seen_and_limit_filters():
-    srcs = [Source("https://www.snopes.com/fact-check/x", date="2020-01-01"),
-            Source("https://web.archive.org/web/2020/https://www.politifact.com/a", date="2020-01-01"),
-            Source("https://facebook.com/post/1"),
-            Source("https://alpha.org/1", date="2020-05-01"),
-            Source("https://news.alpha.org/2", date="2020-05-01"),  # same base domain: dropped
-            Source("https://beta.org/1", date="2022-01-01"),  # after the end date
-            Source("https://gamma.org/1"),  # undated: kept
-            Source("https://delta.org/seen"),
-            Source("https://eps.co.uk/1"), Source("https://zeta.org/1")]
+    srcs = [
+        Source("https://www.snopes.com/fact-check/x", date="2020-01-01"),
+        Source("https://web.archive.org/web/2020/https://www.politifact.com/a", date="2020-01-01"),
+        Source("https://facebook.com/post/1"),
+        Source("https://alpha.org/1", date="2020-05-01"),
+        Source("https://news.alpha.org/2", date="2020-05-01"),  # same base domain: dropped
+        Source("https://beta.org/1", date="2022-01-01"),  # after the end date
+        Source("https://gamma.org/1"),  # undated: kept
+        Source("https://delta.org/seen"),
+        Source("https://eps.co.uk/1"),
+        Source("https://zeta.org/1"),
+    ]
     kept = filter_sources(srcs, end=dt.date(2021, 1, 1), seen={"https://delta.org/seen"}, limit=3)
     assert [s.url for s in kept] == ["https://alpha.org/1", "https://gamma.org/1", "https://eps.co.uk/1"]
     assert is_blocked("https://www.reuters.com/fact-check/abc") and not is_blocked("https://www.reuters.com/world")
@@ -95,8 +98,10 @@ def test_date_domain_seen_and_limit_filters():
 
 
 def test_keyword_filter_keeps_the_ten_best_sentences():
-    text = " ".join([f"Filler sentence number {i}." for i in range(20)] +
-                    ["The bridge opened in 1937.", "Bridge traffic grew.", "The bridge opened with a parade in 1937."])
+    text = " ".join(
+        [f"Filler sentence number {i}." for i in range(20)]
+        + ["The bridge opened in 1937.", "Bridge traffic grew.", "The bridge opened with a parade in 1937."]
+    )
     out = keyword_sentences(text, "bridge opened 1937", keep=10)
     assert out.startswith("The bridge opened in 1937. The bridge opened with a parade in 1937.")
     assert len([s for s in out.split(".") if s.strip()]) == 3  # only sentences with keywords
@@ -110,10 +115,17 @@ class _Serper(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Serper.requests.append((self.path, self.headers.get("X-API-KEY"), body))
         port = self.server.server_address[1]
-        payload = {"organic": [
-            {"title": "Fact check", "link": "https://www.snopes.com/fact-check/bridge", "snippet": "rated false"},
-            {"title": "Bridge history", "link": f"http://127.0.0.1:{port}/page", "snippet": "short snippet",
-             "date": "Mar 3, 2019"}]}
+        payload = {
+            "organic": [
+                {"title": "Fact check", "link": "https://www.snopes.com/fact-check/bridge", "snippet": "rated false"},
+                {
+                    "title": "Bridge history",
+                    "link": f"http://127.0.0.1:{port}/page",
+                    "snippet": "short snippet",
+                    "date": "Mar 3, 2019",
+                },
+            ]
+        }
         data = json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -9,26 +9,41 @@ import pytest
 from agents.pae.actions import REPLY_REGEX, Action, FormatError, parse_action, parse_reply
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Click [12]", Action("click", 12)),
-    ("click 3", Action("click", 3)),
-    ("Type [4]; [red kettle]", Action("type", 4, "red kettle")),
-    ("TYPE [0]; hello world", Action("type", 0, "hello world")),
-    ("Scroll [WINDOW]; [down]", Action("scroll", -1, "down")),
-    ("Scroll [7]; [up]", Action("scroll", 7, "up")),
-    ("Wait", Action("wait")),
-    ("GoBack", Action("goback")),
-    ("Google", Action("google")),
-    ("ANSWER; Paris", Action("answer", None, "Paris")),
-    ("ANSWER; [Paris]", Action("answer", None, "Paris")),
-    ("answer; [$12.99 ]", Action("answer", None, "$12.99")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Click [12]", Action("click", 12)),
+        ("click 3", Action("click", 3)),
+        ("Type [4]; [red kettle]", Action("type", 4, "red kettle")),
+        ("TYPE [0]; hello world", Action("type", 0, "hello world")),
+        ("Scroll [WINDOW]; [down]", Action("scroll", -1, "down")),
+        ("Scroll [7]; [up]", Action("scroll", 7, "up")),
+        ("Wait", Action("wait")),
+        ("GoBack", Action("goback")),
+        ("Google", Action("google")),
+        ("ANSWER; Paris", Action("answer", None, "Paris")),
+        ("ANSWER; [Paris]", Action("answer", None, "Paris")),
+        ("answer; [$12.99 ]", Action("answer", None, "$12.99")),
+    ],
+)
 def test_every_form_parses(text, expected):
     assert parse_action(text) == expected
 
 
-@pytest.mark.parametrize("text", ["Click", "Click [x]", "Type [3]", "Type [3]; []", "Scroll [WINDOW]; [left]",
-                                  "ANSWER;", "Jump [2]", "", "Press Enter"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Click",
+        "Click [x]",
+        "Type [3]",
+        "Type [3]; []",
+        "Scroll [WINDOW]; [left]",
+        "ANSWER;",
+        "Jump [2]",
+        "",
+        "Press Enter",
+    ],
+)
 def test_malformed_actions_are_format_errors(text):
     out = parse_action(text)
     assert isinstance(out, FormatError) and out.message.startswith("Format ERROR")
@@ -43,8 +58,16 @@ def test_reply_needs_thought_and_action():
 
 
 def test_render_round_trips():
-    for a in (Action("click", 2), Action("type", 1, "x y"), Action("scroll", -1, "down"), Action("scroll", 3, "up"),
-              Action("wait"), Action("goback"), Action("google"), Action("answer", None, "42")):
+    for a in (
+        Action("click", 2),
+        Action("type", 1, "x y"),
+        Action("scroll", -1, "down"),
+        Action("scroll", 3, "up"),
+        Action("wait"),
+        Action("goback"),
+        Action("google"),
+        Action("answer", None, "42"),
+    ):
         assert parse_action(a.render()) == a
 
 

@@ -39,8 +39,13 @@ def stored(env, tmp_path_factory):
 
 def test_routes_serve_runs_trajectories_and_screenshots(api_client, stored):
     run_id, tid, task = stored
-    assert {s["name"] for s in api_client.get("/v1/webagent/sites").json()} == {"shop", "recipes", "dictionary",
-                                                                                 "news", "map"}
+    assert {s["name"] for s in api_client.get("/v1/webagent/sites").json()} == {
+        "shop",
+        "recipes",
+        "dictionary",
+        "news",
+        "map",
+    }
     assert any(r["id"] == run_id for r in api_client.get("/v1/webagent/runs").json())
     rows = api_client.get(f"/v1/webagent/runs/{run_id}/trajectories", params={"phase": "rollout"}).json()
     assert [r["id"] for r in rows] == [tid] and rows[0]["oracle_reward"] == 1.0
@@ -83,9 +88,26 @@ def test_trajectory_browser_in_chromium(stored, api_key, env):
     server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=api_port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     ui_env = dict(os.environ, PAPERWORKS_API_URL=f"http://127.0.0.1:{api_port}", PAPERWORKS_API_KEY=api_key)
-    ui = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "ui/app.py", "--server.headless", "true",
-                           "--server.port", str(ui_port), "--browser.gatherUsageStats", "false"], cwd=REPO, env=ui_env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ui = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "ui/app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(ui_port),
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=REPO,
+        env=ui_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -102,8 +124,10 @@ def test_trajectory_browser_in_chromium(stored, api_key, env):
             page.get_by_text("Step 1 of 4").wait_for(timeout=90_000)
             page.get_by_text(task.question).first.wait_for(timeout=30_000)
             page.get_by_text("Per-iteration success and upper bound").wait_for(timeout=30_000)
-            page.wait_for_function("() => [...document.querySelectorAll('img')].some("
-                                   "i => i.complete && i.naturalWidth >= 1000)", timeout=60_000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('img')].some(i => i.complete && i.naturalWidth >= 1000)",
+                timeout=60_000,
+            )
             assert page.get_by_text("Type [").first.is_visible()
             shots = REPO / "docs" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)

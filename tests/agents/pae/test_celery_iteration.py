@@ -23,14 +23,32 @@ def test_tiny_iteration_through_celery(settings, tmp_path, chromium_path):
     from core.jobs.lifecycle import worker_name
     from services.worker.tasks.jobs import enqueue
 
-    stack = Stack(tmp_path / "worker-home", str(settings.database_url), str(settings.broker_url),
-                  PAPERWORKS_ARTIFACT_DIR=str(settings.artifact_dir), PAPERWORKS_CACHE_DIR=str(settings.cache_dir))
+    stack = Stack(
+        tmp_path / "worker-home",
+        str(settings.database_url),
+        str(settings.broker_url),
+        PAPERWORKS_ARTIFACT_DIR=str(settings.artifact_dir),
+        PAPERWORKS_CACHE_DIR=str(settings.cache_dir),
+    )
     try:
         stack.start_worker("paeworker")
-        cfg = RunConfig(name="celery-tiny", train_sites=["dictionary"], heldout_sites=[], tasks_per_site=2,
-                        test_tasks_per_site=0, iterations=1, rollouts_per_iteration=2, dispatch="celery",
-                        rollout_batch=1, max_steps=2, policy_max_tokens=24, reward="llm", judge_max_tokens=8,
-                        judge_tests=False, seed=3)
+        cfg = RunConfig(
+            name="celery-tiny",
+            train_sites=["dictionary"],
+            heldout_sites=[],
+            tasks_per_site=2,
+            test_tasks_per_site=0,
+            iterations=1,
+            rollouts_per_iteration=2,
+            dispatch="celery",
+            rollout_batch=1,
+            max_steps=2,
+            policy_max_tokens=24,
+            reward="llm",
+            judge_max_tokens=8,
+            judge_tests=False,
+            seed=3,
+        )
         disp = JobDispatcher(batch_size=1, enqueue=enqueue, poll_s=0.3, steal_after_s=600)
         res = run_pae(cfg, dispatcher=disp)
     finally:

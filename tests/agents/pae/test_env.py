@@ -41,10 +41,19 @@ def test_allow_list_unit():
     allow = AllowList.for_sites("http://127.0.0.1:8765", {"example.org"})
     assert allow.allows("http://127.0.0.1:8765/shop/") and allow.allows("http://localhost:8765/")
     assert allow.allows("https://example.org/page")
-    for url in ("http://127.0.0.1:8000/v1/jobs", "http://localhost:5432/", "http://10.1.2.3/", "http://192.168.0.1/",
-                "http://169.254.169.254/latest/meta-data", "http://[::1]:8765/", "file:///etc/passwd",
-                "ftp://127.0.0.1:8765/", "https://example.com/", "data:text/html,<h1>x</h1>",
-                "http://127.0.0.1:8765@evil.com/"):
+    for url in (
+        "http://127.0.0.1:8000/v1/jobs",
+        "http://localhost:5432/",
+        "http://10.1.2.3/",
+        "http://192.168.0.1/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]:8765/",
+        "file:///etc/passwd",
+        "ftp://127.0.0.1:8765/",
+        "https://example.com/",
+        "data:text/html,<h1>x</h1>",
+        "http://127.0.0.1:8765@evil.com/",
+    ):
         assert not allow.allows(url), url
 
 
@@ -54,8 +63,10 @@ def test_environment_refuses_other_hosts(env, sites):
         with pytest.raises(NavigationRefused):
             env.goto(url)
     # a page script (or a link) cannot get there either: the request is aborted and the agent told so
-    env.page.evaluate("() => { const a = document.createElement('a'); a.href = 'http://127.0.0.1:1/secret';"
-                      " a.textContent = 'leak'; document.querySelector('main').appendChild(a); }")
+    env.page.evaluate(
+        "() => { const a = document.createElement('a'); a.href = 'http://127.0.0.1:1/secret';"
+        " a.textContent = 'leak'; document.querySelector('main').appendChild(a); }"
+    )
     leak = next(e for e in label_page(env.page) if e.text == "leak")
     out = env.step(f"Thought: try it\nAction: Click [{leak.index}]")
     assert "navigation refused" in out.observation.message

@@ -24,10 +24,20 @@ def test_fuzzy_durations_distances_and_na():
     assert grade({"fuzzy_match": "N/A"}, "There is none nearby") == 1.0
     assert grade({"fuzzy_match": "N/A"}, "Fuku Tea") == 0.0
     assert grade({"fuzzy_match": ["There is no airport within 5 km of Carnegie Mellon University"]}, "None") == 1.0
-    assert grade({"fuzzy_match": ["Wyndham Pittsburgh University Cente: 375m", "The Oaklander Hotel: 338m"]},
-                 "Oaklander 338m; Wyndham 375m") == 1.0
-    assert grade({"fuzzy_match": ["The order is Princeton University, Yale University, Harvard University"]},
-                 "Princeton University, Yale University, Harvard University") == 1.0
+    assert (
+        grade(
+            {"fuzzy_match": ["Wyndham Pittsburgh University Cente: 375m", "The Oaklander Hotel: 338m"]},
+            "Oaklander 338m; Wyndham 375m",
+        )
+        == 1.0
+    )
+    assert (
+        grade(
+            {"fuzzy_match": ["The order is Princeton University, Yale University, Harvard University"]},
+            "Princeton University, Yale University, Harvard University",
+        )
+        == 1.0
+    )
 
 
 def test_one_of_and_combined_kinds():

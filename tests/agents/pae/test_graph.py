@@ -45,9 +45,19 @@ class CrashOnce(InlineDispatcher):
 
 def test_loop_stores_everything_and_resumes(scripted_llm):
     scripted_llm("pae-graph", _policy)
-    cfg = RunConfig(name="graph-test", train_sites=["map"], heldout_sites=["news"], tasks_per_site=4,
-                    test_tasks_per_site=1, iterations=1, rollouts_per_iteration=3, policy_model="scripted/pae-graph",
-                    judge_tests=False, max_steps=4, wait_s=0.0)
+    cfg = RunConfig(
+        name="graph-test",
+        train_sites=["map"],
+        heldout_sites=["news"],
+        tasks_per_site=4,
+        test_tasks_per_site=1,
+        iterations=1,
+        rollouts_per_iteration=3,
+        policy_model="scripted/pae-graph",
+        judge_tests=False,
+        max_steps=4,
+        wait_s=0.0,
+    )
     crash = CrashOnce()
     with pytest.raises(RuntimeError, match="worker lost"):
         run_pae(cfg, dispatcher=crash)

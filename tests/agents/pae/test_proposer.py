@@ -16,28 +16,37 @@ def _line(name, q, i=0):
 
 
 def test_postprocessing_rules():
-    text = "\n".join([
-        "Let me think. " + _line("shop", "This line is before Output and must be ignored"),
-        "Output:",
-        _line("shop", "What is the price of the Blue Kettle?"),
-        "{not json at all",
-        _line("shop", "what is the price of the blue kettle"),  # duplicate (case/punctuation)
-        _line("github", "Star the repository paperworks"),  # unknown site
-        _line("map", "How far is Hunt Library from the University Center?"),
-        json.dumps({"web_name": "shop", "ques": 42}),  # invalid question
-        _line("shop", "short"),  # too short
-        "```",
-        _line("shop", "Which brand makes the Green Tent?") + ",",
-    ])
+    text = "\n".join(
+        [
+            "Let me think. " + _line("shop", "This line is before Output and must be ignored"),
+            "Output:",
+            _line("shop", "What is the price of the Blue Kettle?"),
+            "{not json at all",
+            _line("shop", "what is the price of the blue kettle"),  # duplicate (case/punctuation)
+            _line("github", "Star the repository paperworks"),  # unknown site
+            _line("map", "How far is Hunt Library from the University Center?"),
+            json.dumps({"web_name": "shop", "ques": 42}),  # invalid question
+            _line("shop", "short"),  # too short
+            "```",
+            _line("shop", "Which brand makes the Green Tent?") + ",",
+        ]
+    )
     got = parse_proposals(text, KNOWN, seen=["Which brand makes the Green Tent?"])
-    assert [g["ques"] for g in got] == ["What is the price of the Blue Kettle?",
-                                        "How far is Hunt Library from the University Center?"]
+    assert [g["ques"] for g in got] == [
+        "What is the price of the Blue Kettle?",
+        "How far is Hunt Library from the University Center?",
+    ]
     assert got[0]["web"] == "/shop/"  # the start URL comes from our table, not the model
 
 
 def test_llm_proposer_through_the_gateway(scripted_llm):
-    reply = "Thinking...\nOutput:\n" + "\n".join([_line("shop", "What is the cheapest kettle in the shop?"),
-                                                 _line("shop", "How many toys cost under $20?"), "junk"])
+    reply = "Thinking...\nOutput:\n" + "\n".join(
+        [
+            _line("shop", "What is the cheapest kettle in the shop?"),
+            _line("shop", "How many toys cost under $20?"),
+            "junk",
+        ]
+    )
     prov = scripted_llm("proposer", [reply])
     site = build_sites(0)["shop"]
     tasks = LLMProposer(model="scripted/proposer", max_tokens=64).propose(site, 5)

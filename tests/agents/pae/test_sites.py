@@ -49,10 +49,17 @@ def test_template_answers_are_on_the_pages(client):
 GROUNDING = [
     ("map--0", "/map/search", {"q": "international airport near Carnegie Mellon University"}),
     ("map--3", "/map/search", {"q": "international airport near Niagara Falls"}),
-    ("map--4", "/map/directions", {"from": "5000 Fifth Avenue", "to": "UPMC family health center", "mode": "driving"},
-     {"mode": "walking"}),
-    ("map--20", "/map/directions", {"from": "Carnegie Mellon University", "to": "Univ of Pittsburgh",
-                                    "mode": "walking"}),
+    (
+        "map--4",
+        "/map/directions",
+        {"from": "5000 Fifth Avenue", "to": "UPMC family health center", "mode": "driving"},
+        {"mode": "walking"},
+    ),
+    (
+        "map--20",
+        "/map/directions",
+        {"from": "Carnegie Mellon University", "to": "Univ of Pittsburgh", "mode": "walking"},
+    ),
     ("map--23", "/map/search", {"q": "restaurant near university center"}),
     ("map--28", "/map/place/cmu", {}),
     ("map--30", "/map/place/yale", {}),
@@ -63,8 +70,7 @@ GROUNDING = [
     ("map--77", "/map/place/westpenn", {}),
     ("map--78", "/map/place/pit", {}),
     ("map--81", "/map/directions", {"from": "Pittsburgh", "to": "Philadelphia", "mode": "driving"}),
-    ("map--83", "/map/directions", {"from": "Carnegie Mellon University", "to": "UPMC Shadyside",
-                                    "mode": "walking"}),
+    ("map--83", "/map/directions", {"from": "Carnegie Mellon University", "to": "UPMC Shadyside", "mode": "walking"}),
 ]
 
 

@@ -21,12 +21,9 @@ def test_api_keys_are_hashed_and_verifiable():
 
 def test_idempotency_key_returns_the_same_job():
     with session_scope() as s:
-        a, created_a = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o1",
-                                       idempotency_key="k1")
-        b, created_b = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o1",
-                                       idempotency_key="k1")
-        c, created_c = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o2",
-                                       idempotency_key="k1")
+        a, created_a = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o1", idempotency_key="k1")
+        b, created_b = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o1", idempotency_key="k1")
+        c, created_c = crud.create_job(s, method="diag.sleep", params={}, queue="cpu", owner="o2", idempotency_key="k1")
         assert created_a and not created_b and created_c
         assert a.id == b.id != c.id
 
@@ -40,7 +37,7 @@ def test_claim_finish_exactly_once_and_stale_takeover():
     with session_scope() as s:  # a redelivery while w1's heartbeat is fresh
         assert crud.claim_job(s, job_id=jid, worker="w2", stale_after_s=30) == "busy"
     with session_scope() as s:  # w1 died: its heartbeat is old
-        s.get(Job, jid).heartbeat_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=60)
+        s.get(Job, jid).heartbeat_at = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=60)
     with session_scope() as s:
         assert crud.claim_job(s, job_id=jid, worker="w2", stale_after_s=30) == "claimed"
         assert s.get(Job, jid).attempts == 2

@@ -42,13 +42,16 @@ def test_fresh_sqlite_at_heads_matches_the_full_metadata(tmp_path):
     assert diff == []
 
 
-
 def test_env_py_sees_every_package_table(tmp_path):
     """Autogenerate through migrations/env.py, in a fresh process that imported no models: no diff."""
     url = f"sqlite:///{tmp_path / 'm.db'}"
     migrate.upgrade(url)
-    code = ("from alembic import command; from core.db import migrate; "
-            f"command.check(migrate.alembic_config({url!r}))")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).resolve().parents[3])
+    code = f"from alembic import command; from core.db import migrate; command.check(migrate.alembic_config({url!r}))"
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert res.returncode == 0, res.stderr[-2000:]

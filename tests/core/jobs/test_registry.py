@@ -70,6 +70,7 @@ def test_unknown_method_lists_known_ones():
 
 def test_params_model_must_be_pydantic():
     with registry_snapshot(), pytest.raises(TypeError):
+
         @register_method("test.bad")
         def bad(params: dict, progress) -> Report:  # noqa: ARG001
             return Report(title="x")
@@ -107,8 +108,7 @@ def test_reproducer_presets_fill_unset_fields_and_unknown_options_fail():
         register_reproducer("test_repro", options=_Opts)(_repro)
         spec = get_reproducer("test_repro")
         assert spec.validate({}).n == 2
-        assert spec.validate({"preset": "big"}).model_dump() == {"preset": "big", "n": 40, "label": "b",
-                                                                 "flag": False}
+        assert spec.validate({"preset": "big"}).model_dump() == {"preset": "big", "n": 40, "label": "b", "flag": False}
         assert spec.validate({"preset": "big", "n": 3}).n == 3  # the user's value wins over the preset
         with pytest.raises(InvalidOptions, match="nn: unknown option; known: flag, label, n, preset"):
             spec.validate({"nn": 3})
@@ -116,8 +116,9 @@ def test_reproducer_presets_fill_unset_fields_and_unknown_options_fail():
             spec.validate({"n": "many"})
         with pytest.raises(InvalidOptions, match="preset"):
             spec.validate({"preset": "huge"})
-        assert spec.validate({"preset": "big", "n": 3, "flag": True}).cli_options() == \
-            " -o preset=big -o n=3 -o flag=true"
+        assert (
+            spec.validate({"preset": "big", "n": 3, "flag": True}).cli_options() == " -o preset=big -o n=3 -o flag=true"
+        )
         assert spec.json_schema()["properties"]["preset"]["enum"] == ["small", "big"]
 
 

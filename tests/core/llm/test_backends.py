@@ -17,8 +17,7 @@ from core.llm.gateway import ensure_providers
 MODEL = "smollm2-135m-instruct"
 HAS_LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
 NO_LLAMA_CPP = "llama-cpp-python is not installed (pip install llama-cpp-python==0.3.36)"
-KINDS = [pytest.param("llamacpp", marks=pytest.mark.skipif(not HAS_LLAMA_CPP, reason=NO_LLAMA_CPP)),
-         "transformers"]
+KINDS = [pytest.param("llamacpp", marks=pytest.mark.skipif(not HAS_LLAMA_CPP, reason=NO_LLAMA_CPP)), "transformers"]
 COUNT = "Count from 1 to 10, one number per line, nothing else."
 
 
@@ -37,8 +36,9 @@ def test_litellm_completion_and_stream_agree(kind):
     text = resp.choices[0].message.content
     assert "Paris" in text
     assert 0 < resp.usage.completion_tokens <= 10 and resp.usage.prompt_tokens > 10
-    chunks = litellm.completion(model=f"local/{MODEL}", messages=msgs, max_tokens=10, temperature=0,
-                                backend=kind, stream=True)
+    chunks = litellm.completion(
+        model=f"local/{MODEL}", messages=msgs, max_tokens=10, temperature=0, backend=kind, stream=True
+    )
     pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
     assert len(pieces) > 1 and "".join(pieces) == text
 
@@ -48,7 +48,7 @@ def test_stop_strings_and_max_tokens(kind):
     full = complete(COUNT, max_tokens=12, backend=kind).text
     assert "2" in full and "3" in full
     cut = complete(COUNT, max_tokens=12, stop=["3"], backend=kind)
-    assert cut.text == full[:full.index("3")] and cut.finish_reason == "stop"
+    assert cut.text == full[: full.index("3")] and cut.finish_reason == "stop"
     assert "".join(stream(COUNT, max_tokens=12, stop=["3"], backend=kind)) == cut.text
     short = complete(COUNT, max_tokens=4, backend=kind)
     assert short.completion_tokens == 4 and short.finish_reason == "length" and full.startswith(short.text)
@@ -85,8 +85,13 @@ def test_backends_agree_greedily(llamacpp_backend, hf_backend):
     Not all: llama.cpp quantizes activations to 8 bits for the Q4_1 products, so a near-tie
     between the top two logits can flip (bench/local_llm.py reports the full measurement).
     """
-    prompts = ["What is the capital of France? One sentence.", "Give me a synonym of happy.",
-               "What is 2 + 2?", "Who wrote Hamlet?", "Name a colour."]
+    prompts = [
+        "What is the capital of France? One sentence.",
+        "Give me a synonym of happy.",
+        "What is 2 + 2?",
+        "Who wrote Hamlet?",
+        "Name a colour.",
+    ]
     same = 0
     for p in prompts:
         req = GenerationRequest(messages=[{"role": "user", "content": p}], max_tokens=6)

@@ -61,9 +61,12 @@ def test_end_of_turn_token_finishes_with_stop(tokenizer):
 
 def test_json_mask_forces_a_valid_object(tokenizer):
     """Random logits, masked by the schema, always decode into a valid instance."""
-    schema = {"type": "object",
-              "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": -99, "maximum": 999}},
-              "required": ["ok", "n"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": -99, "maximum": 999}},
+        "required": ["ok", "n"],
+        "additionalProperties": False,
+    }
     rng = np.random.default_rng(0)
     for _ in range(5):
         seq = Sequence(_req(json_schema=schema, max_tokens=40), [1], tokenizer, eos_ids(tokenizer))
@@ -73,15 +76,23 @@ def test_json_mask_forces_a_valid_object(tokenizer):
             seq.push(seq.choose(logits))
         assert seq.finish_reason == "stop"  # the grammar closed the object well inside the budget
         obj = json.loads(seq.text)
-        assert -99 <= obj["n"] <= 999 and set(obj) == {"ok", "n"} and isinstance(obj["ok"], bool) and isinstance(obj["n"], int)
+        assert (
+            -99 <= obj["n"] <= 999
+            and set(obj) == {"ok", "n"}
+            and isinstance(obj["ok"], bool)
+            and isinstance(obj["n"], int)
+        )
 
 
-@pytest.mark.parametrize("kw, needle", [
-    ({"json_schema": {"type": "nonsense"}}, "invalid JSON schema"),
-    ({"json_schema": {"type": "object", "required": "x"}}, "invalid JSON schema"),
-    ({"regex": "(abc"}, "invalid regex"),
-    ({"grammar": "root ::= ( \"a\""}, "invalid grammar"),
-])
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        ({"json_schema": {"type": "nonsense"}}, "invalid JSON schema"),
+        ({"json_schema": {"type": "object", "required": "x"}}, "invalid JSON schema"),
+        ({"regex": "(abc"}, "invalid regex"),
+        ({"grammar": 'root ::= ( "a"'}, "invalid grammar"),
+    ],
+)
 def test_bad_constraints_raise_clear_errors(kw, needle):
     spec = spec_from(kw.get("json_schema"), kw.get("regex"), kw.get("grammar"))
     with pytest.raises(ConstraintError, match=needle):

@@ -58,11 +58,14 @@ class InterpreterProcess:
 
 def _on_cuda(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     def call(*args, **kwargs):
-        move = (lambda v: v.cuda() if isinstance(v, torch.Tensor) else v)
+        def move(v):
+            return v.cuda() if isinstance(v, torch.Tensor) else v
+
         try:
             return fn(*[move(a) for a in args], **{k: move(v) for k, v in kwargs.items()}).cpu()
         except (ValueError, TypeError) as exc:
             raise KernelError(f"{type(exc).__name__}: {exc}") from exc
+
     return call
 
 

@@ -30,7 +30,12 @@ def _assert_matches(y: torch.Tensor, x: torch.Tensor, packed, lut, sz, gs: int) 
 
 
 CASES = [  # (M, N, K, g): every M with both group sizes, N and K varied
-    (1, 64, 128, 32), (1, 96, 256, 64), (3, 96, 128, 64), (3, 64, 256, 32), (16, 64, 256, 64), (16, 96, 128, 32),
+    (1, 64, 128, 32),
+    (1, 96, 256, 64),
+    (3, 96, 128, 64),
+    (3, 64, 256, 32),
+    (16, 64, 256, 64),
+    (16, 96, 128, 32),
 ]
 
 
@@ -88,8 +93,9 @@ def test_bf16_decode_row(gemm):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="bf16 tl.dot is wrong in the Triton 3.9 interpreter; "
-                    "needs a GPU")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="bf16 tl.dot is wrong in the Triton 3.9 interpreter; needs a GPU"
+)
 def test_bf16_mma_on_gpu(gemm):
     packed, lut, sz = _operands(96, 256, 64, True, seed=9)
     x = torch.randn(16, 256).bfloat16()

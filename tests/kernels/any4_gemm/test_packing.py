@@ -47,8 +47,9 @@ def test_dequantize_rule_row_and_global_lut():
                 val = lut[i, codes[i, j]] if lut.dim() == 2 else lut[codes[i, j]]
                 assert w[i, j] == pytest.approx(float(val * s[i, j // gs] + z[i, j // gs]), abs=1e-6)
         x = torch.randn(3, k, generator=g)
-        torch.testing.assert_close(any4_gemm_reference(x, pack_nibbles(codes), lut, make_scales_and_zeros(s, z), gs),
-                                   x @ w.t())
+        torch.testing.assert_close(
+            any4_gemm_reference(x, pack_nibbles(codes), lut, make_scales_and_zeros(s, z), gs), x @ w.t()
+        )
 
 
 def test_reference_validates_shapes():

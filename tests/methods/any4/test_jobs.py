@@ -1,6 +1,5 @@
 """The any4 jobs through the registry, on a tiny random llama standing in for the base model."""
 
-
 import pytest
 import torch
 
@@ -52,8 +51,16 @@ def test_queue_is_the_same_on_every_host(monkeypatch, cuda):
 
 def test_quantize_then_evaluate(tiny_base, data_dir):
     q = get_method("any4.quantize")
-    params = q.validate({"model": "clean-llama", "fmt": "any4", "group_size": 32, "calibration": "offline",
-                         "eval_windows": 2, "seqlen": 48})
+    params = q.validate(
+        {
+            "model": "clean-llama",
+            "fmt": "any4",
+            "group_size": 32,
+            "calibration": "offline",
+            "eval_windows": 2,
+            "seqlen": 48,
+        }
+    )
     rep = q.run(params, null_context())
     assert rep.metrics["ppl_quantized"] > 1 and rep.metrics["ppl_fp"] > 1
     assert rep.metrics["bits_per_weight"] == pytest.approx(4 + 32 / 32 + 16 * 16 / 64, rel=0.2)
@@ -74,8 +81,10 @@ def test_quantize_then_evaluate(tiny_base, data_dir):
 def test_group_size_must_divide_k(tiny_base, data_dir):
     q = get_method("any4.quantize")
     with pytest.raises(ValueError, match="does not divide"):
-        q.run(q.validate({"fmt": "int4", "group_size": 128, "eval_windows": 1, "seqlen": 32,
-                          "calibration": "none"}), null_context())
+        q.run(
+            q.validate({"fmt": "int4", "group_size": 128, "eval_windows": 1, "seqlen": 32, "calibration": "none"}),
+            null_context(),
+        )
 
 
 def test_direction_checks_follow_the_numbers():
@@ -84,8 +93,16 @@ def test_direction_checks_follow_the_numbers():
     def rows(ppl_by_variant, g):
         return [{"variant": v, "group_size": g, "ppl": {"w": p}} for v, p in ppl_by_variant.items()]
 
-    good = {"int4": 12.0, "nf4": 11.0, "fp4": 13.0, "any4:none": 10.8, "any4:offline": 10.7, "any4:online": 10.6,
-            "any3:offline": 14.0, "any2:offline": 40.0}
+    good = {
+        "int4": 12.0,
+        "nf4": 11.0,
+        "fp4": 13.0,
+        "any4:none": 10.8,
+        "any4:offline": 10.7,
+        "any4:online": 10.6,
+        "any3:offline": 14.0,
+        "any2:offline": 40.0,
+    }
     worse = {k: v * (1.02 if k.startswith("any4") else 1.05) for k, v in good.items()}
     suite = {"fp_ppl": {"w": 9.8}, "rows": rows(good, 32) + rows(worse, 64)}
     checks = direction_checks(suite, [32, 64], "w")

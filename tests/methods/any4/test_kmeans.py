@@ -37,8 +37,9 @@ def test_assignment_is_nearest_centroid_and_codes_in_original_order():
 def test_objective_never_increases():
     x, w = _rows(64, 96, 1)
     rows = SortedRows(x, w)
-    res = weighted_lloyd(rows, random_init(rows, 16, torch.Generator().manual_seed(1)), max_iter=300, tol=0.0,
-                         track=True)
+    res = weighted_lloyd(
+        rows, random_init(rows, 16, torch.Generator().manual_seed(1)), max_iter=300, tol=0.0, track=True
+    )
     hist = torch.stack(res.history)
     assert len(res.history) > 3
     assert ((hist[1:] - hist[:-1]) <= 1e-12 * hist[:-1].abs()).all()
@@ -53,11 +54,18 @@ def test_close_to_sklearn_and_not_below_dp_optimum():
 
     x, w = _rows(200, 256, 2)
     rows = SortedRows(x, w)
-    ours = weighted_lloyd(rows, kmeans_plusplus(rows, 16, torch.Generator().manual_seed(2)), max_iter=300,
-                          tol=1e-6).objective.numpy()
+    ours = weighted_lloyd(
+        rows, kmeans_plusplus(rows, 16, torch.Generator().manual_seed(2)), max_iter=300, tol=1e-6
+    ).objective.numpy()
     with threadpool_limits(1):  # 200 tiny fits: thread wake-ups would dominate
-        sk = np.array([KMeans(16, init="k-means++", n_init=1, random_state=i)
-                       .fit(x[i, :, None].numpy(), sample_weight=w[i].numpy()).inertia_ for i in range(200)])
+        sk = np.array(
+            [
+                KMeans(16, init="k-means++", n_init=1, random_state=i)
+                .fit(x[i, :, None].numpy(), sample_weight=w[i].numpy())
+                .inertia_
+                for i in range(200)
+            ]
+        )
     dp = np.array([kmeans_1d_optimal(x[i].numpy(), w[i].numpy(), 16)[0] for i in range(50)])
     assert (ours[:50] >= dp * (1 - 1e-9)).all()
     assert (sk[:50] >= dp * (1 - 1e-9)).all()

@@ -3,11 +3,11 @@
 import pytest
 import torch
 
+from kernels.any4_gemm import dequantize
 from methods.any4.config import QuantConfig, parse_format
 from methods.any4.grids import FP4_GRID, NF4_GRID
 from methods.any4.quantized import bits_per_weight
 from methods.any4.quantizers import AbsmaxGridQuantizer, AnyQuantizer, IntQuantizer, create_quantizer, group_normalize
-from kernels.any4_gemm import dequantize
 
 
 def _w(n=32, k=256, seed=0, dist="gauss"):
@@ -22,7 +22,7 @@ def _w(n=32, k=256, seed=0, dist="gauss"):
 def test_group_normalization_range(bits):
     w = _w()
     u, s, m = group_normalize(w, 64, bits)
-    top = 2 ** bits - 1
+    top = 2**bits - 1
     assert u.min() >= 0 and u.max() <= top
     ug = u.view(32, 4, 64)
     assert torch.all(ug.amin(dim=2) == 0)
@@ -118,7 +118,7 @@ def test_lower_bit_widths_use_fewer_levels():
     errs = {}
     for b in (2, 3, 4):
         qw = AnyQuantizer(b).quantize(w, 64)
-        assert int(qw.codes.max()) < 2 ** b
+        assert int(qw.codes.max()) < 2**b
         errs[b] = float(((qw.dequantize() - w) ** 2).mean())
     assert errs[4] < errs[3] < errs[2]
 
@@ -134,8 +134,12 @@ def test_bits_per_weight():
     assert bits_per_weight(bits=4, group_size=128, in_features=4096, row_lut=True) == 4.3125
     assert bits_per_weight(bits=4, group_size=128, in_features=4096, row_lut=False) == 4.25
     # SmolLM2: the 16-entry bf16 table alone adds 0.444 (K = 576) or 0.167 (K = 1536) bits
-    assert bits_per_weight(bits=4, group_size=64, in_features=576, row_lut=True) - 4.5 == pytest.approx(0.4444, abs=1e-4)
-    assert bits_per_weight(bits=4, group_size=64, in_features=1536, row_lut=True) - 4.5 == pytest.approx(0.1667, abs=1e-4)
+    assert bits_per_weight(bits=4, group_size=64, in_features=576, row_lut=True) - 4.5 == pytest.approx(
+        0.4444, abs=1e-4
+    )
+    assert bits_per_weight(bits=4, group_size=64, in_features=1536, row_lut=True) - 4.5 == pytest.approx(
+        0.1667, abs=1e-4
+    )
 
 
 def test_format_parsing_and_config_validation():

@@ -101,8 +101,9 @@ def test_default_prompt_is_byte_exact(data_dir):
     import hashlib
 
     text = read_default_prompt(data_dir)
-    assert hashlib.sha256(text.encode()).hexdigest() == \
-        "eccb766a5d869e92447175639a592715dfea1a0242943c19c037668b387369b2"
+    assert (
+        hashlib.sha256(text.encode()).hexdigest() == "eccb766a5d869e92447175639a592715dfea1a0242943c19c037668b387369b2"
+    )
 
 
 def test_online_block_replay_equals_a_full_pass(tiny_llama, calib_ids):

@@ -51,25 +51,53 @@ def test_worked_examples(nltk_root):
 
 
 def test_averitec_score_levels_on_claims_a_b_c(nltk_root):
-    gold_a = {"label": "Refuted", "justification": "x", "claim_types": ["Event/Property Claim"], "questions": [
-        {"question": "who made the claim", "answers": [{"answer": "a facebook post", "answer_type": "Extractive"}]},
-        {"question": "when did the bridge open", "answers": [{"answer": "in 1932", "answer_type": "Extractive"}]}]}
-    pred_a = {"label": "Refuted", "questions": [
-        {"question": "who made the claim", "answers": [{"answer": "a facebook post"}]},
-        {"question": "when did the bridge open", "answers": [{"answer": "1932"}]}]}
-    gold_b = {"label": "Supported", "justification": "y", "questions": [
-        {"question": "alpha", "answers": [{"answer": "beta gamma"}]},
-        {"question": "one two three four", "answers": [{"answer": "five six seven eight nine"}]},
-        {"question": "x", "answers": [{"answer": "y z"}]}]}
-    pred_b = {"label": "Supported", "questions": [
-        {"question": "one two three four", "answers": [{"answer": "five six seven eight nine"}]}]}
-    gold_c = {"label": "Not Enough Evidence", "justification": "z", "questions": [
-        {"question": "wyoming population", "answers": [{"answer": "576851"}]}]}
-    pred_c = {"label": "Not Enough Evidence", "questions": [{"question": "capital france", "answers": [
-        {"answer": "paris"}]}]}
+    gold_a = {
+        "label": "Refuted",
+        "justification": "x",
+        "claim_types": ["Event/Property Claim"],
+        "questions": [
+            {"question": "who made the claim", "answers": [{"answer": "a facebook post", "answer_type": "Extractive"}]},
+            {"question": "when did the bridge open", "answers": [{"answer": "in 1932", "answer_type": "Extractive"}]},
+        ],
+    }
+    pred_a = {
+        "label": "Refuted",
+        "questions": [
+            {"question": "who made the claim", "answers": [{"answer": "a facebook post"}]},
+            {"question": "when did the bridge open", "answers": [{"answer": "1932"}]},
+        ],
+    }
+    gold_b = {
+        "label": "Supported",
+        "justification": "y",
+        "questions": [
+            {"question": "alpha", "answers": [{"answer": "beta gamma"}]},
+            {"question": "one two three four", "answers": [{"answer": "five six seven eight nine"}]},
+            {"question": "x", "answers": [{"answer": "y z"}]},
+        ],
+    }
+    pred_b = {
+        "label": "Supported",
+        "questions": [{"question": "one two three four", "answers": [{"answer": "five six seven eight nine"}]}],
+    }
+    gold_c = {
+        "label": "Not Enough Evidence",
+        "justification": "z",
+        "questions": [{"question": "wyoming population", "answers": [{"answer": "576851"}]}],
+    }
+    pred_c = {
+        "label": "Not Enough Evidence",
+        "questions": [{"question": "capital france", "answers": [{"answer": "paris"}]}],
+    }
     s = score([pred_a, pred_b, pred_c], [gold_a, gold_b, gold_c], metric=lambda c, r: meteor_tokens(ws(r), ws(c)))
-    assert [round(s.averitec[lvl], 4) for lvl in (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)] == \
-        [0.6667, 0.6667, 0.6667, 0.6667, 0.3333, 0.3333]
+    assert [round(s.averitec[lvl], 4) for lvl in (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)] == [
+        0.6667,
+        0.6667,
+        0.6667,
+        0.6667,
+        0.3333,
+        0.3333,
+    ]
     assert s.veracity["acc"] == 1.0
     assert round(s.per_claim[0]["qa"], 6) == 0.926002 and round(s.per_claim[1]["qa"], 6) == 0.333105
 
@@ -86,9 +114,15 @@ def test_refusals_leave_the_accuracy_denominator():
 
 
 def test_gold_strings_and_prediction_cap():
-    gold = {"questions": [{"question": "Q1", "answers": [
-        {"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "it did"}]},
-        {"question": "Q2", "answers": []}]}
+    gold = {
+        "questions": [
+            {
+                "question": "Q1",
+                "answers": [{"answer": "Yes", "answer_type": "Boolean", "boolean_explanation": "it did"}],
+            },
+            {"question": "Q2", "answers": []},
+        ]
+    }
     assert evidence_strings(gold, is_gold=True) == ["Q1 Yes. it did", "Q2 No answer could be found."]
     pred = {"evidence": [{"question": f"q{i}", "answer": None if i == 0 else f"a{i}"} for i in range(14)]}
     strings = evidence_strings(pred, is_gold=False)

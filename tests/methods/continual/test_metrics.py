@@ -5,14 +5,19 @@ import math
 import numpy as np
 import pytest
 
-from methods.continual.metrics import (accuracy_matrix_row, backward_transfer, forgetting, mean_std,
-                                       old_new_accuracy, seen_accuracy, summarize)
+from methods.continual.metrics import (
+    accuracy_matrix_row,
+    backward_transfer,
+    forgetting,
+    mean_std,
+    old_new_accuracy,
+    seen_accuracy,
+    summarize,
+)
 
 NAN = math.nan
 # after task 1: 0.9 | after task 2: 0.7, 0.8 | after task 3: 0.5, 0.6, 1.0
-A = np.array([[0.9, NAN, NAN],
-              [0.7, 0.8, NAN],
-              [0.5, 0.6, 1.0]])
+A = np.array([[0.9, NAN, NAN], [0.7, 0.8, NAN], [0.5, 0.6, 1.0]])
 
 
 def test_equal_task_sizes_reduce_to_row_means():

@@ -7,8 +7,14 @@ the multi-process broker path itself is covered by ``tests/integration/test_work
 
 import pytest
 
-TINY = {"channels": [4, 8, 8], "epochs_first": 2, "milestones_first": [1], "epochs_inc": 1,
-        "milestones_inc": [1], "tssp_passes": 2}
+TINY = {
+    "channels": [4, 8, 8],
+    "epochs_first": 2,
+    "milestones_first": [1],
+    "epochs_inc": 1,
+    "milestones_inc": [1],
+    "tssp_passes": 2,
+}
 
 
 @pytest.fixture
@@ -22,8 +28,10 @@ def eager_worker():
 
 
 def test_two_task_dpcr_run_through_the_worker(api_client, eager_worker):
-    body = {"method": "continual.run",
-            "params": {"method": "dpcr", "n_tasks": 2, "seeds": 1, "samples_per_class": 40, "options": TINY}}
+    body = {
+        "method": "continual.run",
+        "params": {"method": "dpcr", "n_tasks": 2, "seeds": 1, "samples_per_class": 40, "options": TINY},
+    }
     r = api_client.post("/v1/jobs", json=body)
     assert r.status_code == 201, r.text
     job = api_client.get(f"/v1/jobs/{r.json()['id']}").json()
@@ -44,14 +52,17 @@ def test_two_task_dpcr_run_through_the_worker(api_client, eager_worker):
     assert png.status_code == 200 and png.content[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("params,needle", [
-    ({"method": "no-such"}, "unknown continual method"),
-    ({"options": {"epochs_first": -1}}, "epochs_first"),
-    ({"options": {"gamma_sweep": [1.0], "arms": ["lwf"]}}, "gamma_sweep"),
-    ({"samples_per_class": 1}, "samples_per_class"),
-    ({"dataset": "cifar"}, "unknown dataset"),
-    ({"options": {"bogus": 1}}, "bogus"),
-])
+@pytest.mark.parametrize(
+    "params,needle",
+    [
+        ({"method": "no-such"}, "unknown continual method"),
+        ({"options": {"epochs_first": -1}}, "epochs_first"),
+        ({"options": {"gamma_sweep": [1.0], "arms": ["lwf"]}}, "gamma_sweep"),
+        ({"samples_per_class": 1}, "samples_per_class"),
+        ({"dataset": "cifar"}, "unknown dataset"),
+        ({"options": {"bogus": 1}}, "bogus"),
+    ],
+)
 def test_bad_params_are_422(api_client, params, needle):
     r = api_client.post("/v1/jobs", json={"method": "continual.run", "params": params})
     assert r.status_code == 422, r.text

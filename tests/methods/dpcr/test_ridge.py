@@ -68,7 +68,7 @@ def test_count_constant_replaces_true_counts_in_q():
 
 def test_gamma_selection_uses_the_held_out_split():
     rng = np.random.RandomState(3)
-    (x, y), = _tasks(rng, n_tasks=1, k=2, per_class=40)
+    ((x, y),) = _tasks(rng, n_tasks=1, k=2, per_class=40)
     g, scores = select_gamma(x, y, (1.0, 10.0, 100.0), holdout=0.25, seed=0)
     assert set(scores) == {1.0, 10.0, 100.0} and g in scores
     best = max(scores.values(), key=lambda s: (s[0], -s[1]))

@@ -19,8 +19,8 @@ def module_store():
 @pytest.fixture
 def indexed(module_store, monkeypatch, data_dir):
     """An 8-item MAWPS pool indexed with SmolLM2 in an ephemeral Chroma that the API also sees."""
-    import methods.lms3.service as service
     import core.vectorstore as vectorstore
+    import methods.lms3.service as service
     from methods.lms3 import Lms3Service, PoolSpec
 
     monkeypatch.setattr(service, "get_vectorstore", lambda: module_store)
@@ -50,9 +50,14 @@ def test_select_returns_scores_rejection_and_prompt(api_client, indexed):
 def test_unindexed_pool_is_409_and_bad_input_422(api_client, indexed):
     r = api_client.post("/v1/lms3/select", json={"dataset": "gsm8k", "pool_size": 5, "query": "1 + 1 ?"})
     assert r.status_code == 409 and "lms3 index gsm8k" in r.json()["detail"]
-    for bad in ({**indexed, "query": ""}, {**indexed, "query": "x" * 9000}, {**indexed, "query": "2+2", "k": 0},
-                {"dataset": "math", "query": "2+2"}, {**indexed, "query": "2+2", "generate": True},
-                {**indexed, "query": "2+2", "arm": "oracle"}):
+    for bad in (
+        {**indexed, "query": ""},
+        {**indexed, "query": "x" * 9000},
+        {**indexed, "query": "2+2", "k": 0},
+        {"dataset": "math", "query": "2+2"},
+        {**indexed, "query": "2+2", "generate": True},
+        {**indexed, "query": "2+2", "arm": "oracle"},
+    ):
         r = api_client.post("/v1/lms3/select", json=bad)
         assert r.status_code == 422, (bad, r.text)
 

@@ -16,8 +16,7 @@ def test_index_twice_then_select(data_dir):
     assert again.exit_code == 0 and "encoded now 0" in again.output and "forward passes 0" in again.output
 
     q = "Tom has 9.0 books and gives away 4.0 . How many books does he have left ?"
-    res = runner.invoke(app, ["lms3", "select", "mawps", q, "--pool-size", "6", "--seed", "5", "-k", "2",
-                              "--l", "1.0"])
+    res = runner.invoke(app, ["lms3", "select", "mawps", q, "--pool-size", "6", "--seed", "5", "-k", "2", "--l", "1.0"])
     assert res.exit_code == 0, res.output
     assert "2 demonstration(s) kept" in res.output and "Here are some examples you can refer to." in res.output
     rej = runner.invoke(app, ["lms3", "select", "mawps", q, "--pool-size", "6", "--seed", "5"])

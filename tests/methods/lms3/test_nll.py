@@ -21,8 +21,11 @@ def _manual(lm, prompt: str, gold: str) -> tuple[float, int]:
 
 
 def test_gold_nll_matches_manual_loop(tiny_llama):
-    prompts = ["Let's think step by step: 2 + 3 = ?\nA: ", "Q: a much longer prompt with several words in it\nA: ",
-               "Here are some examples.\n\nQ: 1+1\nA: 2\n\nQ: 4+4\nA: "]
+    prompts = [
+        "Let's think step by step: 2 + 3 = ?\nA: ",
+        "Q: a much longer prompt with several words in it\nA: ",
+        "Here are some examples.\n\nQ: 1+1\nA: 2\n\nQ: 4+4\nA: ",
+    ]
     golds = ["5.0", "The answer is #### 12", "8"]
     got = gold_nll(tiny_llama.model, tiny_llama.tokenizer, prompts, golds, batch_size=2)
     for (p, g), r in zip(zip(prompts, golds), got):
@@ -40,6 +43,7 @@ def test_prompt_tokens_are_not_counted(tiny_llama):
     b = gold_nll(tiny_llama.model, tok, ["a far longer prompt " * 20 + "\nA: "], [gold])[0]
     assert a.tokens == b.tokens == len(tok(gold, add_special_tokens=False)["input_ids"])
     assert a.mean != b.mean
-    both = gold_nll(tiny_llama.model, tok, ["short\nA: ", "a far longer prompt " * 20 + "\nA: "], [gold, gold],
-                    batch_size=2)
+    both = gold_nll(
+        tiny_llama.model, tok, ["short\nA: ", "a far longer prompt " * 20 + "\nA: "], [gold, gold], batch_size=2
+    )
     np.testing.assert_allclose([both[0].mean, both[1].mean], [a.mean, b.mean], rtol=1e-5)

@@ -49,8 +49,9 @@ def test_stored_vectors_and_chroma_l2_order(svc, data_dir):
     np.testing.assert_allclose(pool.stab, svc.projections.stability(pool.x), rtol=1e-5)
     # Chroma's nearest neighbours of x_q in the p collection follow the exact Sim order
     xq = svc.encode(["Tom has 3.0 apples and buys 4.0 more . How many apples does he have ?"])[0]
-    hits = svc.store.query(collection_for(svc.model_hash, spec.name, svc.key, "p-reference"),
-                           embedding=xq.tolist(), k=5)
+    hits = svc.store.query(
+        collection_for(svc.model_hash, spec.name, svc.key, "p-reference"), embedding=xq.tolist(), k=5
+    )
     sim = similarity(xq, pool.p["reference"])
     exact = [pool.ids[i] for i in np.argsort(sim, kind="stable")[:5]]
     assert [h.id for h in hits] == exact
@@ -62,8 +63,13 @@ def test_math_selection_stays_within_subject(svc, data_dir):
     assert len(svc.pool(spec)) == 21
     for subject in ("geometry", "number_theory"):
         for arm in ("lms3", "cosine", "random", "stab_only", "score_no_reject"):
-            res = svc.select("What is the remainder when 2^10 is divided by 7?", spec, subject=subject, arm=arm,
-                             selection=SelectionConfig(k=3, l=1.0))
+            res = svc.select(
+                "What is the remainder when 2^10 is divided by 7?",
+                spec,
+                subject=subject,
+                arm=arm,
+                selection=SelectionConfig(k=3, l=1.0),
+            )
             assert res.pool_size == 3 and res.demos
             assert {d.subject for d in res.demos} == {subject}
     with pytest.raises(ValueError):
@@ -93,8 +99,11 @@ def test_service_rejection_gives_zero_shot_prompt(svc, data_dir):
 def test_attention_orientation_changes_sim(tiny_llama_dir, ephemeral_store, data_dir):
     spec = PoolSpec("mawps", 12, seed=0)
     a = Lms3Service(model_name=str(tiny_llama_dir), store=ephemeral_store)
-    b = Lms3Service(model_name=str(tiny_llama_dir), store=ephemeral_store,
-                    representation=RepresentationConfig(orientation="attention"))
+    b = Lms3Service(
+        model_name=str(tiny_llama_dir),
+        store=ephemeral_store,
+        representation=RepresentationConfig(orientation="attention"),
+    )
     a.index(spec)
     assert b.index(spec).skipped  # both orientations were stored by one indexing
     q = "Sam has 5.0 marbles and finds 2.0 more . How many now ?"

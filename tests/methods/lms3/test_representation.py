@@ -8,17 +8,25 @@ import torch
 
 from methods.lms3.representation import Encoder
 
-KEYS = [(m, layer) for m in ("reference", "last_token", "eos_appended")
-        for layer in ("final_norm_output", "last_layer_attn_input")]
-TEXTS = ["Mary is baking a cake . The recipe wants 8.0 cups of flour .",
-         "One pencil weighs 28.3 grams . How much do 5.0 pencils weigh ?",
-         "x " * 300]  # longer than 128 tokens: truncated, index 127 is a real token
+KEYS = [
+    (m, layer)
+    for m in ("reference", "last_token", "eos_appended")
+    for layer in ("final_norm_output", "last_layer_attn_input")
+]
+TEXTS = [
+    "Mary is baking a cake . The recipe wants 8.0 cups of flour .",
+    "One pencil weighs 28.3 grams . How much do 5.0 pencils weigh ?",
+    "x " * 300,
+]  # longer than 128 tokens: truncated, index 127 is a real token
 
 
 def _hf_states(lm, ids, mask=None):
     with torch.inference_mode():
-        out = lm.model(input_ids=torch.tensor([ids]), attention_mask=None if mask is None else torch.tensor([mask]),
-                       output_hidden_states=True)
+        out = lm.model(
+            input_ids=torch.tensor([ids]),
+            attention_mask=None if mask is None else torch.tensor([mask]),
+            output_hidden_states=True,
+        )
         hs = out.hidden_states
         return hs[-1][0].numpy(), lm.model.base_model.layers[-1].input_layernorm(hs[-2])[0].numpy()
 
@@ -43,8 +51,7 @@ def test_all_modes_match_literal_hf_inputs(tiny_llama):
         np.testing.assert_allclose(got[("last_token", "final_norm_output")][j], final[-1], atol=2e-5, rtol=1e-4)
         final, attn_in = _hf_states(tiny_llama, real + [eos])
         np.testing.assert_allclose(got[("eos_appended", "final_norm_output")][j], final[-1], atol=2e-5, rtol=1e-4)
-        np.testing.assert_allclose(got[("eos_appended", "last_layer_attn_input")][j], attn_in[-1],
-                                   atol=2e-5, rtol=1e-4)
+        np.testing.assert_allclose(got[("eos_appended", "last_layer_attn_input")][j], attn_in[-1], atol=2e-5, rtol=1e-4)
     # the reference summary token differs from appending EOS at position n (position id 127, own key masked)
     assert not np.allclose(got[("reference", "final_norm_output")][0], got[("eos_appended", "final_norm_output")][0])
 
@@ -59,8 +66,8 @@ def test_compact_equals_exact_padding_and_is_cheaper(tiny_llama):
 
 def test_real_model_reference_mode(data_dir):
     """SmolLM2: 128 tokens with EOS last, 576-dim finite output equal to the literal padded forward."""
-    from methods.lms3.data import load_split
     from core.llm import get_local_model
+    from methods.lms3.data import load_split
 
     lm = get_local_model()
     q = load_split("mawps", "queries")[0].text

@@ -63,8 +63,15 @@ def fixture_file(tmp_path, monkeypatch, tiny_llama_dir, ephemeral_store, data_di
     rejected = svc.select(EXAMPLE, spec, selection=SelectionConfig(k=2, l=0.01)).to_dict()
     assert rejected["rejected"] and not kept["rejected"]
     path = tmp_path / "fixture.json"
-    path.write_text(json.dumps({"kept": kept, "rejected": rejected, "pools": [
-        {"pool": "mawps-full", "mode": "reference", "layer": "final_norm_output", "items": 1537}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "kept": kept,
+                "rejected": rejected,
+                "pools": [{"pool": "mawps-full", "mode": "reference", "layer": "final_norm_output", "items": 1537}],
+            }
+        )
+    )
     monkeypatch.setenv("LMS3_UI_FIXTURE", str(path))
     return path, kept
 

@@ -19,8 +19,15 @@ class T:
 
 
 def test_spec_fixture_keeps_shortest_success_per_task():
-    trajs = [T("A", 1, 3, "a3"), T("A", 1, 4, "a4"), T("A", 1, 9, "a9"), T("A", 0, 2, "a-fail"),
-             T("B", 1, 8, "b8"), T("B", 0, 1, "b-fail"), T("C", 0, 5, "c-fail")]
+    trajs = [
+        T("A", 1, 3, "a3"),
+        T("A", 1, 4, "a4"),
+        T("A", 1, 9, "a9"),
+        T("A", 0, 2, "a-fail"),
+        T("B", 1, 8, "b8"),
+        T("B", 0, 1, "b-fail"),
+        T("C", 0, 5, "c-fail"),
+    ]
     kept = filter_trajectories(trajs, top_p=0.2)
     # 20th percentile of [3, 4, 9] is 3.4 → only the length-3 success; B's single success is kept
     assert [k.name for k in kept] == ["a3", "b8"]

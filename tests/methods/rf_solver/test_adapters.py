@@ -42,7 +42,12 @@ class ToyFlux(nn.Module):
         self.out = nn.Linear(d, d)
 
     def forward(self, hidden_states, timestep, encoder_hidden_states, guidance):
-        h = self.inp(hidden_states) + encoder_hidden_states + 0.1 * timestep[:, None, None] + 0.01 * guidance[:, None, None]
+        h = (
+            self.inp(hidden_states)
+            + encoder_hidden_states
+            + 0.1 * timestep[:, None, None]
+            + 0.01 * guidance[:, None, None]
+        )
         for b in self.single_transformer_blocks:
             h = b(h)
         return Output(self.out(h))

@@ -62,7 +62,7 @@ def test_gaussian_with_flux_shift_still_second_order():
 
 def test_mixture_rf_solver2_order_two(mog_setup):
     flow, x0 = mog_setup
-    curves = mixture_errors(flow, x0, (32, 64, 128, 256), orders=(2,), ref_steps=1000)   # N = 16..128 steps
+    curves = mixture_errors(flow, x0, (32, 64, 128, 256), orders=(2,), ref_steps=1000)  # N = 16..128 steps
     assert observed_order(curves[2]) == pytest.approx(2.0, abs=0.25)
 
 
@@ -79,13 +79,19 @@ def test_reference_solver_matches_scipy(mog_setup):
     pts = x0[:6]
     ref = reference_solve(flow, pts, 0.0, 1.0, steps=1000)[:, 0].numpy()
     # the points do not interact, so one solve of the stacked system integrates all of them
-    sol = solve_ivp(lambda t, y: flow.velocity(torch.from_numpy(y)[:, None], t)[:, 0].numpy(),
-                    (0.0, 1.0), pts[:, 0].numpy(), method="DOP853", rtol=1e-10, atol=1e-12)
+    sol = solve_ivp(
+        lambda t, y: flow.velocity(torch.from_numpy(y)[:, None], t)[:, 0].numpy(),
+        (0.0, 1.0),
+        pts[:, 0].numpy(),
+        method="DOP853",
+        rtol=1e-10,
+        atol=1e-12,
+    )
     assert abs(sol.y[:, -1] - ref).max() < 1e-7
 
 
 def test_mixture_validation():
     with pytest.raises(ValueError):
-        MixtureFlow([0.5, 0.5], [[0.0], [1.0]], [[0.1], [0.5]])   # s_k < 0.2 is stiff
+        MixtureFlow([0.5, 0.5], [[0.0], [1.0]], [[0.1], [0.5]])  # s_k < 0.2 is stiff
     with pytest.raises(ValueError):
         MixtureFlow([0.5], [[0.0], [1.0]], [[0.3], [0.5]])

@@ -36,10 +36,13 @@ def test_edit_upload_creates_a_job_referencing_the_stored_image(api_client):
     assert (params["steps"], params["inject"], params["source_label"]) == (15, 2, "3")
 
 
-@pytest.mark.parametrize("payload,status", [
-    (b"this is not an image at all", 415),
-    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, 415),               # truncated PNG header
-])
+@pytest.mark.parametrize(
+    "payload,status",
+    [
+        (b"this is not an image at all", 415),
+        (b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, 415),  # truncated PNG header
+    ],
+)
 def test_non_images_are_rejected(api_client, payload, status):
     before = _jobs()
     r = api_client.post("/v1/rf/edit", files={"image": ("x.png", payload, "image/png")}, data=FIELDS)
@@ -56,18 +59,22 @@ def test_oversized_upload_is_rejected(api_client, settings):
 
 
 def test_decompression_bomb_is_rejected(api_client, settings):
-    side = int(settings.max_image_pixels ** 0.5) + 100
-    r = api_client.post("/v1/rf/reconstruct", files={"image": ("bomb.png", _png((side, side), "1"), "image/png")},
-                        data={"label": "3"})
+    side = int(settings.max_image_pixels**0.5) + 100
+    r = api_client.post(
+        "/v1/rf/reconstruct", files={"image": ("bomb.png", _png((side, side), "1"), "image/png")}, data={"label": "3"}
+    )
     assert r.status_code == 413, r.text
 
 
-@pytest.mark.parametrize("fields", [
-    {**FIELDS, "inject": "20"},                        # inject > steps
-    {**FIELDS, "target_label": "flower"},              # labels of two different models
-    {**FIELDS, "order": "5"},
-    {**FIELDS, "steps": "abc"},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {**FIELDS, "inject": "20"},  # inject > steps
+        {**FIELDS, "target_label": "flower"},  # labels of two different models
+        {**FIELDS, "order": "5"},
+        {**FIELDS, "steps": "abc"},
+    ],
+)
 def test_bad_fields_are_422(api_client, fields):
     before = _jobs()
     r = api_client.post("/v1/rf/edit", files={"image": ("d.png", _png(), "image/png")}, data=fields)
@@ -76,11 +83,17 @@ def test_bad_fields_are_422(api_client, fields):
 
 
 def test_reconstruct_parses_nfes_and_needs_a_key(api_client):
-    r = api_client.post("/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")},
-                        data={"label": "china", "nfes": "4, 10"})
+    r = api_client.post(
+        "/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")}, data={"label": "china", "nfes": "4, 10"}
+    )
     assert r.status_code == 201, r.text
-    assert api_client.post("/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")},
-                           data={"label": "3", "nfes": "4,x"}).status_code == 422
+    assert (
+        api_client.post(
+            "/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")}, data={"label": "3", "nfes": "4,x"}
+        ).status_code
+        == 422
+    )
     api_client.headers.pop("Authorization")
-    assert api_client.post("/v1/rf/edit", files={"image": ("d.png", _png(), "image/png")},
-                           data=FIELDS).status_code == 401
+    assert (
+        api_client.post("/v1/rf/edit", files={"image": ("d.png", _png(), "image/png")}, data=FIELDS).status_code == 401
+    )

@@ -22,12 +22,30 @@ def test_rf_edit_command(tmp_path, monkeypatch, tiny_velocity, held_out_digits):
     img = _digit_png(tmp_path, held_out_digits)
     out = tmp_path / "edit.png"
     label = str(int(held_out_digits.labels[0]))
-    r = CliRunner().invoke(app, ["rf", "edit", str(img), "--source-label", label, "--target-label", "7",
-                                 "--steps", "6", "--inject", "2", "--out", str(out), "--report", str(tmp_path / "r.md")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "rf",
+            "edit",
+            str(img),
+            "--source-label",
+            label,
+            "--target-label",
+            "7",
+            "--steps",
+            "6",
+            "--inject",
+            "2",
+            "--out",
+            str(out),
+            "--report",
+            str(tmp_path / "r.md"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "cached_v_tensors" in r.output
     side = Image.open(io.BytesIO(out.read_bytes()))
-    assert side.size[0] == 3 * side.size[1]                      # source | reconstruction | edit
+    assert side.size[0] == 3 * side.size[1]  # source | reconstruction | edit
     assert (tmp_path / "r.md").read_text().startswith("# RF-Edit: ")
 
 
@@ -55,7 +73,19 @@ def test_rf_reconstruct_command(tmp_path, monkeypatch, tiny_velocity, held_out_d
 
     monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress: tiny_velocity)
     img = _digit_png(tmp_path, held_out_digits, 2)
-    r = CliRunner().invoke(app, ["rf", "reconstruct", str(img), "--label", str(int(held_out_digits.labels[2])),
-                                 "--nfes", "4,8", "--out", str(tmp_path / "p.png")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "rf",
+            "reconstruct",
+            str(img),
+            "--label",
+            str(int(held_out_digits.labels[2])),
+            "--nfes",
+            "4,8",
+            "--out",
+            str(tmp_path / "p.png"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "RF-Solver-2" in r.output and (tmp_path / "p.png").stat().st_size > 1000

@@ -20,8 +20,10 @@ def test_same_prompt_early_injection_does_not_hurt_reconstruction(tiny_velocity,
     """Spec §7.6 for small k. (Full injection k = N is *not* as good here: V is keyed by the interval's
     upper time, so V computed one interval lower is injected; docs/results/rf_solver.md measures it.)"""
     x, y = held_out_digits.images[:16], held_out_digits.labels[:16]
-    errs = {k: float(mse(rf_edit(tiny_velocity, x, y, y, num_steps=6, inject_k=k, guidance=1.0).edited, x).mean())
-            for k in (0, 1, 2)}
+    errs = {
+        k: float(mse(rf_edit(tiny_velocity, x, y, y, num_steps=6, inject_k=k, guidance=1.0).edited, x).mean())
+        for k in (0, 1, 2)
+    }
     assert errs[1] <= errs[0] * 1.01 and errs[2] <= errs[0] * 1.01
 
 

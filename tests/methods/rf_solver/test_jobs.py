@@ -15,15 +15,18 @@ def test_registration_and_queue():
     assert get_reproducer("rf_solver")
 
 
-@pytest.mark.parametrize("params", [
-    {},                                                     # no image
-    {"digit_index": 1, "example": "boy.jpg"},               # two images
-    {"digit_index": 1, "steps": 5, "inject": 6},            # inject > steps
-    {"digit_index": 1, "order": 3},
-    {"digit_index": 1000},
-    {"image_sha256": "../../etc/passwd"},
-    {"digit_index": 1, "guidance": 0.5},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},  # no image
+        {"digit_index": 1, "example": "boy.jpg"},  # two images
+        {"digit_index": 1, "steps": 5, "inject": 6},  # inject > steps
+        {"digit_index": 1, "order": 3},
+        {"digit_index": 1000},
+        {"image_sha256": "../../etc/passwd"},
+        {"digit_index": 1, "guidance": 0.5},
+    ],
+)
 def test_edit_params_rejected(params):
     with pytest.raises(InvalidParams):
         get_method("rf.edit").validate(params)
@@ -49,14 +52,14 @@ def test_preset_for_labels():
 
 
 def test_resolve_uploaded_and_example_images(data_dir):
-    from methods.rf_solver.service import resolve_image
     from core.artifacts import get_artifact_store
+    from methods.rf_solver.service import resolve_image
 
     buf = io.BytesIO()
     Image.new("RGB", (40, 30), (250, 250, 250)).save(buf, format="PNG")
     sha = get_artifact_store().put_bytes(buf.getvalue(), name="x.png").sha256
     x = resolve_image(image_sha256=sha, digit_index=None, example=None, size=16, channels=1)
-    assert x.shape == (1, 1, 16, 16) and float(x.max()) <= -0.9     # light background inverted to dark
+    assert x.shape == (1, 1, 16, 16) and float(x.max()) <= -0.9  # light background inverted to dark
     ex = resolve_image(image_sha256=None, digit_index=None, example="horse.jpg", size=32, channels=3)
     assert ex.shape == (1, 3, 32, 32) and float(ex.std()) > 0.05
     with pytest.raises(ValueError):
@@ -86,4 +89,8 @@ def test_reconstruct_job_runs_inline(monkeypatch, tiny_velocity):
     assert report.artifact("recon_vs_nfe.png") is not None
     rows = report.data["rows"]
     assert [(r["solver"], r["nfe"]) for r in rows] == [
-        ("Euler (equal NFE)", 8), ("RF-Solver-2", 8), ("Euler (equal NFE)", 40), ("RF-Solver-2", 40)]
+        ("Euler (equal NFE)", 8),
+        ("RF-Solver-2", 8),
+        ("Euler (equal NFE)", 40),
+        ("RF-Solver-2", 40),
+    ]

@@ -13,7 +13,7 @@ from methods.rf_solver.scorer import digit_scorer
 def test_mse_psnr_known_values():
     a = -torch.ones(2, 1, 8, 8)
     b = a.clone()
-    b[0] += 0.2                              # 0.1 on the [0, 1] scale everywhere
+    b[0] += 0.2  # 0.1 on the [0, 1] scale everywhere
     assert mse(a, b).tolist() == pytest.approx([0.01, 0.0], abs=1e-7)
     assert float(psnr(a, b)[0]) == pytest.approx(20.0, abs=1e-4)
     assert math.isinf(float(psnr(a, b, eps=0.0)[1]))

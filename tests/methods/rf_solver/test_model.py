@@ -34,7 +34,7 @@ def test_label_enters_only_through_its_tokens():
     cfg = PRESETS["tiny"].model
     assert cfg.label_in_vector == "none"
     model = RFDiT(cfg)
-    with torch.no_grad():                      # zero-initialised gates would hide the attention path
+    with torch.no_grad():  # zero-initialised gates would hide the attention path
         for p in model.parameters():
             if p.abs().sum() == 0:
                 p.normal_(0, 0.05)

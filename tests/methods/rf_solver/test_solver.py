@@ -6,7 +6,13 @@ import torch
 from methods.rf_solver.analytic import default_gaussian
 from methods.rf_solver.schedule import get_schedule
 from methods.rf_solver.solver import (
-    NFECounter, midpoint_update, reconstruct, solve, taylor2_update, taylor3_update, walk,
+    NFECounter,
+    midpoint_update,
+    reconstruct,
+    solve,
+    taylor2_update,
+    taylor3_update,
+    walk,
 )
 
 
@@ -53,11 +59,11 @@ def test_walk_mirrors_steps_and_keys():
     down = walk(ts, "sample")
     up = walk(ts, "invert")
     assert [s[0] for s in down] == [0, 1, 2, 3]
-    assert [s[0] for s in up] == [3, 2, 1, 0]                     # inversion step i ↔ denoising step N−1−i
+    assert [s[0] for s in up] == [3, 2, 1, 0]  # inversion step i ↔ denoising step N−1−i
     for j, t0, t1, upper in down:
         assert (t0, t1, upper) == (ts[j], ts[j + 1], ts[j])
     for j, t0, t1, upper in up:
-        assert (t0, t1, upper) == (ts[j + 1], ts[j], ts[j])       # keyed by its end (upper) time
+        assert (t0, t1, upper) == (ts[j + 1], ts[j], ts[j])  # keyed by its end (upper) time
 
 
 def test_direction_and_order_validation():

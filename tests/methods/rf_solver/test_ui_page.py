@@ -31,13 +31,31 @@ class FakeClient:
     def report(self, job_id):
         if "edit" in job_id:
             arts = [{"name": n, "id": n, "kind": "image"} for n in ("source.png", "reconstruction.png", "edit.png")]
-            return {"body": {"title": "RF-Edit: 3 → 8", "summary": "ok", "artifacts": arts,
-                             "metrics": {"recon_psnr": 31.5, "recon_ssim": 0.99, "recon_mse": 7e-4,
-                                         "edit_mse_to_source": 0.05, "edit_ssim_to_source": 0.4, "recon_nfe": 60,
-                                         "edit_nfe": 60, "cached_v_tensors": 12, "cache_mb": 0.1,
-                                         "edit_seconds": 0.2}}}
-        return {"body": {"artifacts": [{"name": "recon_vs_nfe.png", "id": "p", "kind": "plot"}],
-                         "tables": [{"columns": ["solver", "NFE"], "rows": [["Euler", 8], ["RF-Solver-2", 8]]}]}}
+            return {
+                "body": {
+                    "title": "RF-Edit: 3 → 8",
+                    "summary": "ok",
+                    "artifacts": arts,
+                    "metrics": {
+                        "recon_psnr": 31.5,
+                        "recon_ssim": 0.99,
+                        "recon_mse": 7e-4,
+                        "edit_mse_to_source": 0.05,
+                        "edit_ssim_to_source": 0.4,
+                        "recon_nfe": 60,
+                        "edit_nfe": 60,
+                        "cached_v_tensors": 12,
+                        "cache_mb": 0.1,
+                        "edit_seconds": 0.2,
+                    },
+                }
+            }
+        return {
+            "body": {
+                "artifacts": [{"name": "recon_vs_nfe.png", "id": "p", "kind": "plot"}],
+                "tables": [{"columns": ["solver", "NFE"], "rows": [["Euler", 8], ["RF-Solver-2", 8]]}],
+            }
+        }
 
     def artifact(self, artifact_id):
         return _png()
@@ -69,8 +87,17 @@ def test_page_submits_edit_and_reconstruction_and_shows_results(fake):
     assert not at.exception
     (m1, edit), (m2, recon) = fake.submitted
     assert m1 == "rf.edit" and m2 == "rf.reconstruct"
-    assert edit == {"digit_index": 12, "source_label": "3", "target_label": "8", "steps": 10, "inject": 4,
-                    "order": 2, "guidance": 2.0, "model": "digits", "shift": True}
+    assert edit == {
+        "digit_index": 12,
+        "source_label": "3",
+        "target_label": "8",
+        "steps": 10,
+        "inject": 4,
+        "order": 2,
+        "guidance": 2.0,
+        "model": "digits",
+        "shift": True,
+    }
     assert recon["nfes"] == [4, 10, 20, 50] and recon["label"] == "3"
     text = " ".join(c.value for c in at.caption)
     assert "PSNR 31.5 dB" in text and "MSE to source 5.00e-02" in text

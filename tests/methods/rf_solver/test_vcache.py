@@ -42,8 +42,8 @@ def test_cache_size_and_injected_steps(untrained, order, k, n):
     res = rf_edit(untrained, _images(), [1, 2, 3], [4, 5, 6], num_steps=n, inject_k=k, order=order, guidance=2.0)
     assert res.cached_tensors == order * k * len(late)
     injected_steps = sorted({e[1] for e in res.injected})
-    assert injected_steps == list(range(k))                                 # step j injects iff j < k
-    assert sorted({e[1] for e in res.recorded}) == list(range(k))           # mirrored inversion steps
+    assert injected_steps == list(range(k))  # step j injects iff j < k
+    assert sorted({e[1] for e in res.recorded}) == list(range(k))  # mirrored inversion steps
     assert {e[3] for e in res.injected} <= set(late) and len(res.injected) == order * k * len(late)
     assert res.nfe == 2 * order * n
 
@@ -98,8 +98,8 @@ def test_only_v_is_replaced_q_k_untouched(untrained):
     assert all(q_same and k_same for _, q_same, k_same, _ in seen)
     late_v_same = [v_same for b, _, _, v_same in seen if b in untrained.late_blocks]
     early_v_same = [v_same for b, _, _, v_same in seen if b not in untrained.late_blocks]
-    assert all(early_v_same)                       # early blocks never touched
-    assert not all(late_v_same)                    # late blocks got the source V
+    assert all(early_v_same)  # early blocks never touched
+    assert not all(late_v_same)  # late blocks got the source V
 
 
 def test_q_k_of_first_late_block_unchanged_by_injection(untrained):
@@ -138,9 +138,9 @@ def test_q_k_of_first_late_block_unchanged_by_injection(untrained):
 def test_cache_freed_and_disk_offload(untrained, tmp_path):
     res = rf_edit(untrained, _images(1), 1, 2, num_steps=4, inject_k=2, offload_dir=tmp_path)
     assert res.cached_tensors == 8 and res.cache_bytes > 0
-    assert list(tmp_path.iterdir()) == []          # offload files removed after the edit
+    assert list(tmp_path.iterdir()) == []  # offload files removed after the edit
     mem = rf_edit(untrained, _images(1), 1, 2, num_steps=4, inject_k=2)
-    assert torch.allclose(mem.edited, res.edited, atol=1e-6)   # disk and memory give the same edit
+    assert torch.allclose(mem.edited, res.edited, atol=1e-6)  # disk and memory give the same edit
 
 
 def test_cache_api():

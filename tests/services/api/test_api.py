@@ -32,8 +32,13 @@ def test_methods_list_with_schemas(api_client):
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"}])
 def test_every_v1_route_needs_a_valid_key(api_client, headers):
     api_client.headers.pop("Authorization")
-    for method, path in [("get", "/v1/methods"), ("get", "/v1/jobs"), ("get", "/v1/jobs/x"),
-                         ("delete", "/v1/jobs/x"), ("get", "/v1/artifacts/x")]:
+    for method, path in [
+        ("get", "/v1/methods"),
+        ("get", "/v1/jobs"),
+        ("get", "/v1/jobs/x"),
+        ("delete", "/v1/jobs/x"),
+        ("get", "/v1/artifacts/x"),
+    ]:
         assert getattr(api_client, method)(path, headers=headers).status_code == 401, path
     before = _job_count()
     r = api_client.post("/v1/jobs", json={"method": "diag.sleep"}, headers=headers)
@@ -53,14 +58,17 @@ def test_submit_is_idempotent_and_cancellable(api_client):
     assert any(j["id"] == jid for j in api_client.get("/v1/jobs", params={"method": "diag.sleep"}).json())
 
 
-@pytest.mark.parametrize("body,status,needle", [
-    ({"method": "nope.x"}, 404, "unknown method"),
-    ({"method": "diag.sleep", "params": {"seconds": -1}}, 422, "seconds"),
-    ({"method": "diag.sleep", "params": {"steps": "many"}}, 422, "steps"),
-    ({"method": "llm.complete", "params": {"prompts": []}}, 422, "prompts"),
-    ({"method": "diag.sleep", "extra": 1}, 422, "extra"),
-    ({"params": {}}, 422, "method"),
-])
+@pytest.mark.parametrize(
+    "body,status,needle",
+    [
+        ({"method": "nope.x"}, 404, "unknown method"),
+        ({"method": "diag.sleep", "params": {"seconds": -1}}, 422, "seconds"),
+        ({"method": "diag.sleep", "params": {"steps": "many"}}, 422, "steps"),
+        ({"method": "llm.complete", "params": {"prompts": []}}, 422, "prompts"),
+        ({"method": "diag.sleep", "extra": 1}, 422, "extra"),
+        ({"params": {}}, 422, "method"),
+    ],
+)
 def test_bad_input_is_4xx_and_writes_nothing(api_client, body, status, needle):
     before = _job_count()
     r = api_client.post("/v1/jobs", json=body)

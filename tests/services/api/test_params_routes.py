@@ -32,8 +32,9 @@ def _body(openapi: dict, path: str, media: str) -> dict:
     return _properties(openapi, openapi["paths"][path]["post"]["requestBody"]["content"][media]["schema"])
 
 
-@pytest.mark.parametrize("path,model_name", [("/v1/rf/edit", "EditParams"),
-                                             ("/v1/rf/reconstruct", "ReconstructParams")])
+@pytest.mark.parametrize(
+    "path,model_name", [("/v1/rf/edit", "EditParams"), ("/v1/rf/reconstruct", "ReconstructParams")]
+)
 def test_rf_forms_carry_every_params_field_with_its_default(openapi, path, model_name):
     from methods.rf_solver import jobs
     from services.api.routes.rf_solver import UPLOAD_REPLACES
@@ -78,14 +79,17 @@ def _params(job_id: str) -> dict:
 
 
 def test_rf_form_fields_reach_the_job(api_client):
-    r = api_client.post("/v1/rf/edit", files={"image": ("d.png", _png(), "image/png")},
-                        data={"source_label": "1", "target_label": "7", "order": "1", "offload": "true",
-                              "guidance": "3.5"})
+    r = api_client.post(
+        "/v1/rf/edit",
+        files={"image": ("d.png", _png(), "image/png")},
+        data={"source_label": "1", "target_label": "7", "order": "1", "offload": "true", "guidance": "3.5"},
+    )
     assert r.status_code == 201, r.text
     p = _params(r.json()["id"])
     assert (p["order"], p["offload"], p["guidance"], p["steps"], p["shift"]) == (1, True, 3.5, 15, True)
-    r = api_client.post("/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")},
-                        data={"label": "3", "nfes": ["8", "4"]})  # repeated fields work as well as "8,4"
+    r = api_client.post(
+        "/v1/rf/reconstruct", files={"image": ("d.png", _png(), "image/png")}, data={"label": "3", "nfes": ["8", "4"]}
+    )  # repeated fields work as well as "8,4"
     assert r.status_code == 201, r.text
     assert _params(r.json()["id"])["nfes"] == [4, 8]
     r = api_client.post("/v1/rf/edit", files={"image": ("d.png", _png(), "image/png")}, data={"guidance": "99"})

@@ -93,8 +93,9 @@ def test_remote_runs_through_the_api_and_reads_artifacts(out_buf, remote_api, mo
     class NoParams(BaseModel):
         pass
 
-    spec = registry.MethodSpec(name="test.cli_artifact", title="t", description="t", params_model=NoParams,
-                               run=_artifact_method)
+    spec = registry.MethodSpec(
+        name="test.cli_artifact", title="t", description="t", params_model=NoParams, run=_artifact_method
+    )
     monkeypatch.setitem(registry._METHODS, "test.cli_artifact", spec)
     seen = []
     assert jobrun.run_job("test.cli_artifact", {}, remote=True, show=seen.append, poll_s=0.0) == 0
@@ -104,8 +105,7 @@ def test_remote_runs_through_the_api_and_reads_artifacts(out_buf, remote_api, mo
     md = tmp_path / "remote.md"
     assert jobrun.run_job("diag.sleep", {"seconds": 0}, remote=True, out=md, poll_s=0.0) == 0
     assert md.read_text().startswith("# Diagnostic sleep")
-    assert jobrun.run_job("diag.sleep", {"seconds": 0, "fail": True, "message": "boom"}, remote=True,
-                          poll_s=0.0) == 1
+    assert jobrun.run_job("diag.sleep", {"seconds": 0, "fail": True, "message": "boom"}, remote=True, poll_s=0.0) == 1
     assert "boom" in out_buf.getvalue()
     assert jobrun.run_job("diag.sleep", {"seconds": -1}, remote=True) == 2
     assert "error 422" in out_buf.getvalue() and "seconds" in out_buf.getvalue()

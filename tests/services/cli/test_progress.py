@@ -14,9 +14,9 @@ def test_plain_lines_when_not_a_terminal(monkeypatch):
     monkeypatch.setattr(progress, "console", Console(file=buf, force_terminal=False, width=200))
     with progress.progress_bar("reproduce x") as update:
         update(0.0, "loading")
-        update(0.01, "loading")      # same message, < 5 % further: no line
-        update(0.2, "loading")       # same message, 20 % further: a line
-        update(0.21, "training")     # new message: a line
+        update(0.01, "loading")  # same message, < 5 % further: no line
+        update(0.2, "loading")  # same message, 20 % further: a line
+        update(0.21, "training")  # new message: a line
         update(1.0, "training")
     lines = buf.getvalue().splitlines()
     assert len(lines) == 4

@@ -52,15 +52,28 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
     from methods.any4.sources import BaseModel
 
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                         num_attention_heads=4, num_key_value_heads=2,
-                                         tie_word_embeddings=True)).eval()
-    monkeypatch.setattr(jobs_impl, "load_base", lambda name, **_: BaseModel(
-        "clean-llama", model, lambda t: [ord(c) % 96 for c in t], [], {}))
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=96,
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            tie_word_embeddings=True,
+        )
+    ).eval()
+    monkeypatch.setattr(
+        jobs_impl,
+        "load_base",
+        lambda name, **_: BaseModel("clean-llama", model, lambda t: [ord(c) % 96 for c in t], [], {}),
+    )
     monkeypatch.setattr(jobs, "checkpoint_root", lambda: tmp_path / "ckpt")
     spec = get_method("any4.quantize")
-    rep = spec.run(spec.validate({"fmt": "any4", "group_size": 32, "calibration": "none",
-                                             "eval_windows": 1, "seqlen": 32}), null_context())
+    rep = spec.run(
+        spec.validate({"fmt": "any4", "group_size": 32, "calibration": "none", "eval_windows": 1, "seqlen": 32}),
+        null_context(),
+    )
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps({"title": rep.title, "body": rep.model_dump(mode="json"), "markdown": ""}))
     (tmp_path / "fixture.json.schema").write_text(json.dumps(spec.json_schema()))
@@ -85,8 +98,14 @@ def test_submit_then_table_and_lut_row_picker(fixture_file):
     assert not at.exception, at.exception
     sent = json.loads(open(str(path) + ".submitted").read())
     assert sent["method"] == "any4.quantize"
-    assert sent["params"] == {"model": "clean-llama", "fmt": "nf4", "group_size": 32, "calibration": "offline",
-                              "eval_windows": 4, "seqlen": 256}
+    assert sent["params"] == {
+        "model": "clean-llama",
+        "fmt": "nf4",
+        "group_size": 32,
+        "calibration": "offline",
+        "eval_windows": 4,
+        "seqlen": 256,
+    }
     table = at.table[0].value
     assert list(table.index) == ["fp32", "any4 (uncal.)"]
     row_picker = next(s for s in at.selectbox if s.label == "Row")

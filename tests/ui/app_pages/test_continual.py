@@ -96,10 +96,19 @@ def fixture_file(tmp_path, monkeypatch):
     png = report.pending_files()["run_matrix.png"]
     for a in report.artifacts:
         report.mark_stored(a.name, f"id-{a.name}")
-    data = {"methods": [{"name": "ui_toy", "description": "toy", "heads": ["first", "second"],
-                         "presets": {"quick": {}}, "options_schema": {}}],
-            "report": {"title": report.title, "body": report.model_dump(mode="json"), "markdown": ""},
-            "png": png.decode("latin-1")}
+    data = {
+        "methods": [
+            {
+                "name": "ui_toy",
+                "description": "toy",
+                "heads": ["first", "second"],
+                "presets": {"quick": {}},
+                "options_schema": {},
+            }
+        ],
+        "report": {"title": report.title, "body": report.model_dump(mode="json"), "markdown": ""},
+        "png": png.decode("latin-1"),
+    }
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps(data))
     monkeypatch.setenv("CONTINUAL_UI_FIXTURE", str(path))
@@ -118,9 +127,17 @@ def test_submit_then_results_with_old_new_gap_and_matrix(fixture_file):
     at.run()
     assert not at.exception, at.exception
     sent = json.loads(open(str(fixture_file) + ".submitted").read())
-    assert sent == {"method": "continual.run",
-                    "params": {"method": "ui_toy", "dataset": "digits", "seeds": 2, "options": {},
-                               "classes_per_task": 2, "samples_per_class": 3}}
+    assert sent == {
+        "method": "continual.run",
+        "params": {
+            "method": "ui_toy",
+            "dataset": "digits",
+            "seeds": 2,
+            "options": {},
+            "classes_per_task": 2,
+            "samples_per_class": 3,
+        },
+    }
     table = at.table[0].value
     assert list(table.index) == ["first", "second"]
     # 'first' is right only on the newest task's first class: old classes 0 %, new classes 50 %

@@ -12,9 +12,26 @@ def test_continual_methods_and_a_quick_one_task_run(tmp_path):
     assert "dpcr" in listed.output and "quick" in listed.output
 
     out = tmp_path / "run.md"
-    res = runner.invoke(app, ["continual", "run", "dpcr", "--preset", "quick", "--tasks", "1",
-                              "--samples-per-class", "24", "-o", "channels=[4,8,8]", "-o", "epochs_first=1",
-                              "--out", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "continual",
+            "run",
+            "dpcr",
+            "--preset",
+            "quick",
+            "--tasks",
+            "1",
+            "--samples-per-class",
+            "24",
+            "-o",
+            "channels=[4,8,8]",
+            "-o",
+            "epochs_first=1",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "A_f" in res.output and "lwf" in res.output
     text = out.read_text()
