@@ -45,7 +45,9 @@ test: system-deps install services
 	$(VENV)/bin/paperworks prepare
 	$(PY) -m pytest -q --durations=25
 
-lint:
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
 clean:
