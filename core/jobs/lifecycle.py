@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +88,100 @@ def submit_job(
 
 
 @dataclass
+class BatchItem:
+    """One entry of :func:`submit_jobs`: a method, its params and an optional idempotency key."""
+
+    method: str
+    params: dict[str, Any] | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass
+class BatchResult:
+    """What :func:`submit_jobs` did with one item: a job (new or earlier), or why not."""
+
+    job: Job | None = None
+    created: bool = False
+    error: Exception | None = None
+
+
+def submit_jobs(items: list[BatchItem], *, owner: str = "local", enqueue: Enqueue | None = None) -> list[BatchResult]:
+    """Validate every item, record the valid ones as queued jobs in ONE transaction, then enqueue them.
+
+    Per-item idempotency: an item whose key ``owner`` already used (or an earlier item of the
+    same batch used) gets that job back with ``created=False``. An item that does not validate
+    gets its :class:`~core.jobs.registry.UnknownMethod` / :class:`~core.jobs.registry.InvalidParams`
+    as ``error`` and writes nothing; the others are unaffected. A job the broker refuses is
+    marked failed and its result carries an :class:`EnqueueError`.
+    """
+    from sqlalchemy import select
+    from sqlalchemy.exc import IntegrityError
+
+    results = [BatchResult() for _ in items]
+    valid: list[tuple[int, Any, dict[str, Any]]] = []
+    for i, item in enumerate(items):
+        try:
+            spec = get_method(item.method)
+            valid.append((i, spec, spec.validate(item.params).model_dump(mode="json")))
+        except (KeyError, ValueError) as exc:  # UnknownMethod, InvalidParams
+            results[i].error = exc
+    keys = sorted({items[i].idempotency_key for i, _, _ in valid if items[i].idempotency_key})
+    try:
+        with session_scope() as s:
+            existing: dict[str, Job] = {}
+            for chunk in range(0, len(keys), 500):
+                for job in s.scalars(
+                    select(Job).where(Job.owner == owner, Job.idempotency_key.in_(keys[chunk : chunk + 500]))
+                ):
+                    existing[job.idempotency_key] = job
+            new_rows: list[Job] = []
+            for i, spec, params in valid:
+                key = items[i].idempotency_key
+                if key and key in existing:
+                    results[i].job = existing[key]
+                    continue
+                job = Job(method=spec.name, params=params, queue=spec.queue, owner=owner, idempotency_key=key)
+                results[i].job, results[i].created = job, True
+                new_rows.append(job)
+                if key:
+                    existing[key] = job
+            s.add_all(new_rows)
+            s.flush()
+            for job in {id(r.job): r.job for r in results if r.job is not None}.values():
+                s.expunge(job)
+    except IntegrityError:
+        # a concurrent request took one of the keys between our read and our insert: one by one
+        for i, _, _ in valid:
+            try:
+                job, created = submit_job(
+                    items[i].method, items[i].params, owner=owner, idempotency_key=items[i].idempotency_key
+                )
+                results[i] = BatchResult(job=job, created=created)
+            except (KeyError, ValueError) as exc:
+                results[i] = BatchResult(error=exc)
+    if enqueue is not None:
+        refused: list[tuple[BatchResult, Exception]] = []
+        for r in results:
+            if r.created and r.job is not None:
+                try:
+                    enqueue(r.job)
+                except Exception as exc:
+                    refused.append((r, exc))
+        if refused:
+            with session_scope() as s:
+                for r, exc in refused:
+                    crud.finish_job(
+                        s,
+                        job_id=r.job.id,
+                        status=JobStatus.failed,
+                        message="could not enqueue",
+                        error=f"could not enqueue: {type(exc).__name__}: {exc}",
+                    )
+                    r.error = EnqueueError(f"the job queue is unavailable: {type(exc).__name__}: {exc}")
+    return results
+
+
+@dataclass
 class Outcome:
     """What :func:`execute_job` did with one delivery."""
 
@@ -95,38 +190,93 @@ class Outcome:
     retry: bool = False
 
 
-class _Heartbeat(threading.Thread):
-    """Refreshes a running job's heartbeat so a redelivery knows its worker is alive."""
+class _Heartbeats:
+    """One thread per process refreshes the heartbeat of every job running here.
 
-    def __init__(self, job_id: str, every_s: float) -> None:
-        super().__init__(daemon=True, name=f"heartbeat-{job_id[:8]}")
-        self.job_id, self.every_s = job_id, every_s
-        self.stop = threading.Event()
+    A job is registered when claimed and beats for the first time only ``every_s``
+    after that: a job shorter than the heartbeat interval costs no heartbeat write
+    and no thread start (the claim itself set ``heartbeat_at``).
+    """
 
-    def run(self) -> None:
-        while not self.stop.wait(self.every_s):
-            try:
-                with session_scope() as s:
-                    crud.touch_job(s, job_id=self.job_id)
-            except Exception:  # the next beat retries
-                log.warning("heartbeat failed for %s", self.job_id, exc_info=True)
+    def __init__(self) -> None:
+        self._due: dict[str, tuple[float, float]] = {}  # job id -> (next beat, interval)
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, job_id: str, every_s: float) -> None:
+        with self._lock:
+            self._due[job_id] = (time.monotonic() + every_s, every_s)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True, name="job-heartbeats")
+                self._thread.start()
+        self._wake.set()
+
+    def remove(self, job_id: str) -> None:
+        with self._lock:
+            self._due.pop(job_id, None)
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return list(self._due)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = [j for j, (t, _) in self._due.items() if t <= now]
+                for j in due:
+                    self._due[j] = (now + self._due[j][1], self._due[j][1])
+                nxt = min((t for t, _ in self._due.values()), default=now + 60.0)
+            for job_id in due:
+                try:
+                    with session_scope() as s:
+                        crud.touch_job(s, job_id=job_id)
+                except Exception:  # the next beat retries
+                    log.warning("heartbeat failed for %s", job_id, exc_info=True)
+            self._wake.wait(max(0.0, nxt - time.monotonic()))
+            self._wake.clear()
 
 
-def _db_sink(job_id: str) -> Callable[[float, str], bool]:
+_heartbeats = _Heartbeats()
+
+PROGRESS_WRITE_S = 0.25
+"""At most one progress write per job per this many seconds; the first one only this long after the claim."""
+
+
+def _db_sink(job_id: str, every_s: float = PROGRESS_WRITE_S) -> Callable[[float, str], bool]:
+    """Progress (and the cancellation check) through the database, throttled in time.
+
+    A job that ends within ``every_s`` writes no progress at all: its end state is written
+    with its report in one transaction. Longer jobs write at most every ``every_s``, which
+    is also how often they notice a cancellation.
+    """
+    last = {"t": time.monotonic()}
+
     def sink(fraction: float, message: str) -> bool:
+        now = time.monotonic()
+        if now - last["t"] < every_s:
+            return False
+        last["t"] = now
         with session_scope() as s:
             return crud.touch_job(s, job_id=job_id, progress=fraction, message=message)
 
     return sink
 
 
-def persist_report(job_id: str | None, report: Report) -> str:
-    """Store the report's pending files as artifacts and the report itself; returns the report id."""
+def persist_report(job_id: str | None, report: Report, *, finish: tuple[JobStatus, str] | None = None) -> str:
+    """Store the report's pending files as artifacts and the report itself; returns the report id.
+
+    With ``finish=(status, message)`` the job's end state is written in the same transaction
+    (one commit for report, artifacts and status).
+    """
     store = get_artifact_store()
+    stored_files = []
+    for name, data in report.pending_files().items():  # bytes first, outside the transaction
+        ref = report.artifact(name)
+        stored_files.append((name, ref, store.put_bytes(data, name=name, mime=ref.mime if ref else None)))
     with session_scope() as s:
-        for name, data in report.pending_files().items():
-            ref = report.artifact(name)
-            stored = store.put_bytes(data, name=name, mime=ref.mime if ref else None)
+        for name, ref, stored in stored_files:
             row = crud.add_artifact(
                 s,
                 job_id=job_id,
@@ -140,6 +290,8 @@ def persist_report(job_id: str | None, report: Report) -> str:
         row = crud.save_report(
             s, job_id=job_id, title=report.title, summary=report.summary, body=report.model_dump(mode="json")
         )
+        if finish is not None and job_id is not None:
+            crud.finish_job(s, job_id=job_id, status=finish[0], message=finish[1])
         return row.id
 
 
@@ -157,8 +309,7 @@ def execute_job(
         log.info("job %s not run here: %s", job_id, claim)
         return Outcome(status=claim, retry=claim == "busy")
 
-    heartbeat = _Heartbeat(job_id, settings.job_heartbeat_s)
-    heartbeat.start()
+    _heartbeats.add(job_id, settings.job_heartbeat_s)
     db_sink = _db_sink(job_id)
 
     def sink(fraction: float, message: str) -> bool:
@@ -172,9 +323,7 @@ def execute_job(
         report = spec.run(spec.validate(params), ctx)
         if not isinstance(report, Report):
             raise TypeError(f"{method} returned {type(report).__name__}, not a Report")
-        persist_report(job_id, report)
-        with session_scope() as s:
-            crud.finish_job(s, job_id=job_id, status=JobStatus.succeeded, message=report.summary[:500] or "done")
+        persist_report(job_id, report, finish=(JobStatus.succeeded, report.summary[:500] or "done"))
         return Outcome(status="succeeded")
     except JobCancelled:
         with session_scope() as s:
@@ -194,7 +343,7 @@ def execute_job(
             )
         return Outcome(status="failed", error=f"{type(exc).__name__}: {exc}")
     finally:
-        heartbeat.stop.set()
+        _heartbeats.remove(job_id)
 
 
 def run_inline(

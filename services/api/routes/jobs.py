@@ -1,17 +1,48 @@
-"""Jobs: submit, list, inspect, cancel, and read the report."""
+"""Jobs: submit (one or a batch), list, inspect (or wait for, or stream), cancel, and read the report."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
 from core.db import crud
+from core.jobs.lifecycle import BatchItem, EnqueueError, submit_jobs
+from core.jobs.registry import UnknownMethod
 from core.jobs.report import Report
+from services.api import deps
 from services.api.deps import ApiKeyDep, SessionDep, submit
 from services.api.schemas import JobCreate, JobPublic, ReportPublic
+from services.api.sse import ENDED, job_events, sse_response, wait_for_job
 
 router = APIRouter(tags=["jobs"])
+MAX_BATCH = 1000
+MAX_WAIT_S = 60.0
+MAX_STREAM_S = 3600.0
+
+
+class BatchCreate(BaseModel):
+    """``POST /v1/jobs:batch``: up to 1 000 jobs, each with its own idempotency key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jobs: list[JobCreate] = Field(..., min_length=1, max_length=MAX_BATCH)
+
+
+class BatchItemPublic(BaseModel):
+    index: int
+    status: int = Field(description="201 created, 200 an earlier job with this idempotency key, else 404/422/503.")
+    job: JobPublic | None = None
+    error: Any = None
+
+
+class BatchPublic(BaseModel):
+    created: int
+    existing: int
+    rejected: int
+    items: list[BatchItemPublic]
 
 
 @router.post("/jobs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
@@ -20,6 +51,37 @@ def create_job(body: JobCreate, key: ApiKeyDep, response: Response) -> JobPublic
     if not created:
         response.status_code = status.HTTP_200_OK
     return JobPublic.model_validate(job)
+
+
+@router.post("/jobs:batch", response_model=BatchPublic)
+def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
+    """Submit many jobs in one request and one transaction; each item succeeds or fails on its own.
+
+    An item's ``idempotency_key`` works as on ``POST /v1/jobs`` (per key owner, across batches and
+    single submissions): retrying a whole batch after a timeout creates nothing twice.
+    """
+    items = [BatchItem(j.method, j.params, j.idempotency_key) for j in body.jobs]
+    results = submit_jobs(items, owner=key.id, enqueue=lambda job: deps.enqueue(job))
+    out: list[BatchItemPublic] = []
+    for i, r in enumerate(results):
+        if r.error is not None:
+            code = 404 if isinstance(r.error, UnknownMethod) else 503 if isinstance(r.error, EnqueueError) else 422
+            detail: Any = str(r.error)
+            if getattr(r.error, "errors", None) is not None:
+                detail = {"message": str(r.error), "errors": deps._jsonable(r.error.errors)}
+            out.append(
+                BatchItemPublic(
+                    index=i, status=code, job=JobPublic.model_validate(r.job) if r.job else None, error=detail
+                )
+            )
+        else:
+            out.append(BatchItemPublic(index=i, status=201 if r.created else 200, job=JobPublic.model_validate(r.job)))
+    return BatchPublic(
+        created=sum(o.status == 201 for o in out),
+        existing=sum(o.status == 200 for o in out),
+        rejected=sum(o.status >= 400 for o in out),
+        items=out,
+    )
 
 
 @router.get("/jobs", response_model=list[JobPublic])
@@ -45,8 +107,33 @@ def _job_or_404(session, job_id: str):
 
 
 @router.get("/jobs/{job_id}", response_model=JobPublic)
-def get_job(job_id: str, session: SessionDep, _: ApiKeyDep) -> JobPublic:
-    return JobPublic.model_validate(_job_or_404(session, job_id))
+async def get_job(
+    job_id: str,
+    session: SessionDep,
+    _: ApiKeyDep,
+    wait: float = Query(
+        0.0, ge=0.0, le=MAX_WAIT_S, description="Long-poll: answer once the job has ended, or after this many seconds."
+    ),
+) -> JobPublic:
+    job = JobPublic.model_validate(await run_in_threadpool(_job_or_404, session, job_id))
+    if wait <= 0 or job.status in ENDED:
+        return job
+    await run_in_threadpool(session.close)  # hold no connection while waiting
+    latest = await wait_for_job(job_id, wait)
+    return JobPublic.model_validate(latest) if latest is not None else job
+
+
+@router.get("/jobs/{job_id}/events")
+async def job_events_stream(
+    job_id: str,
+    session: SessionDep,
+    _: ApiKeyDep,
+    timeout: float = Query(MAX_STREAM_S, gt=0.0, le=MAX_STREAM_S, description="Close the stream after this long."),
+):
+    """Server-Sent Events: ``progress`` (the job, as ``GET /v1/jobs/{id}``) on every change, then ``end``."""
+    await run_in_threadpool(_job_or_404, session, job_id)
+    await run_in_threadpool(session.close)
+    return sse_response(job_events(job_id, timeout_s=timeout))
 
 
 @router.delete("/jobs/{job_id}", response_model=JobPublic)
