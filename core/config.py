@@ -87,13 +87,24 @@ class Settings(BaseSettings):
         "redis://host:6379/0 or amqp://guest:guest@host:5672// work unchanged.",
     )
     broker_visibility_timeout: float = Field(
-        3600.0, description="Seconds before an unacknowledged message on Redis is redelivered."
+        3600.0,
+        description="Seconds before an unacknowledged message (Redis, the embedded broker) is redelivered; "
+        "a job whose worker died is re-enqueued sooner by the reaper (job_stale_after_s).",
     )
     job_heartbeat_s: float = Field(5.0, description="How often a running job refreshes its heartbeat.")
     job_stale_after_s: float = Field(
         30.0, description="A running job whose heartbeat is older than this is taken over on redelivery."
     )
     job_max_retries: int = Field(3, description="Retries for transient errors (connection loss).")
+    job_reap_interval_s: float = Field(
+        10.0, gt=0, description="How often each worker looks for jobs whose worker died (and re-enqueues them)."
+    )
+    job_requeue_queued_after_s: float = Field(
+        600.0,
+        gt=0,
+        description="A job still queued this long after it was last sent to the broker is sent again "
+        "(its message was lost with a dead worker or a broker restart); duplicates are harmless.",
+    )
     worker_queues: str = Field("cpu", description="Comma-separated queues a worker consumes (cpu, gpu).")
 
     # --- vector store ------------------------------------------------------
@@ -105,6 +116,12 @@ class Settings(BaseSettings):
     llm_model: str = Field("local/smollm2-135m-instruct", description="Any litellm model string.")
     llm_api_base: str | None = Field(None, description="API base for OpenAI-compatible or Ollama servers.")
     llm_api_key: SecretStr | None = Field(None, description="Key for a hosted model (never logged).")
+    llm_allowed_models: str = Field(
+        "",
+        description="Comma-separated models a request may name (llm.complete's model, DEFAME's and PAE's "
+        "model fields); empty = the registered local models plus llm_model. The API key is only ever "
+        "sent to llm_model.",
+    )
     llm_timeout_s: float = 600.0
     llm_max_retries: int = 2
     llm_max_tokens: int = 256

@@ -137,6 +137,70 @@ def claim_job(session: Session, *, job_id: str, worker: str, stale_after_s: floa
     return "claimed"
 
 
+def stale_job_ids(
+    session: Session, *, running_before: dt.datetime, queued_before: dt.datetime, limit: int = 500
+) -> list[tuple[str, str]]:
+    """``(id, status)`` of running jobs whose heartbeat is older than ``running_before`` (or missing) and of
+    queued jobs last sent to the broker before ``queued_before``: the reaper's candidates."""
+    from sqlalchemy import and_, func, or_
+
+    q = (
+        select(Job.id, Job.status)
+        .where(
+            or_(
+                and_(
+                    Job.status == JobStatus.running.value,
+                    or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < running_before),
+                ),
+                and_(
+                    Job.status == JobStatus.queued.value,
+                    func.coalesce(Job.heartbeat_at, Job.created_at) < queued_before,
+                ),
+            )
+        )
+        .order_by(Job.created_at)
+        .limit(limit)
+    )
+    return [(r[0], r[1]) for r in session.execute(q)]
+
+
+def requeue_stale_job(
+    session: Session, *, job_id: str, running_before: dt.datetime, queued_before: dt.datetime
+) -> bool:
+    """Atomically move a stale running job back to ``queued`` (or re-stamp a stale queued one).
+
+    A conditional UPDATE: when two reapers race, exactly one gets ``True`` and re-sends the message.
+    ``heartbeat_at`` of a queued job records when it was last sent to the broker.
+    """
+    from sqlalchemy import and_, func, or_
+
+    now = utcnow()
+    res = session.execute(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            or_(
+                and_(
+                    Job.status == JobStatus.running.value,
+                    or_(Job.heartbeat_at.is_(None), Job.heartbeat_at < running_before),
+                ),
+                and_(
+                    Job.status == JobStatus.queued.value,
+                    func.coalesce(Job.heartbeat_at, Job.created_at) < queued_before,
+                ),
+            ),
+        )
+        .values(
+            status=JobStatus.queued.value,
+            worker=None,
+            heartbeat_at=now,
+            message="requeued by the reaper (worker lost or message lost)",
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return res.rowcount == 1
+
+
 def touch_job(session: Session, *, job_id: str, progress: float | None = None, message: str | None = None) -> bool:
     """Refresh the heartbeat (and progress); returns whether cancellation was requested."""
     values: dict[str, Any] = {"heartbeat_at": utcnow()}

@@ -7,7 +7,11 @@ worker dies is redelivered; the job's own state (and its exactly-once guarantee)
 lives in the application database, not in Celery's result backend.
 
 Brokers: the embedded default is kombu's SQLAlchemy transport on a SQLite file (no
-server); ``redis://`` and ``amqp://`` URLs work unchanged.
+server), made to delete acknowledged messages and redeliver unacknowledged ones after
+``broker_visibility_timeout`` (:mod:`services.worker.broker`); ``redis://`` and ``amqp://``
+URLs work unchanged. Whatever the broker, a job whose worker died is re-enqueued by the
+reaper every worker runs (:func:`core.jobs.lifecycle.reap_stale`), within
+``job_stale_after_s`` + ``job_reap_interval_s`` — not after the broker's visibility timeout.
 """
 
 from __future__ import annotations
@@ -16,12 +20,16 @@ from celery import Celery
 from kombu import Queue
 
 from core.config import get_settings
+from services.worker.broker import install as install_embedded_transport
 
 
 def make_celery() -> Celery:
     s = get_settings()
     app = Celery("paperworks", broker=s.broker_url, include=["services.worker.tasks.jobs"])
     transport_options: dict = {}
+    if str(s.broker_url).startswith(("sqla+", "sqlalchemy+")):
+        install_embedded_transport()
+        transport_options["visibility_timeout"] = s.broker_visibility_timeout
     if str(s.broker_url).startswith(("redis://", "rediss://")):
         # unacknowledged messages of a dead worker come back after the visibility timeout;
         # sweep for them often enough that this is what bounds redelivery

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 
 from celery import Task
+from celery.signals import worker_ready, worker_shutdown
 
 from core.config import get_settings
 from core.jobs.dispatch import register_sender
-from core.jobs.lifecycle import execute_job
+from core.jobs.lifecycle import Reaper, execute_job
 from services.worker.celery_app import app
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,9 @@ def run_job(self: Task, job_id: str) -> str:
     if outcome.retry:
         retries = self.request.retries
         if outcome.status == "busy":
-            # the job is running elsewhere with a fresh heartbeat: check again once it could be stale
-            raise self.retry(countdown=settings.job_stale_after_s, max_retries=None)
+            # a duplicate message (broker redelivery, a reaper re-send) while the job runs elsewhere with a
+            # fresh heartbeat: drop it. If that worker dies, the reaper re-enqueues the job.
+            return outcome.status
         if retries < settings.job_max_retries:
             raise self.retry(countdown=min(60, 2**retries), max_retries=settings.job_max_retries)
         from core.db import crud
@@ -40,6 +42,24 @@ def run_job(self: Task, job_id: str) -> str:
                 s, job_id=job_id, status=JobStatus.failed, error=f"gave up after {retries} retries: {outcome.error}"
             )
     return outcome.status
+
+
+_reaper: Reaper | None = None
+
+
+@worker_ready.connect
+def _start_reaper(**_: object) -> None:
+    """Every worker sweeps for jobs whose worker died (idempotent across workers)."""
+    global _reaper
+    if _reaper is None:
+        _reaper = Reaper(enqueue=enqueue)
+        _reaper.start()
+
+
+@worker_shutdown.connect
+def _stop_reaper(**_: object) -> None:
+    if _reaper is not None:
+        _reaper.stop.set()
 
 
 def enqueue(job) -> None:
