@@ -40,6 +40,11 @@ def _request_from(messages: list, optional_params: dict) -> GenerationRequest:
     extra_body = op.get("extra_body") or {}
     regex = op.get("regex") or extra_body.get("regex")
     grammar = op.get("grammar") or extra_body.get("grammar")
+    repeat = {
+        k: op.get(k, extra_body.get(k))
+        for k in ("repeat_penalty", "repeat_last_n", "no_repeat_ngram")
+        if op.get(k, extra_body.get(k)) is not None
+    }
     return GenerationRequest(
         messages=list(messages),
         max_tokens=int(op.get("max_tokens") or op.get("max_completion_tokens") or get_settings().llm_max_tokens),
@@ -49,7 +54,26 @@ def _request_from(messages: list, optional_params: dict) -> GenerationRequest:
         json_schema=json_schema,
         regex=regex,
         grammar=grammar,
+        **_repeat_options(repeat),
     )
+
+
+def _repeat_options(raw: dict[str, Any]) -> dict[str, Any]:
+    """Validated repetition-control options (a bad value is a ValueError, i.e. a 400)."""
+    out: dict[str, Any] = {}
+    if "repeat_penalty" in raw:
+        out["repeat_penalty"] = float(raw["repeat_penalty"])
+        if not 0.5 <= out["repeat_penalty"] <= 3.0:
+            raise ValueError("repeat_penalty must lie in [0.5, 3.0]")
+    if "repeat_last_n" in raw:
+        out["repeat_last_n"] = int(raw["repeat_last_n"])
+        if not 1 <= out["repeat_last_n"] <= 4096:
+            raise ValueError("repeat_last_n must lie in [1, 4096]")
+    if "no_repeat_ngram" in raw:
+        out["no_repeat_ngram"] = int(raw["no_repeat_ngram"])
+        if not 0 <= out["no_repeat_ngram"] <= 64:
+            raise ValueError("no_repeat_ngram must lie in [0, 64]")
+    return out
 
 
 def _response(

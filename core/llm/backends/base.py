@@ -37,6 +37,13 @@ class GenerationRequest:
     json_schema: dict[str, Any] | None = None
     regex: str | None = None
     grammar: str | None = None  # a Lark or GBNF grammar (see backends.constraints)
+    # Repetition control (off by default, so greedy replies stay comparable across backends):
+    # llama.cpp's repeat penalty over the reply's last ``repeat_last_n`` tokens (a logit > 0 is
+    # divided by it, one < 0 multiplied), and a hard block of any ``no_repeat_ngram``-gram the
+    # reply already contains (0 = off).
+    repeat_penalty: float = 1.0
+    repeat_last_n: int = 64
+    no_repeat_ngram: int = 0
 
 
 @dataclass

@@ -5,9 +5,11 @@ observe (token choice, constraint masks, stop strings, max tokens, streamed text
 finish reason) is decided here, so two backends that produce the same logits give
 the same reply.
 
-Token choice: greedy ``argmax`` of the (masked) logits when ``temperature`` is 0,
-otherwise a sample from ``softmax(logits / temperature)`` with a per-request
-``numpy`` generator seeded by ``seed``.
+Token choice: repetition control first (llama.cpp's repeat penalty over the reply's
+recent tokens, then a block of tokens that would repeat an n-gram of the reply; both
+off unless the request asks), then the constraint mask, then greedy ``argmax`` when
+``temperature`` is 0, otherwise a sample from ``softmax(logits / temperature)`` with a
+per-request ``numpy`` generator seeded by ``seed``.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class Sequence:
     def choose(self, logits: np.ndarray) -> int:
         """The next token from this step's logits (a float32 copy is masked, never the caller's array)."""
         scores = np.array(logits, dtype=np.float32, copy=True)
+        self._penalise_repeats(scores)
         if self.constraint is not None:
             self.constraint.mask(scores)
         if self._rng is None:
@@ -75,6 +78,24 @@ class Sequence:
         p = np.exp(z)
         p /= p.sum()
         return int(self._rng.choice(len(p), p=p))
+
+    def _penalise_repeats(self, scores: np.ndarray) -> None:
+        """In place: the repeat penalty (llama.cpp's rule) and the n-gram block, over the reply's own tokens."""
+        penalty = float(getattr(self.req, "repeat_penalty", 1.0) or 1.0)
+        if penalty != 1.0 and self.ids:
+            recent = np.unique(np.asarray(self.ids[-max(1, int(self.req.repeat_last_n)) :], dtype=np.int64))
+            recent = recent[recent < len(scores)]
+            vals = scores[recent]
+            scores[recent] = np.where(vals > 0, vals / penalty, vals * penalty)
+        n = int(getattr(self.req, "no_repeat_ngram", 0) or 0)
+        if n >= 2 and len(self.ids) >= n:
+            prefix = tuple(self.ids[-(n - 1) :])
+            banned = {
+                self.ids[i + n - 1] for i in range(len(self.ids) - n + 1) if tuple(self.ids[i : i + n - 1]) == prefix
+            }
+            for t in banned:
+                if t < len(scores):
+                    scores[t] = -np.inf
 
     def push(self, token: int) -> str:
         """Append a chosen token; returns the newly final text (may be empty) and updates ``finished``."""
