@@ -1,0 +1,47 @@
+"""Runs ``kernels.selective_scan.kernel.selective_scan_triton_forward`` under the Triton interpreter.
+
+Started by ``conftest.py`` on machines without CUDA (``TRITON_INTERPRET=1`` must be set
+before Triton is imported, and setting it in the pytest process would leak into other
+tests). Same protocol as the any4 kernel's server: 8-byte little-endian length, then a
+``torch.save`` payload; requests ``{"args": [...], "kwargs": {...}}``, replies
+``{"ok": True, "out": (y, h_last)}`` or ``{"ok": False, "error": "Type: message"}``.
+"""
+
+import io
+import os
+import struct
+import sys
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+_reply = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)  # anything printed goes to stderr, the reply channel stays clean
+
+import torch  # noqa: E402
+
+from kernels.selective_scan.kernel import selective_scan_triton_forward  # noqa: E402
+
+
+def _read() -> dict | None:
+    head = sys.stdin.buffer.read(8)
+    if len(head) < 8:
+        return None
+    (n,) = struct.unpack("<Q", head)
+    return torch.load(io.BytesIO(sys.stdin.buffer.read(n)))
+
+
+def _write(obj: dict) -> None:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    data = buf.getvalue()
+    _reply.write(struct.pack("<Q", len(data)) + data)
+    _reply.flush()
+
+
+while (req := _read()) is not None:
+    try:
+        _write({"ok": True, "out": selective_scan_triton_forward(*req["args"], **req["kwargs"])})
+    except Exception as exc:  # reported to the test, which decides
+        _write({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
