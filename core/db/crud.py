@@ -22,10 +22,10 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def create_api_key(session: Session, *, name: str) -> tuple[ApiKey, str]:
-    """Create a key; the plaintext is returned once and never stored."""
+def create_api_key(session: Session, *, name: str, scopes: str = "") -> tuple[ApiKey, str]:
+    """Create a key; the plaintext is returned once and never stored. ``scopes="admin"`` sees every owner."""
     plaintext = KEY_PREFIX + secrets.token_urlsafe(32)
-    row = ApiKey(name=name, prefix=plaintext[:10], key_hash=hash_key(plaintext))
+    row = ApiKey(name=name, prefix=plaintext[:10], key_hash=hash_key(plaintext), scopes=scopes)
     session.add(row)
     session.flush()
     return row, plaintext

@@ -68,6 +68,8 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # space-separated scopes; "admin" sees every owner's jobs, reports and artifacts
+    scopes: Mapped[str] = mapped_column(String(200), default="", server_default="")
 
 
 class Job(Base):
@@ -84,6 +86,8 @@ class Job(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # the id of the API key that submitted the job ("local" for the CLI's in-process runs); only that key
+    # (or an admin-scoped one) sees the job, its report and its artifacts
     owner: Mapped[str] = mapped_column(String(32), default="local")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, HTTPException, status
+from fastapi import Depends, Header, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
 from core.db import crud
@@ -23,25 +23,53 @@ def get_session() -> Iterator[Session]:
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-def require_api_key(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> ApiKey:
-    """``Authorization: Bearer <key>``; 401 when missing or not a live key."""
+ADMIN_SCOPE = "admin"
+
+
+def authenticate(session: Session, authorization: str | None) -> ApiKey | str:
+    """The live key named by an ``Authorization: Bearer <key>`` header, else the 401 message."""
     if not authorization or not authorization.lower().startswith("bearer "):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "missing API key: send 'Authorization: Bearer <key>'",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    key = authorization.split(" ", 1)[1].strip()
-    row = crud.verify_api_key(session, key=key)
+        return "missing API key: send 'Authorization: Bearer <key>'"
+    row = crud.verify_api_key(session, key=authorization.split(" ", 1)[1].strip())
     if row is None:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED, "invalid or revoked API key", headers={"WWW-Authenticate": "Bearer"}
-        )
+        return "invalid or revoked API key"
     session.expunge(row)
     return row
 
 
+def require_api_key(
+    request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
+) -> ApiKey:
+    """``Authorization: Bearer <key>``; 401 when missing or not a live key.
+
+    :class:`services.api.auth.AuthenticateFirst` has normally checked the key already, before any
+    body was read, and left the row in ``request.state.api_key``.
+    """
+    row = getattr(request.state, "api_key", None)
+    if isinstance(row, ApiKey):
+        return row
+    found = authenticate(session, authorization)
+    if isinstance(found, str):
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, found, headers={"WWW-Authenticate": "Bearer"})
+    return found
+
+
 ApiKeyDep = Annotated[ApiKey, Depends(require_api_key)]
+
+
+def is_admin(key: ApiKey) -> bool:
+    """Keys with the ``admin`` scope see and cancel every owner's jobs, reports and artifacts."""
+    return ADMIN_SCOPE in (key.scopes or "").split()
+
+
+def owner_filter(key: ApiKey) -> str | None:
+    """The owner a listing is restricted to: the key's own id, or ``None`` (everyone) for an admin."""
+    return None if is_admin(key) else key.id
+
+
+def may_access(key: ApiKey, owner: str | None) -> bool:
+    """Whether ``key`` may read or cancel something owned by ``owner`` (others get a 404, not a 403)."""
+    return is_admin(key) or (owner is not None and owner == key.id)
 
 
 def enqueue(job: Job) -> None:
@@ -55,13 +83,28 @@ def submit(
 ) -> tuple[Job, bool]:
     """Validate, record and enqueue a job for ``key``; unknown method → 404, bad params → 422."""
     try:
-        return submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
+        job, created = submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
+        if not created:
+            _same_request_or_409(job, method, params)
+        return job, created
     except UnknownMethod as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
     except InvalidParams as exc:
         raise HTTPException(422, {"message": str(exc), "errors": _jsonable(exc.errors)}) from None
     except EnqueueError as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+
+
+def _same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) -> None:
+    """A reused idempotency key must name the same method and (validated) params as its first use."""
+    from core.jobs.registry import get_method
+
+    spec = get_method(method)
+    if job.method != spec.name or job.params != spec.validate(params).model_dump(mode="json"):
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"idempotency key already used for job {job.id} with a different method or params",
+        )
 
 
 def _jsonable(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:

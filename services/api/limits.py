@@ -35,20 +35,35 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             return await _reject(send, limit)
         seen = 0
+        exceeded = started = False
 
         async def limited_receive():
-            nonlocal seen
+            nonlocal seen, exceeded
             msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > limit:
+                    exceeded = True
                     raise BodyTooLarge()
             return msg
 
+        async def guarded_send(message):
+            # a framework that catches BodyTooLarge while parsing answers 400; the answer is 413
+            nonlocal started
+            if exceeded:
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await _reject(send, limit)
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
         try:
-            await self.app(scope, limited_receive, send)
+            await self.app(scope, limited_receive, guarded_send)
         except BodyTooLarge:
-            await _reject(send, limit)
+            if not started:
+                await _reject(send, limit)
 
 
 async def _reject(send, limit: int) -> None:

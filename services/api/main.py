@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 
 from core.jobs.registry import InvalidParams, UnknownMethod, load_all
 from services.api import routes
+from services.api.auth import AuthenticateFirst
 from services.api.limits import BodySizeLimit
 
 log = logging.getLogger(__name__)
@@ -68,4 +69,5 @@ def create_app() -> FastAPI:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     app.add_middleware(BodySizeLimit)
+    app.add_middleware(AuthenticateFirst)  # outermost: no body is read before the key is checked
     return app

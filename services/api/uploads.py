@@ -38,21 +38,37 @@ async def read_upload(file: UploadFile, *, max_bytes: int | None = None) -> byte
 
 
 def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage:
-    """Decode an image fully; 415 for non-images, 413 for decompression bombs."""
+    """Decode an image fully; 415 for non-images (and corrupt pixel data), 413 for too many pixels.
+
+    ``verify()`` alone only checks a PNG's chunk checksums: a file with valid checksums and garbage
+    compressed pixels passed it. The image is therefore decoded to the last pixel (``load()``), after
+    the pixel count was checked against ``max_image_pixels`` (so a decompression bomb is refused
+    before it is inflated). Pillow's own process-wide bomb limit is left as it is.
+    """
+    import warnings
+
     from PIL import Image, UnidentifiedImageError
 
     settings = get_settings()
     try:
-        with Image.open(io.BytesIO(data)) as im:
-            fmt = (im.format or "").upper()
-            w, h = im.size
-            if w * h > settings.max_image_pixels:
-                raise HTTPException(413, f"{filename}: {w}x{h} pixels exceeds the limit of {settings.max_image_pixels}")
-            im.verify()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                fmt = (im.format or "").upper()
+                w, h = im.size
+                if w * h > settings.max_image_pixels:
+                    raise HTTPException(
+                        413, f"{filename}: {w}x{h} pixels exceeds the limit of {settings.max_image_pixels}"
+                    )
+                im.load()  # every pixel decoded: truncated or corrupt data fails here
     except HTTPException:
         raise
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise HTTPException(413, f"{filename}: too many pixels ({exc})") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
         raise HTTPException(415, f"{filename} is not a readable image: {exc}") from None
+    except Exception as exc:  # decoders raise assorted errors on hostile data: still the client's fault
+        raise HTTPException(415, f"{filename} is not a readable image: {type(exc).__name__}") from None
     if fmt not in IMAGE_FORMATS:
         raise HTTPException(415, f"{filename}: unsupported image format {fmt!r}")
     return UploadedImage(filename=filename, data=data, format=fmt, width=w, height=h)

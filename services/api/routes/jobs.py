@@ -21,6 +21,7 @@ router = APIRouter(tags=["jobs"])
 MAX_BATCH = 1000
 MAX_WAIT_S = 60.0
 MAX_STREAM_S = 3600.0
+MAX_OFFSET = 1_000_000_000  # any integer query parameter is bounded (SQLite overflows past 2**63 - 1)
 
 
 class BatchCreate(BaseModel):
@@ -87,21 +88,25 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
 @router.get("/jobs", response_model=list[JobPublic])
 def list_jobs(
     session: SessionDep,
-    _: ApiKeyDep,
-    method: str | None = None,
+    key: ApiKeyDep,
+    method: str | None = Query(None, max_length=100),
     status_: Literal["queued", "running", "succeeded", "failed", "cancelled"] | None = Query(None, alias="status"),
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
 ) -> list[JobPublic]:
+    """This key's jobs, newest first (an admin-scoped key sees every owner's)."""
     return [
         JobPublic.model_validate(j)
-        for j in crud.list_jobs(session, method=method, status=status_, limit=limit, offset=offset)
+        for j in crud.list_jobs(
+            session, owner=deps.owner_filter(key), method=method, status=status_, limit=limit, offset=offset
+        )
     ]
 
 
-def _job_or_404(session, job_id: str):
+def _job_or_404(session, job_id: str, key):
+    """The job if ``key`` owns it (or is admin); another owner's job is a 404, like a missing one."""
     job = crud.get_job(session, job_id=job_id) if len(job_id) <= 64 else None
-    if job is None:
+    if job is None or not deps.may_access(key, job.owner):
         raise HTTPException(404, f"no job {job_id!r}")
     return job
 
@@ -110,12 +115,12 @@ def _job_or_404(session, job_id: str):
 async def get_job(
     job_id: str,
     session: SessionDep,
-    _: ApiKeyDep,
+    key: ApiKeyDep,
     wait: float = Query(
         0.0, ge=0.0, le=MAX_WAIT_S, description="Long-poll: answer once the job has ended, or after this many seconds."
     ),
 ) -> JobPublic:
-    job = JobPublic.model_validate(await run_in_threadpool(_job_or_404, session, job_id))
+    job = JobPublic.model_validate(await run_in_threadpool(_job_or_404, session, job_id, key))
     if wait <= 0 or job.status in ENDED:
         return job
     await run_in_threadpool(session.close)  # hold no connection while waiting
@@ -127,18 +132,18 @@ async def get_job(
 async def job_events_stream(
     job_id: str,
     session: SessionDep,
-    _: ApiKeyDep,
+    key: ApiKeyDep,
     timeout: float = Query(MAX_STREAM_S, gt=0.0, le=MAX_STREAM_S, description="Close the stream after this long."),
 ):
     """Server-Sent Events: ``progress`` (the job, as ``GET /v1/jobs/{id}``) on every change, then ``end``."""
-    await run_in_threadpool(_job_or_404, session, job_id)
+    await run_in_threadpool(_job_or_404, session, job_id, key)
     await run_in_threadpool(session.close)
     return sse_response(job_events(job_id, timeout_s=timeout))
 
 
 @router.delete("/jobs/{job_id}", response_model=JobPublic)
-def cancel_job(job_id: str, session: SessionDep, _: ApiKeyDep) -> JobPublic:
-    _job_or_404(session, job_id)
+def cancel_job(job_id: str, session: SessionDep, key: ApiKeyDep) -> JobPublic:
+    _job_or_404(session, job_id, key)
     job = crud.request_cancel(session, job_id=job_id)
     session.flush()
     from services.worker.tasks.jobs import revoke
@@ -149,8 +154,8 @@ def cancel_job(job_id: str, session: SessionDep, _: ApiKeyDep) -> JobPublic:
 
 
 @router.get("/jobs/{job_id}/report", response_model=ReportPublic)
-def get_report(job_id: str, session: SessionDep, _: ApiKeyDep) -> ReportPublic:
-    job = _job_or_404(session, job_id)
+def get_report(job_id: str, session: SessionDep, key: ApiKeyDep) -> ReportPublic:
+    job = _job_or_404(session, job_id, key)
     row = crud.get_report_for_job(session, job_id=job_id)
     if row is None:
         raise HTTPException(

@@ -87,10 +87,13 @@ def test_oversized_and_malformed_bodies(api_client):
     assert _job_count() == before
 
 
-def test_report_and_artifact_of_a_finished_job(api_client):
+def test_report_and_artifact_of_a_finished_job(api_client, api_key):
+    from core.db import crud
     from core.jobs.lifecycle import run_inline
 
-    job_id, out = run_inline("diag.sleep", {"seconds": 0, "steps": 1})
+    with session_scope() as s:
+        owner = crud.verify_api_key(s, key=api_key).id  # a job is visible to the key that owns it
+    job_id, out = run_inline("diag.sleep", {"seconds": 0, "steps": 1}, owner=owner)
     assert out.status == "succeeded"
     rep = api_client.get(f"/v1/jobs/{job_id}/report").json()
     assert rep["title"] == "Diagnostic sleep" and "| steps | 1 |" in rep["markdown"]

@@ -1,0 +1,136 @@
+"""Issue #27 items 5, 6, 7: bounded integers, authentication before the body, upload and idempotency edge cases."""
+
+import asyncio
+import io
+import struct
+import zlib
+
+import pytest
+from fastapi import HTTPException
+
+from core.db.models import Job
+from core.db.session import session_scope
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _png(width: int, height: int, idat: bytes) -> bytes:
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", idat) + _png_chunk(b"IEND", b"")
+
+
+# --- item 5: integer query parameters are bounded -------------------------------------------------
+@pytest.mark.parametrize("params", [{"offset": 9223372036854775808}, {"offset": 2**70}, {"limit": 2**64}])
+def test_huge_integers_are_422_not_500(api_client, params):
+    r = api_client.get("/v1/jobs", params=params)
+    assert r.status_code == 422, r.text
+
+
+# --- item 6: the key is checked before the body is read -------------------------------------------
+def test_no_key_and_malformed_json_is_401(api_client):
+    api_client.headers.pop("Authorization")
+    r = api_client.post("/v1/jobs", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+
+
+def test_unauthenticated_body_is_never_read():
+    from services.api.main import create_app
+
+    app = create_app()
+    reads = []
+
+    async def receive():
+        reads.append(1)
+        return {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+
+    sent = []
+
+    async def send(msg):
+        sent.append(msg)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/factcheck",
+        "raw_path": b"/v1/factcheck",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"multipart/form-data; boundary=xyz"), (b"host", b"t")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 401
+    assert reads == []  # a 60 MB upload without a key costs the server nothing
+
+
+# --- item 7 ---------------------------------------------------------------------------------------
+def test_reusing_an_idempotency_key_with_other_params_is_409(api_client):
+    body = {"method": "diag.sleep", "params": {"seconds": 1}, "idempotency_key": "reuse-409"}
+    first = api_client.post("/v1/jobs", json=body)
+    assert first.status_code == 201
+    assert api_client.post("/v1/jobs", json=body).status_code == 200  # same request: the same job
+    other = api_client.post("/v1/jobs", json={**body, "params": {"seconds": 2}})
+    assert other.status_code == 409 and first.json()["id"] in other.json()["detail"]
+    assert api_client.post("/v1/jobs", json={**body, "method": "llm.complete", "params": {}}).status_code in (409, 422)
+
+
+def test_oversize_body_without_content_length_is_413(api_client):
+    def chunks():
+        for _ in range(40):
+            yield b"x" * 65536  # 2.6 MB > max_body_bytes, sent chunked (no Content-Length)
+
+    before = _jobs()
+    r = api_client.post("/v1/jobs", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413, r.text
+    assert _jobs() == before
+
+
+def _jobs() -> int:
+    with session_scope() as s:
+        return s.query(Job).count()
+
+
+def test_png_with_valid_checksums_and_garbage_pixels_is_415():
+    from services.api.uploads import validate_image_bytes
+
+    junk = _png(64, 64, b"\x00garbage that is not zlib at all" * 8)
+    with pytest.raises(HTTPException) as e:
+        validate_image_bytes(junk)
+    assert e.value.status_code == 415
+    short = _png(64, 64, zlib.compress(b"\x00" * 10))  # valid zlib, far too few pixels
+    with pytest.raises(HTTPException) as e:
+        validate_image_bytes(short)
+    assert e.value.status_code == 415
+
+
+def test_decompression_bomb_is_413_and_pillows_limit_stays():
+    from PIL import Image
+
+    from agents.defame.run import store_image
+    from services.api.uploads import validate_image_bytes
+
+    limit = Image.MAX_IMAGE_PIXELS
+    bomb = _png(30000, 30000, zlib.compress(b"\x00" * 1000))  # 900 Mpx: Pillow's own bomb error
+    with pytest.raises(HTTPException) as e:
+        validate_image_bytes(bomb)
+    assert e.value.status_code == 413
+    with pytest.raises(ValueError, match="too large"):
+        store_image(bomb)
+    assert Image.MAX_IMAGE_PIXELS == limit and limit is not None
+
+
+def test_a_real_image_still_passes():
+    from PIL import Image
+
+    from services.api.uploads import validate_image_bytes
+
+    buf = io.BytesIO()
+    Image.new("RGB", (32, 16), (200, 10, 10)).save(buf, format="PNG")
+    img = validate_image_bytes(buf.getvalue())
+    assert (img.format, img.width, img.height) == ("PNG", 32, 16)
