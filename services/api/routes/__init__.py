@@ -1,7 +1,7 @@
 """Route modules of the API, discovered by ``services.api.main.create_app``.
 
-Naming rule: a module here is either generic (``jobs``, ``methods``, ``health``, ``artifacts``)
-or named exactly like the package it serves — ``methods/<name>`` or ``agents/<name>``
+Naming rule: a module here is either generic (``jobs``, ``methods``, ``health``, ``artifacts``,
+``agent_protocol`` for every graph of ``langgraph.json``) or named exactly like the package it serves — ``methods/<name>`` or ``agents/<name>``
 (``lms3.py``, ``continual.py``, ``rf_solver.py``, ``defame.py``, ``pae.py``) — so one method
 has one name across its package, CLI commands, API routes, UI page and tests. URL prefixes are
 part of the public API and may differ (``pae.py`` serves ``/v1/webagent/...``, ``rf_solver.py``
