@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agents.pae.sites import SITE_NAMES
 
@@ -74,9 +74,19 @@ class RunConfig(BaseModel):
     )
     sft_epochs: int = Field(2, ge=1, le=20, description="Epochs of the SFT start.")
     sft_adapter: str | None = Field(
-        None, max_length=500, description="Directory of an SFT adapter to start from (skips SFT)."
+        None,
+        max_length=500,
+        description="SFT adapter to start from (skips SFT): a directory inside the artifact store, the data "
+        "directory or <home>/uploads, or the id of a stored adapter artifact (adapter.tar.gz).",
     )
     keep_screenshots: bool = Field(True, description="Store a screenshot per step.")
+
+    @field_validator("sft_adapter")
+    @classmethod
+    def _adapter_inside_roots(cls, v: str | None) -> str | None:
+        from core.server_paths import inside_roots
+
+        return None if v is None else inside_roots(v, kind="dir", allow_artifact_id=True)
 
     @model_validator(mode="after")
     def _sites_known(self) -> RunConfig:

@@ -66,6 +66,23 @@ def store_adapter(adapter_dir: Path) -> dict[str, Any]:
     return {"kind": "adapter", "sha256": stored.sha256, "size": stored.size}
 
 
+def adapter_ref(value: str) -> dict[str, Any]:
+    """The policy reference of ``RunConfig.sft_adapter``: a stored adapter artifact's id, or a directory
+    (already checked to lie inside the allowed roots by :func:`core.server_paths.inside_roots`)."""
+    from core.server_paths import inside_roots, is_artifact_id
+
+    if is_artifact_id(value):
+        from core.db import crud
+        from core.db.session import session_scope
+
+        with session_scope() as s:
+            row = crud.get_artifact(s, artifact_id=value)
+            if row is None:
+                raise ValueError(f"no artifact {value}")
+            return {"kind": "adapter", "sha256": row.sha256, "size": row.size}
+    return store_adapter(Path(inside_roots(value, kind="dir")))
+
+
 _merge_lock = threading.Lock()
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import get_settings
+from core.llm import allowlist
 
 _setup_lock = threading.Lock()
 _providers_ready = False
@@ -193,7 +194,7 @@ def complete(
         tag: a label counted in :func:`track_usage` tallies (e.g. the agent stage).
     """
     settings = get_settings()
-    model = model or settings.llm_model
+    model = allowlist.check_model(model or settings.llm_model)
     msgs = build_messages(prompt, system=system, messages=messages, model=model)
     if not msgs:
         raise ValueError("complete() needs a prompt or messages")
@@ -211,12 +212,15 @@ def complete(
         kwargs["response_format"] = response_format
     if regex is not None:
         kwargs["regex"] = regex
-    if not model.startswith(("local/", "scripted/")):
+    if allowlist.gets_credentials(model):  # only a model the operator configured by name
         if settings.llm_api_base:
             kwargs["api_base"] = settings.llm_api_base
         if settings.llm_api_key is not None:
             kwargs["api_key"] = settings.llm_api_key.get_secret_value()
     kwargs.update(extra)
+    for k in ("api_key", "api_base", "base_url"):
+        if k in extra and not allowlist.gets_credentials(model):
+            raise allowlist.ModelNotAllowed(model, k)
     litellm = _litellm()
     t0 = time.perf_counter()
     resp = litellm.completion(**kwargs)
@@ -246,9 +250,9 @@ def stream(
     stop: list[str] | None = None,
     **extra: Any,
 ) -> Iterator[str]:
-    """Yield the completion text piece by piece."""
+    """Yield the completion text piece by piece (allowed models only; no credentials are sent)."""
     settings = get_settings()
-    model = model or settings.llm_model
+    model = allowlist.check_model(model or settings.llm_model)
     msgs = build_messages(prompt, messages=messages, model=model)
     resp = _litellm().completion(
         model=model,

@@ -82,6 +82,7 @@ def submit(
     method: str, params: dict[str, Any] | None, *, key: ApiKey, idempotency_key: str | None = None
 ) -> tuple[Job, bool]:
     """Validate, record and enqueue a job for ``key``; unknown method → 404, bad params → 422."""
+    allowed_models_or_422(method, params)
     try:
         job, created = submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
         if not created:
@@ -93,6 +94,28 @@ def submit(
         raise HTTPException(422, {"message": str(exc), "errors": _jsonable(exc.errors)}) from None
     except EnqueueError as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+
+
+def allowed_models_or_422(method: str, params: dict[str, Any] | None) -> None:
+    """Clients may only name LLMs on the server's allow-list (no choosing where the worker connects)."""
+    from core.jobs.registry import get_method
+    from core.llm.allowlist import ModelNotAllowed, check_params
+
+    try:
+        schema = get_method(method).json_schema()
+    except UnknownMethod:
+        return  # submit_job answers the 404
+    try:
+        check_params(params or {}, schema)
+    except ModelNotAllowed as exc:
+        raise HTTPException(
+            422,
+            {
+                "message": str(exc),
+                "errors": [{"loc": ["params", *(exc.field or "model").split(".")], "msg": str(exc), "type": "model"}],
+                "allowed_models": exc.allowed,
+            },
+        ) from None
 
 
 def _same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) -> None:

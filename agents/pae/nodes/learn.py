@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from agents.pae import prompts, store
 from agents.pae.config import RunConfig
 from agents.pae.nodes.common import dispatcher_of, load_config, progress_of, rollout_params
-from agents.pae.runtime import store_adapter
+from agents.pae.runtime import adapter_ref, store_adapter
 from agents.pae.state import PaeState
 from core.config import get_settings
 from core.jobs import JobContext
@@ -109,7 +109,7 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     progress = progress_of(config)
     base = base_policy_ref(cfg.policy_model)
     if cfg.sft_adapter:
-        ref = store_adapter(Path(cfg.sft_adapter))
+        ref = adapter_ref(cfg.sft_adapter)
         return {"policy": ref, "history": [{"kind": "sft", "iteration": 0, "source": "given adapter"}]}
     demos = store.load_tasks(run_id=run_id, split="demo")
     if not demos or cfg.policy_model is not None:

@@ -61,10 +61,21 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
     An item's ``idempotency_key`` works as on ``POST /v1/jobs`` (per key owner, across batches and
     single submissions): retrying a whole batch after a timeout creates nothing twice.
     """
-    items = [BatchItem(j.method, j.params, j.idempotency_key) for j in body.jobs]
-    results = submit_jobs(items, owner=key.id, enqueue=lambda job: deps.enqueue(job))
+    refused: dict[int, Any] = {}  # items naming an LLM off the allow-list (issue #27): 422, nothing written
+    for i, j in enumerate(body.jobs):
+        try:
+            deps.allowed_models_or_422(j.method, j.params)
+        except HTTPException as exc:
+            refused[i] = exc.detail
+    kept = [i for i in range(len(body.jobs)) if i not in refused]
+    items = [BatchItem(body.jobs[i].method, body.jobs[i].params, body.jobs[i].idempotency_key) for i in kept]
+    done = dict(zip(kept, submit_jobs(items, owner=key.id, enqueue=lambda job: deps.enqueue(job)), strict=True))
     out: list[BatchItemPublic] = []
-    for i, r in enumerate(results):
+    for i in range(len(body.jobs)):
+        if i in refused:
+            out.append(BatchItemPublic(index=i, status=422, error=refused[i]))
+            continue
+        r = done[i]
         if r.error is not None:
             code = 404 if isinstance(r.error, UnknownMethod) else 503 if isinstance(r.error, EnqueueError) else 422
             detail: Any = str(r.error)
