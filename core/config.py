@@ -46,8 +46,11 @@ class DefameSettings(BaseModel):
     when the double-underscore one is not set.
     """
 
-    search_backend: Literal["corpus", "serper"] = Field(
+    search_backend: Literal["corpus", "serper", "searxng"] = Field(
         "corpus", description="Where web_search looks: the local Chroma corpus (default) or a web API."
+    )
+    searxng_url: str | None = Field(
+        None, description="Base URL of a SearxNG instance with the JSON format enabled (e.g. http://searxng:8080)."
     )
     serper_api_key: SecretStr | None = Field(None, description="Serper.dev key (web and image search).")
     serper_url: str = Field("https://google.serper.dev", description="Serper endpoint (tests: a local server).")
@@ -96,6 +99,12 @@ class Settings(BaseSettings):
         30.0, description="A running job whose heartbeat is older than this is taken over on redelivery."
     )
     job_max_retries: int = Field(3, description="Retries for transient errors (connection loss).")
+    job_async_commit: bool = Field(
+        True,
+        description="On PostgreSQL, the worker's own state changes (claim, progress, heartbeat, report + end "
+        "state) commit without waiting for the WAL flush (synchronous_commit=off; submissions always wait). A "
+        "database crash can lose the last fraction of a second of them; the reaper then re-runs those jobs.",
+    )
     job_reap_interval_s: float = Field(
         10.0, gt=0, description="How often each worker looks for jobs whose worker died (and re-enqueues them)."
     )

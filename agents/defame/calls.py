@@ -7,9 +7,12 @@
   followed by the image itself (spec §3.3). A text-only model sees the reference
   marked "[image not viewable by this model]" and learns about images from the
   tools' text (OCR, EXIF, reverse-search hits).
-* Plan and judge calls pass a regular expression to the local provider when it
-  supports constrained decoding; a provider that refuses is remembered and the
-  spec's parsing fallbacks and retries do the work instead.
+* Plan calls pass a regular expression to the local provider when it supports
+  constrained decoding; the judge writes free text first and is constrained only
+  on a retry after an unparsable answer (``judge_free_first``). A provider that
+  refuses constraints is remembered and the spec's parsing fallbacks and retries
+  do the work instead.
+* Local models get repetition control (``repeat_penalty``, ``no_repeat_ngram``).
 """
 
 from __future__ import annotations
@@ -102,6 +105,9 @@ def call_llm(
     )
     if not model.startswith("scripted/"):
         kwargs["seed"] = cfg.seed
+    if model.startswith("local/"):
+        kwargs["repeat_penalty"] = cfg.repeat_penalty
+        kwargs["no_repeat_ngram"] = cfg.no_repeat_ngram
     use_regex = (
         regex is not None
         and cfg.constrained == "auto"
@@ -137,8 +143,8 @@ def call_llm(
     return c.text, entry
 
 
-def plan_regex(names: list[str], image_ids: list[str]) -> str:
-    """What a constrained planner may write: a short reasoning line, then one code block of 1-3 actions."""
+def plan_regex(names: list[str], image_ids: list[str], max_actions: int = 5) -> str:
+    """What a constrained planner may write: a short reasoning line, then one code block of 1..max_actions."""
     text_names = [n for n in names if n in ("web_search", "image_search")]
     img_names = [n for n in names if n not in text_names]
     alts = []
@@ -147,7 +153,7 @@ def plan_regex(names: list[str], image_ids: list[str]) -> str:
     if img_names and image_ids:
         alts.append(rf"(?:{'|'.join(img_names)})\(<image:(?:{'|'.join(image_ids)})>\)")
     line = "(?:" + "|".join(alts) + ")" if alts else r'web_search\("[A-Za-z0-9 ,.\'-]{3,60}"\)'
-    return rf"[A-Za-z0-9 ,.'-]{{0,100}}\n```\n{line}(?:\n{line}){{0,2}}\n```"
+    return rf"[A-Za-z0-9 ,.'-]{{0,100}}\n```\n{line}(?:\n{line}){{0,{max(0, max_actions - 1)}}}\n```"
 
 
 def judge_regex(labels: list[str]) -> str:

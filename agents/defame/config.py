@@ -68,6 +68,24 @@ class DefameConfig(BaseModel):
     )
     tools: list[str] | None = Field(None, description="Restrict the offered actions to these names.")
     run_develop: bool = Field(True, description="Run the Develop stage (ablation switch).")
+    judge_free_first: bool = Field(
+        True,
+        description="Judge in free text first (two paragraphs); constrained decoding only as the retry fallback.",
+    )
+    plan_guard: bool = Field(
+        True, description="Reject and retry search queries that copy an example or share no word with the claim."
+    )
+    repeat_penalty: float = Field(
+        1.1, ge=1.0, le=2.0, description="Local models: llama.cpp repeat penalty over the reply's last 64 tokens."
+    )
+    no_repeat_ngram: int = Field(
+        8, ge=0, le=64, description="Local models: never repeat an n-gram of the reply (0 = off)."
+    )
+    knowledge_store: Literal["shared", "per_claim"] = Field(
+        "shared",
+        description="Evaluation: search every claim's documents (shared) or only this claim's (AVeriTeC "
+        "per-claim knowledge store, spec §6).",
+    )
 
 
 Event = Callable[[str, dict[str, Any]], None]

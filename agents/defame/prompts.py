@@ -28,6 +28,14 @@ What you know so far is not enough to judge the Claim. Decide which actions to t
 # Your Actions
 """
 
+PLAN_RETRY = """
+# Rejected
+These proposed actions were rejected: {reasons}.
+Every search query must be about the Claim above (use its names, places, numbers); never copy an example.
+
+# Your Actions
+"""
+
 ACTION_ENTRY = "- `{name}`: {description} How to use: {how_to} Format: `{format}`"
 
 EXAMPLE_ENTRY = """Claim: "{claim}"

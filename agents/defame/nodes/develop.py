@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, record_text
 from agents.defame.config import DefameContext
+from agents.defame.guard import strip_echo
 from agents.defame.prompts import DEVELOP
 from agents.defame.state import State
 
@@ -27,6 +28,7 @@ def develop(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     text, entry = call_llm(
         ctx, "develop", prompt, round_no=round_no, max_tokens=ctx.config.budget.develop, media=state.get("media")
     )
+    text = strip_echo(text)
     entry["parsed"] = True
     ctx.emit("develop", round=round_no)
     return {

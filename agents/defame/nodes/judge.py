@@ -4,8 +4,11 @@ A judgement is *final* in the last round or when the planner came back with no
 new action; only then is the benchmark's own label set offered. A non-final
 judgement also offers "not enough information" so the model can ask for
 another round. The answer's last code span (then bold, then a substring) is
-matched to an allowed label; on failure the call is retried with a reminder,
-and after ``retries`` failures the verdict is REFUSED. Only the last judgement
+matched to an allowed label. The first attempt is free text (the judge's two
+paragraphs, ``judge_free_first``); on failure the call is retried with a
+reminder and, where the local provider has it, constrained decoding as the
+fallback; after ``retries`` failures the verdict is REFUSED. Lines that echo
+the prompt are dropped from the answer before it enters the record. Only the last judgement
 enters the record, as ``## Final Judgement``.
 """
 
@@ -18,6 +21,7 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, judge_regex, record_text
 from agents.defame.config import DefameContext
+from agents.defame.guard import strip_echo
 from agents.defame.labels import Benchmark, Label, get_benchmark
 from agents.defame.parsing import extract_verdict
 from agents.defame.prompts import BASELINE, JUDGE, JUDGE_REMINDER
@@ -42,6 +46,7 @@ def judge_with_retries(
     answer = ""
     for attempt in range(1, ctx.config.retries + 1):
         p = prompt if attempt == 1 else prompt + JUDGE_REMINDER
+        free = attempt == 1 and ctx.config.judge_free_first
         answer, entry = call_llm(
             ctx,
             stage,
@@ -49,9 +54,10 @@ def judge_with_retries(
             round_no=round_no,
             max_tokens=ctx.config.budget.judge,
             media=media,
-            regex=judge_regex([lbl.value for lbl in labels]),
+            regex=None if free else judge_regex([lbl.value for lbl in labels]),
             attempt=attempt,
         )
+        answer = strip_echo(answer)
         label = extract_verdict(answer, labels)
         entry["parsed"] = label is not None
         calls.append(entry)

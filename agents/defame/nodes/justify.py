@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, record_text
 from agents.defame.config import DefameContext
+from agents.defame.guard import strip_echo
 from agents.defame.labels import Label
 from agents.defame.prompts import JUSTIFY
 from agents.defame.state import State
@@ -24,6 +25,7 @@ def justify(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     text, entry = call_llm(
         ctx, "justify", prompt, round_no=round_no, max_tokens=ctx.config.budget.justify, media=state.get("media")
     )
+    text = strip_echo(text)
     entry["parsed"] = bool(text.strip())
     ctx.emit("justify", round=round_no)
     return {

@@ -3,10 +3,14 @@
 The answer's last code block holds the actions (fallback: ``name(...)`` in the
 prose); unknown names are dropped, at most ``max_actions`` kept, actions already
 performed removed, a ``<image:k>`` copied from an exemplar replaced by the
-claim's first image. Text outside code blocks is reasoning, recorded when longer
-than 32 characters. An answer with no parsable action is retried (3 attempts);
-if every proposal was already done the planner returns no actions, which
-forces the final judgement.
+claim's first image. Text outside code blocks is reasoning (without lines that
+echo the prompt), recorded when longer than 32 characters. An answer with no
+parsable action is retried (3 attempts). The planner guard
+(:mod:`agents.defame.guard`) rejects search queries that copy a few-shot example
+or share no content word with the claim; the retry tells the model which and
+why, and when every attempt was rejected one search of the claim's own content
+words runs instead (logged as ``guard_fallback``). If every proposal was already
+done the planner returns no actions, which forces the final judgement.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, plan_regex, record_text
 from agents.defame.config import DefameContext
+from agents.defame.guard import fallback_query, split_actions, strip_echo
 from agents.defame.labels import get_benchmark
 from agents.defame.parsing import Action, parse_actions
-from agents.defame.prompts import ACTION_ENTRY, DEFAULT_EXAMPLES, EXAMPLE_ENTRY, PLAN
+from agents.defame.prompts import ACTION_ENTRY, DEFAULT_EXAMPLES, EXAMPLE_ENTRY, PLAN, PLAN_RETRY
 from agents.defame.state import State
 from agents.defame.tools.registry import ActionSpec, available_actions
 
@@ -69,23 +74,36 @@ def plan(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     actions: list[Action] = []
     reasoning = ""
+    rejected: list[str] = []
+    ask = prompt
     for attempt in range(1, cfg.retries + 1):
         if not specs:
             break
         text, entry = call_llm(
             ctx,
             "plan",
-            prompt,
+            ask,
             round_no=round_no,
             max_tokens=cfg.budget.plan,
-            regex=plan_regex(sorted(known), images),
+            regex=plan_regex(sorted(known), images, cfg.max_actions),
             attempt=attempt,
         )
         actions, reasoning = parse_actions(text, known, cfg.max_actions)
-        entry["parsed"] = bool(actions)
+        entry["parsed"] = bool(actions)  # the answer's format; the guard's verdict is logged beside it
+        if cfg.plan_guard and actions:
+            actions, why = split_actions(actions, claim.get("text", ""))
+            if why:
+                entry["rejected"] = why
+                rejected += why
+                ask = prompt.removesuffix("# Your Actions\n") + PLAN_RETRY.format(reasons="; ".join(why))
+        entry["accepted"] = len(actions)
         calls.append(entry)
         if actions:
             break
+    if not actions and rejected and "web_search" in known:
+        actions = [Action("web_search", fallback_query(claim.get("text", "")))]
+        calls[-1]["guard_fallback"] = str(actions[0])
+    reasoning = strip_echo(reasoning)
     actions = dedupe(actions, list(state.get("performed") or []), images)
     if not actions:
         reasoning = ""

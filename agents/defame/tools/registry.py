@@ -16,11 +16,12 @@ from typing import Any
 
 from agents.defame.config import DefameContext
 from agents.defame.corpus import images_collection, phash_collection
+from agents.defame.evidence import backend_ready
 from agents.defame.labels import get_benchmark
 from agents.defame.parsing import Action
 from agents.defame.tools import images as image_tools
 from agents.defame.tools.filters import Source, end_date, filter_sources, postprocess
-from agents.defame.tools.web import CorpusSearch, SerperSearch
+from agents.defame.tools.web import CorpusSearch, SearxngSearch, SerperSearch
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,8 @@ def _web_engine(ctx: DefameContext, *, images: bool = False):
     ext = ctx.external()
     if ext.search_backend == "serper" and ext.serper_api_key is not None:
         return SerperSearch(ext, images=images)
+    if ext.search_backend == "searxng" and ext.searxng_url:
+        return SearxngSearch(ext, images=images)
     store = ctx.vectorstore()
     return CorpusSearch(store, images_collection(ctx.config.corpus) if images else ctx.config.corpus)
 
@@ -116,7 +119,7 @@ def available_actions(claim: dict[str, Any], ctx: DefameContext, used_limited: l
             continue
         if (
             spec.name == "image_search"
-            and not (ext.search_backend == "serper" and ext.serper_api_key)
+            and not backend_ready(ext)
             and ctx.vectorstore().count(images_collection(cfg.corpus)) == 0
         ):
             continue

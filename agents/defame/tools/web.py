@@ -1,4 +1,4 @@
-"""Search backends: the local Chroma corpus (default, offline) and Serper (when a key is configured).
+"""Search backends: the local Chroma corpus (default, offline), SearxNG (self-hosted) and Serper (API key).
 
 Every backend returns raw :class:`~agents.defame.tools.filters.Source` lists; the
 caller applies the shared filters. Outbound page fetches refuse private,
@@ -200,6 +200,59 @@ class SerperSearch:
         except Exception as exc:  # a page that cannot be scraped keeps its snippet
             log.info("scraping %s failed: %s", src.url, exc)
         return src
+
+
+class SearxngSearch(SerperSearch):
+    """A self-hosted SearxNG metasearch instance: ``GET /search?q=...&format=json`` (JSON must be enabled
+    in its ``settings.yml``: ``search.formats: [html, json]``). No key; results' pages are scraped like
+    Serper's (public hosts only)."""
+
+    name = "searxng"
+
+    def __init__(self, settings: DefameSettings, *, images: bool = False) -> None:
+        if not settings.searxng_url:
+            raise ValueError("SearxNG needs PAPERWORKS_DEFAME__SEARXNG_URL (settings.defame.searxng_url)")
+        self.settings, self.images = settings, images
+
+    def search(self, query: str, *, k: int, end: dt.date | None = None, **_: Any) -> list[Source]:
+        import httpx
+
+        params: dict[str, Any] = {"q": query, "format": "json", "categories": "images" if self.images else "general"}
+        url = self.settings.searxng_url.rstrip("/") + "/search"
+        r = httpx.get(
+            url, params=params, timeout=self.settings.request_timeout_s, headers={"Accept": "application/json"}
+        )
+        r.raise_for_status()
+        try:
+            rows = r.json().get("results") or []
+        except ValueError:
+            raise ValueError(
+                "SearxNG answered without JSON: enable `json` in search.formats of its settings.yml"
+            ) from None
+        out = []
+        for row in rows[: max(10, k)]:
+            link = row.get("url") or ""
+            if not link:
+                continue
+            src = Source(
+                url=link,
+                title=row.get("title") or "",
+                text=row.get("content") or "",
+                date=_searxng_date(row.get("publishedDate")),
+            )
+            if self.images and row.get("img_src"):
+                src.meta["image_url"] = row["img_src"]
+            out.append(src)
+        return out
+
+
+def _searxng_date(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
 
 
 def _serper_date(value: str | None) -> str | None:

@@ -71,7 +71,7 @@ def test_script_a_two_rounds_then_refuted(stage_llm, corpus_store):
 
 
 def test_script_b_three_rounds_nei(stage_llm, corpus_store):
-    plans = [f'```\nweb_search("query number {i}")\n```' for i in range(3)]
+    plans = [f'```\nweb_search("Golden Gate query number {i}")\n```' for i in range(3)]
     model, script = stage_llm(
         {
             "plan": plans,
@@ -90,7 +90,7 @@ def test_script_b_three_rounds_nei(stage_llm, corpus_store):
 
 
 def test_script_b_verite_final_judgement_has_no_nei(stage_llm, corpus_store):
-    plans = [f'```\nweb_search("query number {i}")\n```' for i in range(3)]
+    plans = [f'```\nweb_search("Golden Gate query number {i}")\n```' for i in range(3)]
     model, script = stage_llm(
         {
             "plan": plans,
