@@ -1,0 +1,28 @@
+"""A small vision-language substrate: CLIP backbones, captioned datasets, zero-shot helpers.
+
+Public API (the VLM methods import these; loaded lazily so that registering jobs does not import torch):
+
+* :class:`VLBackbone` / :func:`load_backbone` (a CLIP checkpoint folder, never downloads);
+* :func:`get_tiny_clip` — the cached tiny CLIP trained here (``methods.vlm.cache``);
+* :func:`load_dataset` — named datasets with fixed splits (``methods.vlm.data``);
+* :mod:`methods.vlm.zeroshot` — ``text_classifier``, ``classify``, ``retrieval_recall``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "VLBackbone": "methods.vlm.backbone",
+    "load_backbone": "methods.vlm.backbone",
+    "get_tiny_clip": "methods.vlm.cache",
+    "load_dataset": "methods.vlm.data",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'methods.vlm' has no attribute {name!r}")

@@ -1,0 +1,124 @@
+"""Registered jobs ``vlm.train`` (train/cache the tiny CLIP, report it) and ``vlm.zeroshot`` (classify one image).
+
+Both run on the ``cpu`` queue: the tiny CLIP trains in minutes on one core and classifies in
+milliseconds; a deployment with a real CLIP checkpoint gains little from a GPU for one image.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from core.jobs import JobContext, Report, register_method
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+DatasetName = Literal["scenes", "objects", "objects20", "digits", "photos", "examples"]
+
+
+class TrainParams(BaseModel):
+    preset: Literal["default", "test"] = Field(
+        "default", description="Tiny-CLIP preset (test = seconds, for smoke runs)."
+    )
+    steps: int | None = Field(
+        None, ge=10, le=20000, description="Override the preset's training steps (a new cache entry)."
+    )
+    retrain: bool = Field(False, description="Train again even when the cache holds this preset.")
+    threads: int = Field(1, ge=1, le=64, description="torch threads for training.")
+
+
+@register_method("vlm.train", title="Train the tiny CLIP", queue="cpu", tags=("vision-language", "clip"))
+def run_train(params: TrainParams, progress: JobContext) -> Report:
+    """Train (or load from the cache) the tiny CLIP on captioned scenes, digits and photo crops; report loss, zero-shot accuracy and retrieval."""
+    from methods.vlm.cache import get_tiny_clip, has_wordnet, model_dir, train_info
+    from methods.vlm.config import get_preset
+    from methods.vlm.report import training_report
+
+    overrides = {"threads": params.threads} if params.threads != 1 else {}
+    if params.steps is not None:
+        overrides["steps"] = params.steps
+    preset = get_preset(params.preset, **overrides)
+    cached = (model_dir(preset, wordnet=has_wordnet()) / "model.safetensors").is_file() and not params.retrain
+    _, folder = get_tiny_clip(preset, retrain=params.retrain, progress=None if cached else progress.sub(0.0, 0.95))
+    progress(0.97, "writing the report")
+    return training_report(folder, train_info(folder), preset.to_dict(), trained_now=not cached)
+
+
+class ZeroShotParams(BaseModel):
+    image_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+    )
+    dataset: DatasetName = Field(
+        "objects", description="Dataset of the image when no upload is given; also the default classes."
+    )
+    split: Literal["train", "val", "test"] = Field("test", description="Split of the dataset image.")
+    index: int = Field(0, ge=0, le=20000, description="Index of the dataset image.")
+    classnames: list[str] = Field(
+        [], max_length=100, description="Candidate class names (empty: the dataset's classes)."
+    )
+    template: str = Field("a photo of a {}.", min_length=3, max_length=100, description="Prompt template with one {}.")
+    preset: Literal["default", "test"] = Field("default", description="Tiny-CLIP preset.")
+
+    @field_validator("classnames")
+    @classmethod
+    def _names(cls, v: list[str]) -> list[str]:
+        v = [s.strip() for s in v if s.strip()]
+        if any(len(s) > 60 for s in v):
+            raise ValueError("class names must be at most 60 characters")
+        if len(set(v)) != len(v):
+            raise ValueError("class names must be distinct")
+        if len(v) == 1:
+            raise ValueError("give at least two class names (or none for the dataset's)")
+        return v
+
+    @model_validator(mode="after")
+    def _template(self) -> ZeroShotParams:
+        if self.template.count("{}") != 1:
+            raise ValueError("template must contain exactly one {}")
+        return self
+
+
+def _load_image(params: ZeroShotParams):
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    if params.image_sha256 is not None:
+        from core.artifacts import get_artifact_store
+
+        data = get_artifact_store().read(params.image_sha256)
+        if len(data) > MAX_IMAGE_BYTES:
+            raise ValueError("image too large")
+        with Image.open(io.BytesIO(data)) as im:
+            im = im.convert("RGB")
+            side = min(im.size)
+            left, top = (im.width - side) // 2, (im.height - side) // 2
+            im = im.crop((left, top, left + side, top + side)).resize((64, 64), Image.BICUBIC)
+            return torch.from_numpy(np.asarray(im, dtype=np.float32) / 255.0).permute(2, 0, 1), None
+    from methods.vlm.data import load_dataset
+
+    ds = load_dataset(params.dataset, params.split)
+    if params.index >= len(ds):
+        raise ValueError(f"{params.dataset}/{params.split} has {len(ds)} images; index {params.index} is out of range")
+    return ds.images[params.index], ds
+
+
+@register_method("vlm.zeroshot", title="Zero-shot classify an image", queue="cpu", tags=("vision-language", "clip"))
+def run_zeroshot(params: ZeroShotParams, progress: JobContext) -> Report:
+    """Classify an uploaded or dataset image among class names with the tiny CLIP (softmax of logit_scale · cosine)."""
+    from methods.vlm.cache import get_tiny_clip
+    from methods.vlm.data import load_dataset
+    from methods.vlm.report import zero_shot_report
+    from methods.vlm.tokenizer import words
+    from methods.vlm.zeroshot import classify, image_features, text_classifier
+
+    image, ds = _load_image(params)
+    classnames = params.classnames or list((ds or load_dataset(params.dataset, "test")).classnames)
+    backbone, _ = get_tiny_clip(params.preset, progress=progress.sub(0.0, 0.9))
+    weights = text_classifier(backbone, classnames, (params.template,))
+    logits = classify(image_features(backbone, image[None]), weights, backbone.logit_scale)
+    probs = logits.softmax(-1)[0].tolist()
+    tok = backbone._tokenizer
+    unknown = sorted({w for c in classnames for w in words(c) if hasattr(tok, "index") and w not in tok.index})
+    return zero_shot_report(image, classnames, probs, params.template, unknown)

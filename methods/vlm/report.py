@@ -1,0 +1,89 @@
+"""Report builders of the VLM jobs: the training report and the zero-shot classification report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from core.jobs import Report
+from methods.vlm import plots
+
+
+def training_report(folder: Path, info: dict, preset: dict, *, trained_now: bool) -> Report:
+    """Loss curve, zero-shot accuracy beside chance, scene retrieval R@1/5 beside chance, a data grid."""
+    from methods.vlm.data import load_dataset
+
+    ev = info["eval"]
+    how = (
+        f"trained now in {info['seconds']:.0f} s"
+        if trained_now
+        else f"loaded from the cache (trained in {info['seconds']:.0f} s)"
+    )
+    report = Report(
+        title=f"Tiny CLIP '{preset['name']}'",
+        summary=f"Contrastive image–text model {how}: {len(info['losses'])} steps, vocabulary of "
+        f"{info['vocab_size']} words{' incl. the WordNet lists' if info.get('wordnet') else ''}. Folder: `{folder}`.",
+    )
+    report.metrics.update({k: round(v, 4) for k, v in ev.items()})
+    report.metrics["final_loss"] = round(sum(info["losses"][-50:]) / min(50, len(info["losses"])), 4)
+    rows = [
+        [
+            name.removeprefix("zeroshot_"),
+            round(100 * v, 1),
+            round(100 * ev[f"chance_{name.removeprefix('zeroshot_')}"], 1),
+        ]
+        for name, v in ev.items()
+        if name.startswith("zeroshot_")
+    ]
+    report.add_table("Zero-shot top-1 accuracy (%) on held-out test splits", ["dataset", "accuracy", "chance"], rows,
+                     note='Template "a photo of a {}."; class names of each dataset.')  # fmt: skip
+    report.add_table(
+        "Retrieval on 1000 held-out scenes (%), one caption per image",
+        ["direction", "R@1", "R@5", "chance R@1", "chance R@5"],
+        [
+            [
+                d,
+                round(100 * ev[f"retrieval_{d}_r@1"], 1),
+                round(100 * ev[f"retrieval_{d}_r@5"], 1),
+                round(100 * ev["retrieval_chance_r@1"], 2),
+                round(100 * ev["retrieval_chance_r@5"], 2),
+            ]
+            for d in ("i2t", "t2i")
+        ],  # fmt: skip
+        note="Captions name attributes, position and background; scenes sharing all of them make ties, so R@1 has a ceiling below 100.",
+    )
+    report.add_figure("loss.png", plots.loss_curve(info["losses"]), caption="InfoNCE loss per step")
+    val = load_dataset("scenes", "val")
+    report.add_figure(
+        "scenes.png", plots.dataset_grid(val, list(range(12))), caption="scenes/val with boxes and a caption"
+    )
+    report.add_json("preset.json", preset)
+    report.data = {"folder": str(folder), "eval": ev, "preset": preset}
+    return report
+
+
+def zero_shot_report(
+    image: torch.Tensor, classnames: list[str], probs: list[float], template: str, unknown: list[str]
+) -> Report:
+    """The image, the top classes' probabilities, and a bar chart."""
+    order = sorted(range(len(classnames)), key=lambda i: -probs[i])
+    best = order[0]
+    report = Report(
+        title="Zero-shot classification",
+        summary=f"Most likely: **{classnames[best]}** (p = {probs[best]:.3f}) among {len(classnames)} classes, "
+        f'template "{template}".',
+    )
+    if unknown:
+        report.add_section("Unknown words", "Not in the backbone's vocabulary (read as `<unk>`): " + ", ".join(unknown))
+    report.metrics["top1"] = classnames[best]
+    report.metrics["top1_prob"] = round(probs[best], 4)
+    report.add_table(
+        "Class probabilities", ["class", "probability"], [[classnames[i], round(probs[i], 4)] for i in order[:10]]
+    )
+    report.add_image("input.png", image.permute(1, 2, 0).numpy(), caption="input at the model's resolution")
+    report.add_figure(
+        "probabilities.png", plots.probability_bars(classnames, probs), caption="softmax(logit_scale · cos)"
+    )
+    report.data = {"classnames": classnames, "probs": probs}
+    return report
