@@ -182,3 +182,62 @@ def test_keys_owners_and_validation(live_api, client, api_key, model):
     assert r.status_code == 200 and r.json()["label"] == "refuted"
     run_thread = r.headers["content-location"].split("/threads/")[1].split("/")[0]
     assert httpx.get(f"{base}/threads/{run_thread}", headers=auth).status_code == 404  # stateless: deleted
+
+
+APPROVAL_GRAPH = """
+from typing import TypedDict
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+
+class State(TypedDict, total=False):
+    draft: str
+    verdict: str
+
+
+def draft(state):
+    get_stream_writer()({"drafted": len(state["draft"])})
+    return {"draft": state["draft"].upper()}
+
+
+def review(state):
+    answer = interrupt({"question": "approve?", "draft": state["draft"]})
+    return {"verdict": "approved" if answer == "yes" else "rejected"}
+
+
+g = StateGraph(State)
+g.add_node("draft", draft)
+g.add_node("review", review)
+g.add_edge(START, "draft")
+g.add_edge("draft", "review")
+g.add_edge("review", END)
+graph = g.compile()
+"""
+
+
+def test_dynamic_interrupt_resumed_with_a_command(client, tmp_path, monkeypatch):
+    """A graph that calls ``interrupt()``: the stream shows the question, ``command.resume`` answers it.
+
+    The graph is served by adding one entry to the graph list (as Clinical GoT will be to langgraph.json).
+    """
+    from services.api import graphs
+
+    (tmp_path / "approval_graph.py").write_text(APPROVAL_GRAPH)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    specs = {**graphs.graph_specs(), "approval": graphs.GraphSpec("approval", "approval_graph", "graph")}
+    monkeypatch.setattr(graphs, "graph_specs", lambda: specs)
+
+    tid = client.threads.create()["thread_id"]
+    parts = list(client.runs.stream(tid, "approval", input={"draft": "ship it"}, stream_mode=["updates", "custom"]))
+    assert {"drafted": 7} in [p.data for p in parts if p.event == "custom"]
+    (question,) = [p.data["__interrupt__"] for p in parts if p.event == "updates" and "__interrupt__" in p.data]
+    assert question[0]["value"] == {"question": "approve?", "draft": "SHIP IT"}
+    thread = client.threads.get(tid)
+    assert (
+        thread["status"] == "interrupted" and list(thread["interrupts"].values())[0][0]["value"]["draft"] == "SHIP IT"
+    )
+    values = client.runs.wait(tid, "approval", command={"resume": "yes"})
+    assert values == {"draft": "SHIP IT", "verdict": "approved"}
+    assert client.threads.get(tid)["status"] == "idle"
