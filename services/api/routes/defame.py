@@ -1,4 +1,13 @@
-"""``POST /v1/factcheck``: submit a DEFAME fact-check (multipart: claim, optional images and metadata).
+"""``POST /v1/factcheck``: submit a DEFAME fact-check (multipart: claim, optional images and metadata);
+``/v1/evidence``: what evidence a fact-check can reach, and the documents of a corpus.
+
+* ``GET /v1/evidence?corpus=C``: counts, search backend, and a ``warning`` with the two ways
+  out when the store is empty and no backend is configured (the factcheck response carries
+  the same ``evidence`` object, so a client learns it before the job runs);
+* ``GET /v1/evidence/documents?corpus=C``: one row per document (chunks grouped by url);
+* ``POST /v1/evidence/documents`` (multipart ``files`` + ``corpus``): add .txt/.md/.html files
+  (each at most 2 MB, UTF-8; 415 otherwise, 413 when larger);
+* ``DELETE /v1/evidence/documents/{id}?corpus=C``: remove a document (404 if unknown).
 
 Returns the job (201); poll ``GET /v1/jobs/{id}`` (its message names each stage as
 it finishes) and read the result at ``GET /v1/jobs/{id}/report`` (JSON body with
@@ -10,20 +19,62 @@ malformed date 422, a non-image upload 415, an oversized upload or image 413.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, HTTPException, UploadFile, status
+from fastapi import APIRouter, File, Form, HTTPException, Path, Query, UploadFile, status
+from pydantic import BaseModel
 
 from services.api.deps import ApiKeyDep, submit
 from services.api.schemas import JobPublic
-from services.api.uploads import read_image
+from services.api.uploads import read_image, read_upload
 
 router = APIRouter(tags=["defame"])
 MAX_IMAGES = 8
 BENCHMARKS = ("default", "averitec", "mocheg", "verite", "claimreview")
+CORPUS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{2,199}$"
+MAX_DOCUMENTS = 20
+CorpusQuery = Annotated[str, Query(pattern=CORPUS_PATTERN, description="Evidence collection.")]
 
 
-@router.post("/factcheck", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+class EvidencePublic(BaseModel):
+    """What a fact-check on ``corpus`` can use as evidence."""
+
+    corpus: str
+    chunks: int
+    images: int
+    search_backend: str
+    backend_ready: bool
+    empty: bool
+    warning: str | None = None
+    ways_out: list[str] = []
+
+
+class FactcheckJobPublic(JobPublic):
+    """The submitted job, plus the evidence status (``evidence.warning`` set when nothing can be found)."""
+
+    evidence: EvidencePublic
+
+
+class DocumentPublic(BaseModel):
+    id: str
+    url: str
+    title: str
+    date: str | None = None
+    chunks: int
+    chars: int
+    preview: str
+
+
+def _status(corpus: str) -> dict[str, Any]:
+    from agents.defame.evidence import evidence_status
+    from core.config import get_settings
+    from core.vectorstore import get_vectorstore
+
+    return evidence_status(get_vectorstore(), corpus, get_settings().defame).to_json()
+
+
+@router.post("/factcheck", response_model=FactcheckJobPublic, status_code=status.HTTP_201_CREATED)
 async def factcheck(
     key: ApiKeyDep,
     claim: Annotated[str, Form(max_length=5000, description="The claim text.")],
@@ -64,5 +115,62 @@ async def factcheck(
         "corpus": corpus,
         "max_iterations": max_iterations,
     }
+    if not re.fullmatch(CORPUS_PATTERN, corpus):
+        raise HTTPException(422, f"invalid corpus name {corpus!r}")
+    evidence = _status(corpus)
     job, _ = submit("defame.check", params, key=key)
-    return JobPublic.model_validate(job)
+    return FactcheckJobPublic(**JobPublic.model_validate(job).model_dump(), evidence=EvidencePublic(**evidence))
+
+
+@router.get("/evidence", response_model=EvidencePublic)
+def evidence(key: ApiKeyDep, corpus: CorpusQuery = "defame-default") -> EvidencePublic:
+    return EvidencePublic(**_status(corpus))
+
+
+@router.get("/evidence/documents", response_model=list[DocumentPublic])
+def documents(key: ApiKeyDep, corpus: CorpusQuery = "defame-default") -> list[DocumentPublic]:
+    from agents.defame.evidence import list_documents
+    from core.vectorstore import get_vectorstore
+
+    return [DocumentPublic(**d) for d in list_documents(get_vectorstore(), corpus)]
+
+
+@router.post("/evidence/documents", response_model=list[DocumentPublic], status_code=status.HTTP_201_CREATED)
+async def add_documents(
+    key: ApiKeyDep,
+    files: Annotated[list[UploadFile], File(description="Text, Markdown or HTML documents (UTF-8).")],
+    corpus: Annotated[str, Form(pattern=CORPUS_PATTERN)] = "defame-default",
+    date: Annotated[str | None, Form(description="Publication date of these documents, YYYY-MM-DD.")] = None,
+) -> list[DocumentPublic]:
+    from agents.defame.evidence import MAX_DOCUMENT_BYTES, add_document
+    from core.vectorstore import get_vectorstore
+
+    if not files or len(files) > MAX_DOCUMENTS:
+        raise HTTPException(422, f"send 1 to {MAX_DOCUMENTS} files")
+    if date:
+        try:
+            dt.date.fromisoformat(date.strip())
+        except ValueError:
+            raise HTTPException(422, f"malformed date {date!r}: use YYYY-MM-DD") from None
+    out = []
+    for f in files:
+        data = await read_upload(f, max_bytes=MAX_DOCUMENT_BYTES)  # 413 when larger
+        try:
+            row = add_document(get_vectorstore(), corpus, filename=f.filename or "document.txt", data=data, date=date)
+        except ValueError as exc:
+            raise HTTPException(415, str(exc)) from None
+        out.append(DocumentPublic(**row))
+    return out
+
+
+@router.delete("/evidence/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_document(
+    key: ApiKeyDep,
+    document_id: Annotated[str, Path(pattern=r"^[0-9a-f]{16}$")],
+    corpus: CorpusQuery = "defame-default",
+) -> None:
+    from agents.defame.evidence import delete_document as delete
+    from core.vectorstore import get_vectorstore
+
+    if not delete(get_vectorstore(), corpus, document_id):
+        raise HTTPException(404, f"no document {document_id} in {corpus}")

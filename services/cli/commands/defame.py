@@ -50,6 +50,8 @@ def factcheck(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from None
 
+    _warn_if_no_evidence(corpus)
+
     def on_event(stage: str, info: dict) -> None:
         detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "round")
         console.print(f"[dim]round {info.get('round')}[/dim] [bold]{stage}[/bold] {detail}")
@@ -65,6 +67,19 @@ def factcheck(
     if out:
         out.mkdir(parents=True, exist_ok=True)
         console.print(f"report written to {export_markdown(fc.state, out / 'report.md')}")
+
+
+def _warn_if_no_evidence(corpus: str) -> None:
+    """Say before running when the fact-check cannot find any evidence, and the two ways out."""
+    from agents.defame.evidence import evidence_status
+    from core.config import get_settings
+    from core.vectorstore import get_vectorstore
+
+    st = evidence_status(get_vectorstore(), corpus, get_settings().defame)
+    if st.warning:
+        console.print(f"[yellow]warning:[/yellow] {st.warning}")
+        for way in st.ways_out:
+            console.print(f"  - {way}", markup=False)
 
 
 @corpus_app.command("add")
