@@ -1,0 +1,127 @@
+"""The EcoLevels flow (spec §6) as a LangGraph graph.
+
+select (§3.3) → run (each probe locally, or as ``ecolevels.probe`` jobs fanned out with
+:func:`core.jobs.dispatch.enqueue` / :func:`~core.jobs.dispatch.wait`) → place (level by the
+classifier, EV against the target) → reconcile (R1–R4, §3.4; predictions, §3.5) → report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from agents.ecolevels.state import FlowState, InputState
+from core.checkpoint import checkpointer
+from methods.ecolevels.reconcile import predict, reconcile
+from methods.ecolevels.registry import get_probe, load_probes
+from methods.ecolevels.report import build_report, reading
+from methods.ecolevels.runner import ProbeResult, run_probe
+from methods.ecolevels.select import select_probes
+from methods.ecolevels.validity import TargetTask
+
+SELECT, RUN, PLACE, RECONCILE, REPORT = "select", "run", "place", "reconcile", "report"
+
+
+def select(state: FlowState) -> dict[str, Any]:
+    target = TargetTask.model_validate(state["target"])
+    wanted = state["settings"].get("probes")
+    if wanted:
+        from methods.ecolevels.classify import classify
+        from methods.ecolevels.validity import ecological_validity
+
+        chosen = []
+        for pid in wanted:
+            p = get_probe(pid)
+            chosen.append(
+                {
+                    "probe_id": pid,
+                    "role": "requested",
+                    "level": classify(p.metadata),
+                    "ev": ecological_validity(p.metadata, target),
+                }
+            )
+        return {"selection": chosen}
+    return {"selection": [s.model_dump() for s in select_probes(load_probes(), target)]}
+
+
+def run(state: FlowState) -> dict[str, Any]:
+    s = state["settings"]
+    kw = {"paraphrases": s.get("paraphrases", 2), "seeds": s.get("seeds", [0, 1]), "n_units": s.get("n_units", 8)}
+    ids = [x["probe_id"] for x in state["selection"]]
+    if s.get("mode", "inline") == "jobs":
+        from core.db import crud
+        from core.db.session import session_scope
+        from core.jobs.dispatch import enqueue, wait
+
+        jobs = [enqueue("ecolevels.probe", {"probe_id": pid, "model": state["model"], **kw}) for pid in ids]
+        wait(jobs, timeout=s.get("timeout_s", 4 * 3600), steal_after=s.get("steal_after_s", 20.0))
+        raw = []
+        with session_scope() as sess:
+            for j in jobs:
+                raw.append(crud.get_report_for_job(sess, job_id=j).body["data"]["result"])
+        return {"raw": raw}
+    return {"raw": [run_probe(pid, model=state["model"], **kw).model_dump() for pid in ids]}
+
+
+def place(state: FlowState) -> dict[str, Any]:
+    target = TargetTask.model_validate(state["target"])
+    return {
+        "placed": [
+            ProbeResult.model_validate(r).place(get_probe(r["probe_id"]), target).model_dump() for r in state["raw"]
+        ]
+    }
+
+
+def reconcile_node(state: FlowState) -> dict[str, Any]:
+    target = TargetTask.model_validate(state["target"])
+    results = [ProbeResult.model_validate(r) for r in state["placed"]]
+    return {
+        "conflicts": [c.model_dump() for c in reconcile(results)],
+        "predictions": [predict(r, target).model_dump() for r in results],
+    }
+
+
+def report(state: FlowState) -> dict[str, Any]:
+    from methods.ecolevels.reconcile import Conflict, Prediction
+
+    target = TargetTask.model_validate(state["target"])
+    results = [ProbeResult.model_validate(r) for r in state["placed"]]
+    conflicts = [Conflict.model_validate(c) for c in state["conflicts"]]
+    rep = build_report(
+        model=state["model"],
+        target=target,
+        results=results,
+        conflicts=conflicts,
+        predictions=[Prediction.model_validate(p) for p in state["predictions"]],
+        selection=state["selection"],
+        extra_sections={"Reading": reading(results, conflicts)},
+    )
+    return {"report": rep.model_dump()}
+
+
+def build() -> StateGraph:
+    g = StateGraph(FlowState, input_schema=InputState)
+    for name, fn in ((SELECT, select), (RUN, run), (PLACE, place), (RECONCILE, reconcile_node), (REPORT, report)):
+        g.add_node(name, fn)
+    g.add_edge(START, SELECT)
+    g.add_edge(SELECT, RUN)
+    g.add_edge(RUN, PLACE)
+    g.add_edge(PLACE, RECONCILE)
+    g.add_edge(RECONCILE, REPORT)
+    g.add_edge(REPORT, END)
+    return g
+
+
+graph = build().compile()
+
+
+def run_flow(inputs: InputState, *, thread_id: str | None = None) -> FlowState:
+    """Run the flow; with ``thread_id`` it is checkpointed (``core.checkpoint``) and resumes after a crash."""
+    if thread_id is None:
+        return graph.invoke(inputs)
+    with checkpointer("ecolevels") as saver:
+        compiled = build().compile(checkpointer=saver)
+        cfg = {"configurable": {"thread_id": f"ecolevels:{thread_id}"}}
+        snap = compiled.get_state(cfg)
+        return compiled.invoke(None if snap.next else inputs, cfg)

@@ -1,0 +1,87 @@
+"""Run the simulator over a set of synthetic cases (threads: concurrent replies batch on llama.cpp),
+store each episode's transcript as a raw output, and score them."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.medcog.graph import run_episode
+from core.jobs import JobContext, null_context
+from methods.llm_eval.harness import GenOutput, GenRequest, create_run, finish_run, store_output
+from methods.llm_eval.tokens import token_counter
+from methods.medcog.cases import DISEASES, make_cases
+from methods.medcog.environment import CONTEXT_TOKENS, MAX_TURNS, TEMPERATURE
+from methods.medcog.highlevel import Episode, HighLevelSummary, score_episode, summarise
+
+Disease = Literal[DISEASES]  # type: ignore[valid-type]
+
+
+class HighParams(BaseModel):
+    """Params of ``medcog.high``."""
+
+    model: str | None = Field(None, max_length=200, description="litellm model string (default: the settings').")
+    diseases: list[Disease] = Field(list(DISEASES[:3]), min_length=1, max_length=len(DISEASES))
+    cases_per_disease: int = Field(1, ge=1, le=20, description="Synthetic cases per disease.")
+    seeds: list[int] = Field([2024], min_length=1, max_length=5, description="Sampling seeds (the paper: 2024).")
+    max_turns: int = Field(MAX_TURNS, ge=2, le=30)
+    temperature: float = Field(TEMPERATURE, ge=0.0, le=2.0)
+    concurrency: int = Field(3, ge=1, le=16)
+
+
+def context_budget(model: str) -> int:
+    """4 096 tokens, or the local backend's per-reply context when that is smaller."""
+    if model.startswith("local/"):
+        from core.config import get_settings
+
+        return min(CONTEXT_TOKENS, get_settings().local_context)
+    return CONTEXT_TOKENS
+
+
+def run_high(
+    params: HighParams, progress: JobContext | None = None, *, count=None, data_dir=None
+) -> tuple[HighLevelSummary, dict[int, list[Episode]], str]:
+    """Every (case, seed) episode; returns the summary, the episodes by seed and the run id."""
+    from core.config import get_settings
+
+    progress = progress or null_context()
+    model = params.model or get_settings().llm_model
+    count = count or token_counter(model)
+    budget = context_budget(model)
+    cases = make_cases(list(params.diseases), params.cases_per_disease, data_dir=data_dir)
+    run_id = create_run("medcog.high", model, params.model_dump() | {"budget": budget})
+    jobs = [(c, s) for s in params.seeds for c in cases]
+
+    def one(case, seed):
+        final = run_episode(
+            case,
+            model=model,
+            seed=seed,
+            count=count,
+            budget=budget,
+            max_turns=params.max_turns,
+            temperature=params.temperature,
+            data_dir=data_dir,
+        )
+        ep = score_episode(case, final)
+        key = f"high/{case.case_id}/s{seed}"
+        store_output(
+            run_id,
+            GenRequest(key=key, prompt=json.dumps(ep.transcript)[:60000]),
+            GenOutput(key=key, text=ep.diagnosis),
+        )
+        return seed, ep
+
+    by_seed: dict[int, list[Episode]] = {s: [] for s in params.seeds}
+    with cf.ThreadPoolExecutor(params.concurrency) as pool:
+        futs = [pool.submit(one, c, s) for c, s in jobs]
+        for i, fut in enumerate(cf.as_completed(futs), start=1):
+            seed, ep = fut.result()
+            by_seed[seed].append(ep)
+            progress(i / len(jobs), f"{i}/{len(jobs)} episodes ({ep.case_id}: {'✓' if ep.correct else '✗'})")
+    summary = summarise(by_seed)
+    finish_run(run_id, {"macro_strict": summary.macro_strict, "per_disease": summary.per_disease})
+    return summary, by_seed, run_id

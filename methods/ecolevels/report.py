@@ -1,0 +1,249 @@
+"""The EcoLevels report: the level × EV grid coloured by effect, results with CIs, the labelled
+conflicts (R1–R4), generalisation predictions, and a reading generated from the numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.jobs import Report
+from methods.ecolevels.classify import LEVEL_NAMES
+from methods.ecolevels.reconcile import LABEL_NAMES, Conflict, Prediction
+from methods.ecolevels.runner import ProbeResult
+from methods.ecolevels.validity import TargetTask
+
+LESSONS = [
+    "Connect each probe to the construct it measures (construct validity, theory first).",
+    "Bias exists at several levels that need not agree.",
+    "Ecological validity, defined relative to a target task, governs generalisation.",
+    "Conflicting findings are informative about boundary conditions — design no-lose experiments.",
+    "Report probes in a standard way (construct, level, EV, groups, prompts, metrics).",
+]
+
+
+def grid_figure(results: list[ProbeResult], target: TargetTask):
+    """Level (rows) × EV (columns) with each result a dot coloured by its bias index."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    levels = ["L1", "L2", "L3", "L4"]
+    for x in (0.4, 0.8):
+        ax.axvline(x, color="grey", lw=0.6, ls="--")
+    sc = None
+    for i, r in enumerate(results):
+        y = levels.index(r.level) + 0.12 * ((i % 3) - 1)
+        sc = ax.scatter([r.ev or 0.0], [y], c=[r.effect], cmap="coolwarm", vmin=-1, vmax=1, s=160, edgecolors="k")
+        ax.annotate(
+            f"{r.probe_id}\n{r.effect:+.2f}", (r.ev or 0.0, y), textcoords="offset points", xytext=(9, -4), fontsize=7
+        )
+    ax.set_yticks(range(4), [f"{lv} {LEVEL_NAMES[lv]}" for lv in levels])
+    ax.set_xlim(-0.05, 1.25)
+    ax.set_ylim(-0.6, 3.6)
+    ax.set_xlabel(f"ecological validity for: {target.name}  (low | medium | high)")
+    ax.set_title("EcoLevels grid (colour = bias index, + = stereotype-consistent)")
+    if sc is not None:
+        fig.colorbar(sc, ax=ax, label="bias index")
+    return fig
+
+
+def grid_from_data(data: dict[str, Any]):
+    """The grid figure of a flow report's JSON data (figures do not survive the graph's JSON state)."""
+    return grid_figure(
+        [ProbeResult.model_validate({k: v for k, v in r.items() if k != "verdict"}) for r in data["results"]],
+        TargetTask.model_validate(data["target"]),
+    )
+
+
+def build_report(
+    *,
+    model: str,
+    target: TargetTask,
+    results: list[ProbeResult],
+    conflicts: list[Conflict],
+    predictions: list[Prediction],
+    selection: list[dict[str, Any]],
+    command: str = "",
+    extra_sections: dict[str, str] | None = None,
+) -> Report:
+    rep = Report(
+        title=f"EcoLevels: {target.name} — {model}",
+        summary=(
+            f"{len(results)} probe(s) on {model} placed on level × ecological validity for the target "
+            f"'{target.question or target.name}'; {len(conflicts)} conflicting pair(s) labelled."
+        ),
+    )
+    if command:
+        rep.add_section("Command", f"`{command}`")
+    rep.add_table(
+        "Results (bias index, 95% bootstrap CI over pooled units)",
+        ["probe", "level", "EV", "EV band", "index", "CI low", "CI high", "verdict", "units", "per paraphrase×seed"],
+        [
+            [
+                r.probe_id,
+                r.level,
+                r.ev,
+                r.ev_band,
+                r.effect,
+                r.ci_low,
+                r.ci_high,
+                r.verdict,
+                r.n_units,
+                " ".join(f"{x['index']:+.2f}" for x in r.runs),
+            ]
+            for r in results
+        ],
+        note="Index in [-1, 1], positive = stereotype-consistent. WinoBias: accuracy(pro) − accuracy(anti); IAT: "
+        "2 × (consistent share − 0.5); explicit: (Likert − 3)/2; résumé: selection(consistent) − selection(other); "
+        "WEAT: d / 2.",
+    )
+    details = []
+    for r in results:
+        for x in r.runs[:1]:
+            details.append(
+                [r.probe_id, ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in x.items())]
+            )
+    rep.add_table("Probe details (first paraphrase × seed)", ["probe", "values"], details)
+    rep.add_table(
+        "Selection (§3.3)",
+        ["probe", "role", "level", "EV"],
+        [[s["probe_id"], s["role"], s["level"], s["ev"]] for s in selection],
+    )
+    rep.add_table(
+        "Conflicts (§3.4)",
+        ["pair", "label", "explanation", "proposal"],
+        [[f"{c.a} × {c.b}", f"{c.label} {LABEL_NAMES[c.label]}", c.explanation, c.proposal] for c in conflicts],
+    )
+    rep.add_table(
+        "Generalisation predictions (§3.5)",
+        ["probe", "strength", "statement", "falsifier"],
+        [[p.probe, p.strength, p.statement, p.falsifier] for p in predictions],
+    )
+    for title, text in (extra_sections or {}).items():
+        rep.add_section(title, text)
+    rep.add_section(
+        "Five lessons (spec §3.6, reconstructed)", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(LESSONS))
+    )
+    rep.metrics.update({f"{r.probe_id}": round(r.effect, 4) for r in results})
+    rep.metrics["conflicts"] = len(conflicts)
+    rep.data = {
+        "model": model,
+        "target": target.model_dump(),
+        "results": [r.model_dump() | {"verdict": r.verdict} for r in results],
+        "conflicts": [c.model_dump() for c in conflicts],
+        "predictions": [p.model_dump() for p in predictions],
+        "selection": selection,
+    }
+    return rep
+
+
+def reading(results: list[ProbeResult], conflicts: list[Conflict]) -> str:
+    """Does the paper's pattern (association-level bias larger than naturalistic-output bias) appear?"""
+    assoc = [r for r in results if r.level == "L2"]
+    behav = [r for r in results if r.level == "L4"]
+    if not assoc or not behav:
+        return "Not enough levels measured to check the paper's pattern."
+    a = max(assoc, key=lambda r: abs(r.effect))
+    b = max(behav, key=lambda r: abs(r.effect))
+    holds = abs(a.effect) > abs(b.effect)
+    labels = sorted({c.label for c in conflicts if {c.a, c.b} & {a.probe_id, b.probe_id}})
+    return (
+        f"Association level: {a.name} {a.effect:+.2f} [{a.ci_low:+.2f}, {a.ci_high:+.2f}]; behaviour level: {b.name} "
+        f"{b.effect:+.2f} [{b.ci_low:+.2f}, {b.ci_high:+.2f}]. The paper's qualitative pattern (association-level bias "
+        f"larger than naturalistic-output bias) {'appears' if holds else 'does not appear'} on this model"
+        + (f"; the reconciler labels the pair {', '.join(labels)}" if labels else "; the two do not conflict")
+        + ". A tiny model's forced choices are often position- or token-driven rather than content-driven, so a "
+        "near-zero index at any level can mean 'no signal' as much as 'no bias': the per-paraphrase×seed spread in "
+        "the results table is the check."
+    )
+
+
+def combine(
+    reports: dict[str, Report], *, skipped: dict[str, str], command: str, options: dict[str, Any], wall_s: float
+) -> Report:
+    """One results document over several models' flow reports (reference models first)."""
+    import platform
+
+    rep = Report(
+        title="EcoLevels: gender–occupation probes at four levels",
+        summary=(
+            f"{len(reports)} model(s) incl. the scripted references; target: résumé screener; "
+            f"{wall_s:.0f} s on {platform.machine()}."
+        ),
+    )
+    rep.add_section("Command", f"`{command}`\n\nOptions: `{options}`")
+    rows = []
+    for label, r in reports.items():
+        for x in r.data.get("results", []):
+            rows.append(
+                [
+                    label,
+                    x["probe_id"],
+                    x["level"],
+                    x["ev"],
+                    x["effect"],
+                    x["ci_low"],
+                    x["ci_high"],
+                    x["verdict"],
+                    x["n_units"],
+                ]
+            )
+    rep.add_table(
+        "Bias index by model and probe (95% bootstrap CI)",
+        ["model", "probe", "level", "EV (résumé screener)", "index", "CI low", "CI high", "verdict", "units"],
+        rows,
+        note="The two scripted references bound the scale: a fully stereotyped answerer (+1 on every generation "
+        "probe) and a position-driven constant answerer (≈ 0). WEAT reads a local model's embeddings, so it runs for "
+        "local models only.",
+    )
+    rep.add_table(
+        "Paper",
+        ["source", "finding"],
+        [
+            ["EcoLevels (position paper)", "no experiments or numeric tables (spec §4)"],
+            [
+                "Gender–occupation case study",
+                "association-level probes (LLM IAT, WinoBias) show strong bias, naturalistic-output probes (LLMBTA, "
+                "résumé classification) weaker or none — a cross-level dissociation (R1), not a contradiction",
+            ],
+        ],
+    )
+    for label, r in reports.items():
+        conf = r.data.get("conflicts", [])
+        rep.add_table(
+            f"Conflicts and predictions — {label}",
+            ["kind", "what", "detail"],
+            [[c["label"], f"{c['a']} × {c['b']}", c["explanation"]] for c in conf]
+            + [["prediction", p["probe"], f"{p['strength']}: {p['statement']}"] for p in r.data.get("predictions", [])],
+        )
+        if r.data.get("results"):
+            rep.add_figure(f"grid-{_slug(label)}.png", grid_from_data(r.data), caption=f"Level × EV grid — {label}")
+    if skipped:
+        rep.add_table("Skipped models", ["model", "why"], [[k, v] for k, v in skipped.items()])
+    rep.add_section(
+        "What was shrunk",
+        f"- Probes: one per level (L1 WEAT on input embeddings, L2 WinoBias dev pairs, L3 {options.get('n_units')} of "
+        "20 seeded Likert statements, L4 name-swapped synthetic résumés over the 38 WinoBias occupations); "
+        f"{options.get('n_units')} units × {options.get('paraphrases')} paraphrases × {len(options.get('seeds', []))} "
+        "seeds each (the registry's other probes — CrowS-Pairs, reference letters, Bias in Bios — are classified and "
+        "EV-scored but not run).\n- Forced-choice answers of local models are constrained to the option tokens "
+        "(A|B, 1–5, yes|no) by the gateway's regex decoding; other models are parsed.\n- Level and EV rules are the "
+        "spec's reconstruction (§3), not text from the paper.",
+    )
+    readings = []
+    for label, r in reports.items():
+        sec = next((s.markdown for s in r.sections if s.title == "Reading"), "")
+        readings.append(f"**{label}.** {sec}")
+    rep.add_section("Reading", "\n\n".join(readings))
+    for label, r in reports.items():
+        for x in r.data.get("results", []):
+            rep.metrics[f"{_slug(label)}/{x['probe_id']}"] = round(x["effect"], 4)
+    rep.data = {label: r.data for label, r in reports.items()} | {"_skipped": skipped}
+    return rep
+
+
+def _slug(s: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")[:40]

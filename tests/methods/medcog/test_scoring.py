@@ -1,0 +1,64 @@
+"""Spec §7 unit checks of MultiCogEval's scoring: normalisation, MR weighting, extractors, MCQ patterns."""
+
+import random
+
+import pytest
+
+from methods.medcog.extract import extract_ae, extract_mcq, extract_mr, extract_sv
+from methods.medcog.scoring import chance, mr_item_score, normalise, score_task
+
+
+def test_normalisation_constants():
+    assert normalise(0.6, chance("medqa", "MCQ")) == pytest.approx(0.5)
+    assert normalise(0.75, chance("medqa", "SV")) == pytest.approx(0.5)
+    assert normalise(0.25, chance("medmcqa", "MCQ")) == pytest.approx(0.0)
+    assert chance("medqa", "MR") == 0.2 and chance("medmcqa", "MR") == 0.25 and chance("medmcqa", "AE") == 0.5
+
+
+def test_mr_weighting():
+    rng = random.Random(0)
+    right = extract_mr(" correct", "E", rng)
+    wrong = extract_mr(" incorrect, the correct answer is E", "C", rng)
+    assert right == ("T", None) and wrong == ("F", "E")
+    assert mr_item_score("medqa", right, wrong, "E") == pytest.approx(1.0)
+    missed = ("F", "B")  # judged incorrect but corrected to the wrong letter
+    assert mr_item_score("medqa", right, missed, "E") == pytest.approx(0.2)
+    assert mr_item_score("medmcqa", right, missed, "E") == pytest.approx(0.25)
+    assert mr_item_score("medqa", ("F", "A"), ("T", "C"), "E") == 0.0
+
+
+def test_mr_unparsable_output_is_padded_never_the_gold_by_construction():
+    rng = random.Random(1)
+    for _ in range(50):
+        verdict, letter = extract_mr("I am not sure", "C", rng)
+        assert (verdict, letter) in {("T", "C")} or (verdict == "F" and letter != "C")
+
+
+def test_ae_and_sv_extractors():
+    rng = random.Random(0)
+    assert extract_ae("Yes.", rng) == 1
+    assert extract_ae("no, because the options miss it", rng) == 0
+    assert extract_ae("The answer: yes", rng) == 1
+    assert extract_sv("True") == "T"
+    assert extract_sv("The statement is false") == "F"
+    assert extract_sv("The statement is correct.") == "T"
+    assert extract_sv("hmm") is None
+
+
+def test_mcq_extractor_patterns_and_option_text():
+    rng = random.Random(0)
+    opts = {"Aspirin": "A", "Heparin": "B"}
+    assert extract_mcq(" C", opts, rng) == "C"
+    assert extract_mcq("D. Because it is", opts, rng) == "D"
+    assert extract_mcq("The correct answer is E", opts, rng) == "E"
+    assert extract_mcq("Heparin", opts, rng) == "B"  # option text → its letter
+    assert extract_mcq("B\n\nAnswer: A", opts, rng) == "B"  # only before the first blank line
+
+
+def test_score_task_averages_variants_then_runs():
+    item = (7, "Question: q Alice's answer: A.", "Question: q Alice's answer: B.", ["T", "A"], ["F", "A"])
+    outputs = {7: [[" correct", " incorrect, the correct answer is A"], [" correct", " correct"]]}
+    s = score_task("medqa", "MR", [item], outputs)
+    assert s.run_acc == pytest.approx([1.0, 0.2])
+    assert s.norm == pytest.approx((0.6 - 0.2) / 0.8)
+    assert s.norm_se == pytest.approx(s.acc_se / 0.8)
