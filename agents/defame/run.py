@@ -62,10 +62,13 @@ def store_image(data: bytes, *, max_pixels: int | None = None) -> Path:
     from core.config import get_settings
 
     limit = max_pixels or get_settings().max_image_pixels
-    Image.MAX_IMAGE_PIXELS = None  # our own limit below gives a clear message instead
+    # Pillow's process-wide bomb limit stays in force (it used to be switched off here for everyone);
+    # our own, usually lower, limit below gives the clear message
     try:
         img = Image.open(io.BytesIO(data))
         w, h = img.size
+    except Image.DecompressionBombError as exc:
+        raise ValueError(f"image too large: {exc}") from None
     except Exception as exc:
         raise ValueError(f"not a readable image: {exc}") from None
     if w * h > limit:
@@ -124,6 +127,13 @@ class FactCheck:
     def markdown(self) -> str:
         return render_document(self.state)
 
+    @property
+    def model(self) -> str:
+        """The model that answered (the configured default when the run did not name one)."""
+        from core.config import get_settings
+
+        return self.config.model or get_settings().llm_model
+
     def usage(self) -> dict[str, dict[str, float]]:
         return stage_usage(self.state.get("calls") or [], self.state.get("timings") or [])
 
@@ -146,6 +156,7 @@ class FactCheck:
             "thread_id": self.thread_id,
             "resumed": self.resumed,
             "claim": self.state.get("claim"),
+            "model": self.model,
             **self.extra,
             "config": self.config.model_dump(mode="json"),
         }

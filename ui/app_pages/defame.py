@@ -52,6 +52,7 @@ def _result(client, job_id: str) -> None:
     artifacts = {a["name"]: a for a in body.get("artifacts", [])}
     name = data.get("verdict_name", "REFUSED")
     st.markdown(f"## Verdict: :{_COLORS.get(name, 'blue')}[{name}]")
+    st.caption(f"Answered by `{data.get('model') or (data.get('config') or {}).get('model') or 'the default model'}`")
     st.markdown(data.get("justification") or "_No justification._")
     cols = st.columns(4)
     cols[0].metric("rounds", data.get("rounds", 0))
@@ -92,6 +93,9 @@ def render() -> None:
     job_param = st.query_params.get("job")
     if job_param and st.session_state.get("defame_job") != job_param:
         st.session_state["defame_job"] = job_param
+    from ui.app_pages.evidence import status_box
+
+    status_box(client, "defame-default")  # an empty store is said before the check, with the ways out
     with st.form("defame-form"):
         claim = st.text_area("Claim", placeholder="The image shows the Sahara in 2023 covered with snow!")
         files = st.file_uploader(

@@ -163,14 +163,15 @@ async def add_documents(
     return out
 
 
-@router.delete("/evidence/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/evidence/documents/{document_id}")
 def delete_document(
     key: ApiKeyDep,
     document_id: Annotated[str, Path(pattern=r"^[0-9a-f]{16}$")],
     corpus: CorpusQuery = "defame-default",
-) -> None:
+) -> dict[str, str]:
     from agents.defame.evidence import delete_document as delete
     from core.vectorstore import get_vectorstore
 
     if not delete(get_vectorstore(), corpus, document_id):
         raise HTTPException(404, f"no document {document_id} in {corpus}")
+    return {"deleted": document_id, "corpus": corpus}
