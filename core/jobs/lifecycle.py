@@ -9,20 +9,26 @@ live worker.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
 import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from sqlalchemy import Engine, create_engine, func, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
 
 from core.artifacts import get_artifact_store
 from core.config import get_settings
 from core.db import crud
-from core.db.models import Job, JobStatus
+from core.db.models import Job, JobStatus, ReportRow, new_id, utcnow
 from core.db.session import session_scope
 from core.jobs.context import JobCancelled, JobContext, TransientError
 from core.jobs.registry import get_method
@@ -115,7 +121,6 @@ def submit_jobs(items: list[BatchItem], *, owner: str = "local", enqueue: Enqueu
     marked failed and its result carries an :class:`EnqueueError`.
     """
     from sqlalchemy import select
-    from sqlalchemy.exc import IntegrityError
 
     results = [BatchResult() for _ in items]
     valid: list[tuple[int, Any, dict[str, Any]]] = []
@@ -190,6 +195,147 @@ class Outcome:
     retry: bool = False
 
 
+@functools.lru_cache(maxsize=8)
+def _pg_engine(url: str, async_commit: bool, pre_ping: bool) -> Engine:
+    """PostgreSQL connections for the worker's state changes, opened with ``synchronous_commit=off``
+    when ``async_commit`` (a connection option: no extra round trip per transaction)."""
+    args = {"options": "-c synchronous_commit=off"} if async_commit else {}
+    return create_engine(url, pool_pre_ping=pre_ping, connect_args=args)
+
+
+def _async_commit_sessions(url: str) -> sessionmaker[Session]:
+    return sessionmaker(bind=_pg_engine(url, True, True), expire_on_commit=False)
+
+
+def _on_postgres() -> bool:
+    return str(get_settings().database_url).startswith("postgresql")
+
+
+def _pg_statement(stmt: Any) -> Any:
+    """Run ONE statement on PostgreSQL in autocommit mode and return its first row.
+
+    One round trip: no BEGIN, no COMMIT, no pre-ping (a connection the server dropped is
+    retried once on a fresh one). A single statement is atomic by itself.
+    """
+    settings = get_settings()
+    engine = _pg_engine(str(settings.database_url), settings.job_async_commit, False)
+    for attempt in (0, 1):
+        try:
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                return c.execute(stmt).first()
+        except DBAPIError as exc:
+            if attempt or not exc.connection_invalidated:
+                raise
+    return None  # pragma: no cover - the loop returns or raises
+
+
+def _claim_stmt(job_id: str, worker: str) -> Any:
+    """Move a queued, not-cancelled job to running; ``RETURNING method, params``."""
+    now = utcnow()
+    return (
+        update(Job)
+        .where(Job.id == job_id, Job.status == JobStatus.queued.value, Job.cancel_requested.is_(False))
+        .values(
+            status=JobStatus.running.value,
+            attempts=Job.attempts + 1,
+            worker=worker,
+            started_at=func.coalesce(Job.started_at, now),
+            heartbeat_at=now,
+            error=None,
+        )
+        .returning(Job.method, Job.params)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _finish_with_report_stmt(job_id: str, report: Report, status: JobStatus, message: str) -> Any:
+    """PostgreSQL: upsert the report and end the job in ONE statement (a data-modifying CTE)."""
+    from sqlalchemy.dialects.postgresql import insert
+
+    values = {
+        "title": report.title[:500],
+        "summary": report.summary,
+        "body": report.model_dump(mode="json"),
+        "created_at": utcnow(),
+    }
+    rep = (
+        insert(ReportRow)
+        .values(id=new_id(), job_id=job_id, **values)
+        .on_conflict_do_update(index_elements=[ReportRow.job_id], set_=values)
+        .returning(ReportRow.id)
+        .cte("saved_report")
+    )
+    return (
+        update(Job)
+        .where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
+        .values(
+            status=status.value,
+            finished_at=utcnow(),
+            message=message[:2000],
+            error=None,
+            progress=1.0 if status is JobStatus.succeeded else Job.progress,
+        )
+        .add_cte(rep)
+        .returning(select(rep.c.id).scalar_subquery())
+        .execution_options(synchronize_session=False)
+    )
+
+
+@contextlib.contextmanager
+def state_transaction() -> Iterator[Session]:
+    """A transaction for a worker's own state changes (claim, progress, heartbeat, report + end state).
+
+    On PostgreSQL with ``settings.job_async_commit`` it commits without waiting for the WAL
+    flush (``synchronous_commit=off`` on its own connections): an fsync per state change was
+    most of a trivial job's cost. What a database crash could lose is recoverable: a lost claim
+    leaves the job queued, a lost end state leaves it running with a stale heartbeat, and the
+    reaper sends either again. Submissions (:func:`submit_job`, :func:`submit_jobs`) always
+    wait for the flush.
+    """
+    settings = get_settings()
+    url = str(settings.database_url)
+    if not (settings.job_async_commit and url.startswith("postgresql")):
+        with session_scope() as s:
+            yield s
+        return
+    s = _async_commit_sessions(url)()
+    try:
+        yield s
+        s.commit()
+    except BaseException:
+        s.rollback()
+        raise
+    finally:
+        s.close()
+
+
+def _claim(s: Session, job_id: str, worker: str, stale_after_s: float) -> tuple[str, str, dict[str, Any]]:
+    """``(claim, method, params)``: one ``UPDATE … RETURNING`` for the common case (a queued job, not
+    cancelled); anything else (a redelivery, a stale takeover, a cancellation) takes crud's full path."""
+    row = s.execute(_claim_stmt(job_id, worker)).first()
+    if row is not None:
+        return "claimed", row[0], dict(row[1] or {})
+    claim = crud.claim_job(s, job_id=job_id, worker=worker, stale_after_s=stale_after_s)
+    job = crud.get_job(s, job_id=job_id)
+    return claim, (job.method if job else ""), (dict(job.params) if job else {})
+
+
+def _save_report(s: Session, job_id: str | None, report: Report) -> str:
+    """Insert the job's report, replacing an earlier one, in one statement (``INSERT … ON CONFLICT``)."""
+    body = report.model_dump(mode="json")
+    dialect = s.get_bind().dialect.name
+    if job_id is None or dialect not in ("postgresql", "sqlite"):
+        return crud.save_report(s, job_id=job_id, title=report.title, summary=report.summary, body=body).id
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    values = {"title": report.title[:500], "summary": report.summary, "body": body, "created_at": utcnow()}
+    stmt = insert(ReportRow).values(id=new_id(), job_id=job_id, **values)
+    stmt = stmt.on_conflict_do_update(index_elements=[ReportRow.job_id], set_=values).returning(ReportRow.id)
+    return s.execute(stmt).scalar_one()
+
+
 class _Heartbeats:
     """One thread per process refreshes the heartbeat of every job running here.
 
@@ -230,7 +376,7 @@ class _Heartbeats:
                 nxt = min((t for t, _ in self._due.values()), default=now + 60.0)
             for job_id in due:
                 try:
-                    with session_scope() as s:
+                    with state_transaction() as s:
                         crud.touch_job(s, job_id=job_id)
                 except Exception:  # the next beat retries
                     log.warning("heartbeat failed for %s", job_id, exc_info=True)
@@ -258,7 +404,7 @@ def _db_sink(job_id: str, every_s: float = PROGRESS_WRITE_S) -> Callable[[float,
         if now - last["t"] < every_s:
             return False
         last["t"] = now
-        with session_scope() as s:
+        with state_transaction() as s:
             return crud.touch_job(s, job_id=job_id, progress=fraction, message=message)
 
     return sink
@@ -275,7 +421,11 @@ def persist_report(job_id: str | None, report: Report, *, finish: tuple[JobStatu
     for name, data in report.pending_files().items():  # bytes first, outside the transaction
         ref = report.artifact(name)
         stored_files.append((name, ref, store.put_bytes(data, name=name, mime=ref.mime if ref else None)))
-    with session_scope() as s:
+    if finish is not None and job_id is not None and not stored_files and _on_postgres():
+        row = _pg_statement(_finish_with_report_stmt(job_id, report, *finish))
+        if row is not None:
+            return row[0]
+    with state_transaction() if finish is not None else session_scope() as s:
         for name, ref, stored in stored_files:
             row = crud.add_artifact(
                 s,
@@ -287,12 +437,10 @@ def persist_report(job_id: str | None, report: Report, *, finish: tuple[JobStatu
                 size=stored.size,
             )
             report.mark_stored(name, row.id)
-        row = crud.save_report(
-            s, job_id=job_id, title=report.title, summary=report.summary, body=report.model_dump(mode="json")
-        )
+        report_id = _save_report(s, job_id, report)
         if finish is not None and job_id is not None:
             crud.finish_job(s, job_id=job_id, status=finish[0], message=finish[1])
-        return row.id
+        return report_id
 
 
 def execute_job(
@@ -301,10 +449,12 @@ def execute_job(
     """Run a queued job to its end, writing every state change to the database."""
     settings = get_settings()
     worker = worker or worker_name()
-    with session_scope() as s:
-        claim = crud.claim_job(s, job_id=job_id, worker=worker, stale_after_s=settings.job_stale_after_s)
-        job = crud.get_job(s, job_id=job_id)
-        method, params = (job.method, dict(job.params)) if job else ("", {})
+    row = _pg_statement(_claim_stmt(job_id, worker)) if _on_postgres() else None
+    if row is not None:  # the common case in one round trip
+        claim, method, params = "claimed", row[0], dict(row[1] or {})
+    else:
+        with state_transaction() as s:
+            claim, method, params = _claim(s, job_id, worker, settings.job_stale_after_s)
     if claim != "claimed":
         log.info("job %s not run here: %s", job_id, claim)
         return Outcome(status=claim, retry=claim == "busy")
@@ -326,18 +476,18 @@ def execute_job(
         persist_report(job_id, report, finish=(JobStatus.succeeded, report.summary[:500] or "done"))
         return Outcome(status="succeeded")
     except JobCancelled:
-        with session_scope() as s:
+        with state_transaction() as s:
             crud.finish_job(s, job_id=job_id, status=JobStatus.cancelled, message="cancelled")
         return Outcome(status="cancelled")
     except TransientError as exc:
         # leave the job running-but-stale so the retry (or another worker) takes it over
-        with session_scope() as s:
+        with state_transaction() as s:
             s.get(Job, job_id).heartbeat_at = None
         return Outcome(status="failed", error=str(exc), retry=True)
     except Exception as exc:
         tb = traceback.format_exc(limit=20)
         log.error("job %s (%s) failed: %s", job_id, method, exc)
-        with session_scope() as s:
+        with state_transaction() as s:
             crud.finish_job(
                 s, job_id=job_id, status=JobStatus.failed, message=f"{type(exc).__name__}: {exc}"[:500], error=tb
             )

@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from core.db import crud
-from core.db.models import ArtifactRow, Job
+from core.db.models import ArtifactRow, Job, ReportRow
 from core.db.session import session_scope
 from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method, registry_snapshot
 from core.jobs.lifecycle import execute_job, run_inline, submit_job
@@ -105,3 +105,48 @@ def test_transient_error_asks_for_a_retry_and_the_retry_takes_over():
     assert second.status == "succeeded"
     with session_scope() as s:
         assert s.get(Job, job.id).attempts == 2
+
+
+@pytest.fixture
+def on_postgres(settings, postgres_url, monkeypatch):
+    """The application database is a fresh PostgreSQL one for this test (engine caches reset both ways)."""
+    from core.db import migrate
+    from core.db.session import get_engine
+
+    migrate.upgrade(postgres_url)
+    monkeypatch.setattr(settings, "database_url", postgres_url)
+    get_engine.cache_clear()  # session_scope() caches the engine of the default URL
+    try:
+        yield settings
+    finally:
+        monkeypatch.undo()
+        get_engine.cache_clear()
+
+
+def test_fast_paths_on_postgres(on_postgres, monkeypatch):
+    """Claim by one UPDATE … RETURNING, report + end state in one async-commit transaction, report upsert."""
+    from sqlalchemy import text
+
+    from core.jobs.lifecycle import persist_report, state_transaction
+
+    job_id, out = run_inline("test.artifacts", {})
+    assert out.status == "succeeded"
+    with state_transaction() as s:
+        assert s.execute(text("show synchronous_commit")).scalar() == "off"
+    with session_scope() as s:
+        job = s.get(Job, job_id)
+        assert (job.status, job.attempts, job.progress) == ("succeeded", 1, 1.0) and job.started_at is not None
+        first = crud.get_report_for_job(s, job_id=job_id).id
+    assert persist_report(job_id, Report(title="again")) == first  # a second report replaces the first, in place
+    with session_scope() as s:
+        assert [r.title for r in s.query(ReportRow).filter_by(job_id=job_id)] == ["again"]
+    monkeypatch.setattr(on_postgres, "job_async_commit", False)
+    with state_transaction() as s:
+        assert s.execute(text("show synchronous_commit")).scalar() == "on"
+    # a cancelled-before-start job is not claimed by the fast path
+    job, _ = submit_job("diag.sleep", {"seconds": 0})
+    with session_scope() as s:
+        s.get(Job, job.id).cancel_requested = True
+    assert execute_job(job.id).status == "finished"
+    with session_scope() as s:
+        assert s.get(Job, job.id).status == "cancelled"

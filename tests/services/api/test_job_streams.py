@@ -109,7 +109,7 @@ def test_event_stream_reports_progress_then_the_end(api_client, sent):
     assert kinds[-1] == "end" and events[-1][1]["status"] == "succeeded" and set(kinds[:-1]) == {"progress"}
     assert "running" in {e["status"] for _, e in events}
     progress = [e["progress"] for _, e in events]
-    assert progress == sorted(progress) and 0 < progress[-2] < 1  # a step between start and end was seen
+    assert progress == sorted(progress) and any(0 < p < 1 for p in progress)  # a step between start and end was seen
     assert api_client.get("/v1/jobs/nope/events").status_code == 404
     assert api_client.get(f"/v1/jobs/{job['id']}/events", headers={"Authorization": ""}).status_code == 401
 
