@@ -1,6 +1,6 @@
 """Presets of ``paperworks reproduce nonlinear_sdr`` and the limits of the fit job.
 
-``quick`` (the default) runs the simulation grid of spec §6 at p = 10, n ∈ {200, 500} with 6
+``quick`` (the default) runs the simulation grid of spec §6 at p = 10, n ∈ {200, 500} with 5
 replications, contamination on M1/M4/C1 at n = 200, a λ sweep, the §7 checks and the five
 real datasets (digits subsampled to 600 rows) in about ten minutes on two CPU cores.
 ``full`` is the spec's scale: p ∈ {10, 20}, n ∈ {100, 200, 500}, 100 replications, every model
@@ -21,7 +21,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "models": ALL_MODELS,
         "ns": [200, 500],
         "ps": [10],
-        "reps": 6,
+        "reps": 5,
         "estimators": list(ESTIMATORS),
         "contamination": [0.1, 0.2, 0.3],
         "contamination_models": ["M1", "M4", "C1"],

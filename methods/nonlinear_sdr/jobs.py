@@ -121,7 +121,7 @@ class Options(ReproducerOptions):
     models: list[ModelName] = Field(list(MODELS), min_length=1, description="Simulation models.")
     ns: list[int] = Field([200, 500], min_length=1, description="Sample sizes.")
     ps: list[int] = Field([10], min_length=1, description="Numbers of predictors.")
-    reps: int = Field(6, ge=1, le=500, description="Replications per setting.")
+    reps: int = Field(5, ge=1, le=500, description="Replications per setting.")
     estimators: list[EstimatorName] = Field(list(ESTIMATORS), min_length=1, description="Estimators compared.")
     contamination: list[float] = Field([0.1, 0.2, 0.3], description="Contamination shares (0 is always run).")
     contamination_models: list[ModelName] = Field(["M1", "M4", "C1"], description="Models contaminated.")

@@ -101,6 +101,7 @@ class NeuralMachine:
             self.losses_ = fit(
                 module, lambda _s: None, loss_fn, steps=cfg.steps, lr=cfg.lr, warmup=0, weight_decay=cfg.weight_decay
             )
+            self.model_ = self.model_.double()  # inference in float64: row results independent of the batch
             f = self._raw(x)
         self.f_mean_ = f.mean(axis=0)
         fc = f - self.f_mean_
@@ -119,8 +120,8 @@ class NeuralMachine:
         import torch
 
         with torch.no_grad():
-            xt = torch.tensor((np.asarray(x, dtype=float) - self.mu_) / self.sd_, dtype=torch.float32)
-            return self.model_(xt).double().numpy()
+            xt = torch.tensor((np.asarray(x, dtype=float) - self.mu_) / self.sd_, dtype=torch.float64)
+            return self.model_(xt).numpy()
 
     def transform(self, x: np.ndarray) -> np.ndarray:
         """ĝ_1..ĝ_H at ``x`` (n×H), in eigenvalue order."""

@@ -1,0 +1,31 @@
+"""The spec's §7 checks at small sizes."""
+
+import pytest
+
+from methods.nonlinear_sdr import checks
+
+
+def test_affine_equivariance_and_monotone_invariance():
+    assert checks.affine_equivariance(n=150, p=4) < 1e-4
+    assert checks.monotone_invariance(n=150, p=4) == 0.0
+
+
+def test_candidate_psd_and_orthonormal():
+    r = checks.psd_orthonormal(n=150, p=4)
+    assert r["asymmetry"] < 1e-12 and r["min_eigenvalue"] > -1e-10 and r["orthonormality_error"] < 1e-10
+
+
+def test_kernel_with_linear_kernel_is_linear_psvm():
+    assert checks.kernel_equals_linear(n=150, p=4) < 1e-3
+
+
+def test_chance_baseline_with_shuffled_y():
+    r = checks.chance_baseline(n=150, p=10, reps=6)
+    assert r["chance"] == pytest.approx(1.789, abs=1e-3)
+    assert abs(r["mean_distance"] - r["chance"]) < 0.25
+
+
+def test_c3_error_shrinks_like_root_n():
+    r = checks.c3_rate(ns=(100, 400, 1600), reps=4)
+    assert r["mean_distance"][0] > r["mean_distance"][-1]
+    assert -0.8 < r["slope"] < -0.3
