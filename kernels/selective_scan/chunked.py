@@ -55,9 +55,10 @@ def _mamba1(
     local = torch.exp(R) * torch.cumsum(torch.exp(-R) * v, dim=3)  # chunk states from a zero start
     h = x.new_zeros(b, d, n)
     starts = []
-    for c in range(nc):  # carry the chunk-start states
+    # carry the chunk-start states (unbind once: per-chunk indexing would cost a full-size gradient each)
+    for g_end, l_end in zip(grow[:, :, :, -1].unbind(2), local[:, :, :, -1].unbind(2), strict=True):
         starts.append(h)
-        h = grow[:, :, c, -1] * h + local[:, :, c, -1]
+        h = g_end * h + l_end
     hs = local + grow * torch.stack(starts, dim=2)[:, :, :, None]
     y = (hs * C.transpose(1, 2).reshape(b, 1, nc, T, n)).sum(-1).reshape(b, d, Lp)[..., :L]
     return y, h
@@ -84,9 +85,9 @@ def _mamba2(
     chunk_decay = torch.exp(S[..., -1])  # (b, h, nc)
     hstate = x.new_zeros(b, h_, p, n)
     starts = []
-    for c in range(nc):
+    for g_end, s_end in zip(chunk_decay.unbind(2), states.unbind(2), strict=True):
         starts.append(hstate)
-        hstate = chunk_decay[:, :, c, None, None] * hstate + states[:, :, c]
+        hstate = g_end[:, :, None, None] * hstate + s_end
     h0 = torch.stack(starts, dim=2)  # (b, h, nc, p, n)
     y = y + _inter(S, Cc, h0)
     return y.reshape(b, d, Lp)[..., :L], hstate.reshape(b, d, n)

@@ -69,6 +69,15 @@ def _on_cuda(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> Callable[.
     return call
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Small tensors: one torch thread (two were much slower on the busy 2-core machine)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 @pytest.fixture(scope="session")
 def triton_scan() -> Iterator[Callable[..., tuple[torch.Tensor, torch.Tensor]]]:
     """``triton_scan(u, delta, A, B, C, D, z, bias, softplus, out=...)`` → (y, h_last) on the CPU."""

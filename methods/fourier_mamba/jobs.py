@@ -1,0 +1,137 @@
+"""Registered jobs ``fourier_mamba.train`` and ``fourier_mamba.derain`` and the reproducer ``fourier_mamba``.
+
+Queues: ``fourier_mamba.train`` is registered on ``gpu`` — on a deployment with a GPU worker the
+training goes there (the selective scan then runs as the Triton kernel). A host without a GPU
+worker (``paperworks up``'s default consumes ``cpu`` only) sends it to ``cpu`` instead:
+:func:`train_queue` picks by ``settings.worker_queues``, and the API route and CLI submit with it.
+``fourier_mamba.derain`` is a single forward pass of a 0.3M-parameter network: ``cpu``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from methods.fourier_mamba.config import PRESETS
+
+PresetName = Literal["cpu", "spec", "tiny"]
+Order = Literal["zigzag", "chebyshev", "raster"]
+
+
+def train_queue() -> str:
+    """``gpu`` when this deployment's workers consume the gpu queue (settings.worker_queues), else ``cpu``."""
+    from core.config import get_settings
+
+    queues = {q.strip() for q in get_settings().worker_queues.split(",")}
+    return "gpu" if "gpu" in queues else "cpu"
+
+
+class TrainParams(BaseModel):
+    preset: PresetName = Field("cpu", description="Model + training recipe (config.py): cpu, spec (§6) or tiny.")
+    scan_order: Order = Field("zigzag", description="Spectrum scan order (zigzag is the paper's; raster ablates it).")
+    steps: int | None = Field(None, ge=1, le=100_000, description="Override the preset's training steps.")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of the rain, the crops and the initialisation.")
+
+
+@register_method("fourier_mamba.train", title="Train FourierMamba (deraining)", queue="gpu", tags=("image", "mamba"))
+def run_train(params: TrainParams, progress: JobContext) -> Report:
+    """Train FourierMamba-Tiny on synthetic rain over real photos and cache it for the derain job."""
+    from methods.fourier_mamba.model import count_params
+    from methods.fourier_mamba.service import checkpoint_path, train_and_save
+
+    overrides = {"seed": params.seed} | ({"steps": params.steps} if params.steps else {})
+    result = train_and_save(params.preset, params.scan_order, progress, **overrides)
+    report = Report(
+        title=f"FourierMamba trained ({params.preset}, {params.scan_order})",
+        summary=f"{len(result.losses)} steps in {result.seconds:.0f} s; final loss {result.losses[-1]:.4f}.",
+    )
+    report.metrics.update(
+        {
+            "steps": len(result.losses),
+            "seconds": round(result.seconds, 1),
+            "first_loss": result.losses[0],
+            "final_loss": result.losses[-1],
+            "params": count_params(result.model),
+        }
+    )
+    report.data = {"checkpoint": str(checkpoint_path(params.preset, params.scan_order)), "losses": result.losses}
+    return report
+
+
+class DerainParams(BaseModel):
+    image_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+    )
+    sample: Literal["rain100l_1", "rain100l_2", "rain100l_3", "china", "flower"] | None = Field(
+        None, description="A sample: a real Rain100L rainy image (with its ground truth) or a clean photo."
+    )
+    add_rain: Literal["L", "H"] | None = Field(
+        None, description="Add synthetic rain (L light, H heavy) first; the clean image becomes the ground truth."
+    )
+    rain_seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of the synthetic rain.")
+    preset: PresetName = Field("cpu", description="Which trained model (trained on first use).")
+    scan_order: Order = Field("zigzag", description="Scan order of the model.")
+
+    @model_validator(mode="after")
+    def _one_image(self) -> DerainParams:
+        if (self.image_sha256 is None) == (self.sample is None):
+            raise ValueError("give exactly one of image_sha256, sample")
+        return self
+
+
+@register_method("fourier_mamba.derain", title="FourierMamba: derain an image", queue="cpu", tags=("image", "mamba"))
+def run_derain(params: DerainParams, progress: JobContext) -> Report:
+    """Derain an uploaded or sample image (optionally with synthetic rain added); PSNR/SSIM on Y when there is a ground truth."""
+    from methods.fourier_mamba.service import derain_report
+
+    return derain_report(
+        image_sha256=params.image_sha256,
+        sample=params.sample,
+        add_rain_kind=params.add_rain,
+        rain_seed=params.rain_seed,
+        preset=params.preset,
+        scan_order=params.scan_order,
+        progress=progress,
+    )
+
+
+class FourierMambaOptions(ReproducerOptions):
+    """Options of ``paperworks reproduce fourier_mamba``."""
+
+    PRESETS = {
+        "cpu": {"steps": PRESETS["cpu"].train.steps, "n_eval": 48, "eval_crop": 64, "threads": 1},
+        "spec": {"steps": PRESETS["spec"].train.steps, "n_eval": 96, "eval_crop": 64, "threads": 0},
+        "tiny": {"steps": PRESETS["tiny"].train.steps, "n_eval": 4, "eval_crop": 16, "threads": 1},
+    }
+    preset: PresetName = Field("cpu", description="cpu (default, minutes), spec (§6 scale) or tiny (tests).")
+    steps: int = Field(150, ge=1, le=100_000, description="Training steps per model.")
+    n_eval: int = Field(48, ge=2, le=2000, description="Held-out synthetic crops evaluated.")
+    eval_crop: int = Field(64, ge=16, le=256, description="Side of the held-out crops (a multiple of 4).")
+    ablation: bool = Field(True, description="Also train the raster-scan model (zigzag vs raster).")
+    threads: int = Field(1, ge=0, le=256, description="torch threads while training (0 = torch's default).")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of data, crops and initialisation.")
+
+    @model_validator(mode="after")
+    def _multiple(self) -> FourierMambaOptions:
+        m = PRESETS[self.preset].model.multiple
+        if self.eval_crop % m:
+            raise ValueError(f"eval_crop must be a multiple of {m}")
+        return self
+
+
+@register_reproducer(
+    "fourier_mamba",
+    options=FourierMambaOptions,
+    description="FourierMamba deraining: synthetic held-out crops, real Rain100L pairs, zigzag vs raster",
+)
+def reproduce(options: FourierMambaOptions, progress: JobContext) -> Report:
+    """Train FourierMamba-Tiny (zigzag and raster), evaluate PSNR/SSIM(Y), write example images."""
+    from methods.fourier_mamba.config import get_preset
+    from methods.fourier_mamba.report import run_reproduction
+
+    preset = get_preset(options.preset).with_train(steps=options.steps, threads=options.threads, seed=options.seed)
+    return run_reproduction(
+        preset, n_eval=options.n_eval, eval_crop=options.eval_crop, ablation=options.ablation, progress=progress
+    )
