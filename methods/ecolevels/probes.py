@@ -282,22 +282,32 @@ def weat_effect(emb: Callable[[str], np.ndarray], X, Y, A, B) -> tuple[float, li
 
 
 @functools.lru_cache(maxsize=2)
-def _input_embeddings(name: str | None):
-    from core.llm import get_local_model
+def _embedding_table(name: str):
+    """The tokenizer and the (still quantized) token-embedding tensor of a local model's GGUF file."""
+    import gguf
 
-    lm = get_local_model(name)
-    return lm.tokenizer, lm.model.get_input_embeddings().weight.detach().float().numpy()
+    from core.llm.backends.chat import gguf_path, load_tokenizer
+
+    reader = gguf.GGUFReader(str(gguf_path(name)))
+    tensor = next(t for t in reader.tensors if t.name == "token_embd.weight")
+    return load_tokenizer(name), tensor
 
 
 def local_embedder(model: str, paraphrase: int) -> Callable[[str], np.ndarray]:
-    """Mean input embedding of a word's tokens (paraphrase 0: " word", 1: "Word")."""
-    name = model.split("/", 1)[1] if model.startswith("local/") else None
-    tok, W = _input_embeddings(name)
+    """Mean input embedding of a word's tokens (paraphrase 0: " word", 1: "Word"), dequantized row by row
+    from the model's GGUF (the weights llama.cpp decodes with; no transformers copy needed). A non-local
+    model has no readable embeddings: the default local model's are used."""
+    from gguf.quants import dequantize
+
+    from core.llm import DEFAULT_LOCAL_MODEL
+
+    name = model.split("/", 1)[1] if model.startswith("local/") else DEFAULT_LOCAL_MODEL
+    tok, tensor = _embedding_table(name)
 
     def emb(word: str) -> np.ndarray:
         text = f" {word}" if paraphrase % 2 == 0 else word.capitalize()
         ids = tok(text, add_special_tokens=False)["input_ids"]
-        return W[ids].mean(axis=0)
+        return dequantize(tensor.data[ids], tensor.tensor_type).astype(np.float64).mean(axis=0)
 
     return emb
 

@@ -87,7 +87,10 @@ def run_probe(
             for r in plan.requests
         ]
         run_id = create_run(
-            f"ecolevels.{probe.id}", model, {"paraphrases": paraphrases, "seeds": seeds, "n_units": n_units}
+            f"ecolevels.{probe.id}",
+            model,
+            {"paraphrases": paraphrases, "seeds": list(seeds), "n_units": n_units},
+            resume=True,
         )
         outs = run_requests(reqs, model=model, run_id=run_id, mode=mode, concurrency=concurrency, progress=progress)
         for (p, s), plan in plans.items():

@@ -83,7 +83,20 @@ def generate(req: GenRequest, model: str) -> GenOutput:
 # --- the run record ------------------------------------------------------------------------------
 
 
-def create_run(benchmark: str, model: str, config: dict[str, Any] | None = None) -> str:
+def create_run(benchmark: str, model: str, config: dict[str, Any] | None = None, *, resume: bool = False) -> str:
+    """A new run id; with ``resume``, the latest unfinished run of the same benchmark, model and config
+    (so an interrupted evaluation continues from its stored outputs)."""
+    if resume:
+        with session_scope() as s:
+            q = (
+                select(LlmEvalRun)
+                .where(LlmEvalRun.benchmark == benchmark, LlmEvalRun.model == model, LlmEvalRun.status == "running")
+                .order_by(LlmEvalRun.created_at.desc())
+            )
+            for run in s.scalars(q):
+                if run.config == (config or {}):
+                    log.info("resuming evaluation run %s", run.id)
+                    return run.id
     with session_scope() as s:
         run = LlmEvalRun(benchmark=benchmark, model=model, config=config or {}, metrics={})
         s.add(run)

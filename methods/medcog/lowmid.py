@@ -109,7 +109,7 @@ def run_lowmid(
             plan.append((ds, task, idxs))
             requests += reqs
             dropped += d
-    run_id = create_run("medcog.lowmid", model, params.model_dump())
+    run_id = create_run("medcog.lowmid", model, params.model_dump(mode="json"), resume=True)
     progress(0.02, f"{len(requests)} generations planned")
     outs = run_requests(
         requests,

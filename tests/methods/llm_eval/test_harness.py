@@ -62,3 +62,11 @@ def test_jobs_mode_fans_out_batches_and_reads_the_rows_back(scripted_llm):
         register_sender(previous)
     assert [outs[f"j{i}"].text for i in range(5)] == [f"X{i}" for i in range(5)]
     assert len(provider.calls["harness-jobs"]) == 5
+
+
+def test_resume_reuses_an_unfinished_run_with_the_same_config():
+    a = create_run("resume-test", "m", {"n": 1}, resume=True)
+    assert create_run("resume-test", "m", {"n": 1}, resume=True) == a
+    assert create_run("resume-test", "m", {"n": 2}, resume=True) != a
+    finish_run(a, {})
+    assert create_run("resume-test", "m", {"n": 1}, resume=True) != a
