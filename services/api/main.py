@@ -20,6 +20,7 @@ from core.jobs.registry import InvalidParams, UnknownMethod, load_all
 from services.api import routes
 from services.api.auth import AuthenticateFirst
 from services.api.limits import BodySizeLimit
+from services.api.openapi import install as install_openapi
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ def create_app() -> FastAPI:
     async def _params(_: Request, exc: InvalidParams) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    install_openapi(app)
     app.add_middleware(BodySizeLimit)
     app.add_middleware(AuthenticateFirst)  # outermost: no body is read before the key is checked
     return app

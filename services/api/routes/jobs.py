@@ -7,6 +7,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
 
 from core.db import crud
 from core.jobs.lifecycle import BatchItem, EnqueueError, submit_jobs
@@ -21,6 +22,10 @@ router = APIRouter(tags=["jobs"])
 MAX_BATCH = 1000
 MAX_WAIT_S = 60.0
 MAX_STREAM_S = 3600.0
+SSE_EVENT = {  # one Server-Sent Event as clients parse it (``data`` is the job as JSON text)
+    "type": "object",
+    "properties": {"event": {"type": "string"}, "id": {"type": "string"}, "data": {"type": "string"}},
+}
 MAX_OFFSET = 1_000_000_000  # any integer query parameter is bounded (SQLite overflows past 2**63 - 1)
 
 
@@ -139,7 +144,11 @@ async def get_job(
     return JobPublic.model_validate(latest) if latest is not None else job
 
 
-@router.get("/jobs/{job_id}/events")
+@router.get(
+    "/jobs/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"description": "An event stream.", "content": {"text/event-stream": {"schema": SSE_EVENT}}}},
+)
 async def job_events_stream(
     job_id: str,
     session: SessionDep,

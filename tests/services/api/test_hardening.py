@@ -134,3 +134,17 @@ def test_a_real_image_still_passes():
     Image.new("RGB", (32, 16), (200, 10, 10)).save(buf, format="PNG")
     img = validate_image_bytes(buf.getvalue())
     assert (img.format, img.width, img.height) == ("PNG", 32, 16)
+
+
+# --- item 8: the OpenAPI document states the errors, in the shape they are answered ----------------
+def test_every_v1_operation_documents_its_errors_and_405_lists_every_method(api_client):
+    schema = api_client.get("/openapi.json").json()
+    for path, item in schema["paths"].items():
+        if path.startswith("/v1/"):
+            for op in item.values():
+                assert {"401", "404", "409", "413", "415", "422"} <= set(op["responses"]), path
+                assert op["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+    r = api_client.post("/v1/jobs", json={"params": {}})
+    assert r.status_code == 422 and isinstance(r.json()["detail"], str)
+    assert api_client.options("/v1/jobs").headers["allow"] == "GET, POST"
+    assert api_client.request("PUT", "/v1/jobs/abc").headers["allow"] == "DELETE, GET"
