@@ -89,6 +89,9 @@ def reproduce(options: MedcogOptions, progress: JobContext) -> Report:
     tasks = ["MCQ", "SV", "AE", "MR"]
     skipped: dict[str, str] = {}
     models = []
+    for m in LOCAL_MODELS:
+        if m not in options.models and model_available(m) is None:
+            skipped[m] = "installed but not requested in this run (-o models=[...] chose the models)"
     for m in options.models:
         why = model_available(m)
         if why:
