@@ -239,7 +239,7 @@ def execute(run: dict[str, Any], req: RunRequest, active: ActiveRun, emit: Emit)
     from langgraph.types import Command
 
     thread_id = run["thread_id"]
-    run = put_run({**run, "status": "running"})
+    run = put_run({**(get_run(thread_id, run["run_id"]) or run), "status": "running"})
     status, error, values = "success", None, None
     try:
         cfg: dict[str, Any] = {"configurable": {"thread_id": thread_id}, "recursion_limit": req.recursion_limit}

@@ -241,8 +241,13 @@ async def _wait_done(thread_id: str, run_id: str, timeout_s: float) -> dict[str,
         await asyncio.sleep(0.1)
 
 
-async def _stream(run: dict[str, Any], req: runs.RunRequest, on_disconnect: str):
-    """SSE events of one run: ``metadata`` first, then ``(mode, chunk)`` as the graph emits them."""
+async def _stream_response(thread_id: str | None, body: RunCreate, key):
+    """Start the run at once, then stream it: ``metadata`` first, then ``(mode, chunk)`` as the graph emits them.
+
+    The run starts before the response does, so it runs even if nobody reads the stream; a client that
+    disconnects before the end cancels it (``on_disconnect="cancel"``, the default) or leaves it running.
+    """
+    run, req = await run_in_threadpool(_prepare, thread_id, body, key)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
 
@@ -252,23 +257,22 @@ async def _stream(run: dict[str, Any], req: runs.RunRequest, on_disconnect: str)
         except RuntimeError:  # the loop closed: nobody is listening any more
             pass
 
-    yield Event({"run_id": run["run_id"], "attempt": 1}, event="metadata")
     active = runs.start(run, req, lambda mode, chunk: put((mode, chunk)), on_end=lambda result: put(None))
-    ended = False
-    try:
-        while (item := await queue.get()) is not None:
-            yield Event(item[1], event=item[0])
-        ended = True
-    finally:
-        if not ended and on_disconnect == "cancel":
-            active.cancel.set()
-        if ended:
-            await run_in_threadpool(_finish_stateless, run)
 
+    async def events():
+        ended = False
+        try:
+            yield Event({"run_id": run["run_id"], "attempt": 1}, event="metadata")
+            while (item := await queue.get()) is not None:
+                yield Event(item[1], event=item[0])
+            ended = True
+        finally:
+            if not ended and body.on_disconnect == "cancel":
+                active.cancel.set()
+            if ended:
+                await run_in_threadpool(_finish_stateless, run)
 
-async def _stream_response(thread_id: str | None, body: RunCreate, key):
-    run, req = await run_in_threadpool(_prepare, thread_id, body, key)
-    response = sse_response(_stream(run, req, body.on_disconnect))
+    response = sse_response(events())
     response.headers["Content-Location"] = _location(run)
     return response
 

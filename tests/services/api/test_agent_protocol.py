@@ -241,3 +241,31 @@ def test_dynamic_interrupt_resumed_with_a_command(client, tmp_path, monkeypatch)
     values = client.runs.wait(tid, "approval", command={"resume": "yes"})
     assert values == {"draft": "SHIP IT", "verdict": "approved"}
     assert client.threads.get(tid)["status"] == "idle"
+
+
+def test_a_client_that_disconnects_cancels_its_run(live_api, client, api_key, scripted_llm):
+    entered, gate = threading.Event(), threading.Event()
+
+    def slow(messages):
+        if "# Your Actions" in str(messages[-1]["content"]):
+            entered.set()
+            gate.wait(30)
+        return reply(messages)
+
+    name = f"apgone{time.monotonic_ns()}"
+    scripted_llm(name, slow)
+    tid = client.threads.create()["thread_id"]
+    body = {"assistant_id": "defame", "input": {"claim": CLAIM}, "context": _context(f"scripted/{name}")}
+    url = f"{live_api}/v1/langgraph/threads/{tid}/runs/stream"
+    with httpx.stream("POST", url, json=body, headers={"Authorization": f"Bearer {api_key}"}) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        lines = r.iter_lines()  # kept: a dropped iterator closes the connection
+        assert next(lines) == "event: metadata"
+        assert entered.wait(30)
+        assert client.threads.get(tid)["status"] == "busy"
+    run_id = r.headers["content-location"].rsplit("/", 1)[1]
+    time.sleep(0.5)  # the server notices the closed connection
+    gate.set()
+    client.runs.join(tid, run_id)
+    assert client.runs.get(tid, run_id)["status"] == "interrupted"
+    assert client.threads.get(tid)["status"] == "interrupted"

@@ -1,4 +1,8 @@
-"""``paperworks mcp`` over stdio with the test script installed (spawned by test_server.py's stdio test)."""
+"""The MCP server over stdio with the test script installed (spawned by test_server.py's stdio test).
+
+It calls what ``paperworks mcp`` calls once the database is migrated (the test session migrated it);
+``test_cli.py`` checks the command's wiring.
+"""
 
 import sys
 from pathlib import Path
@@ -9,7 +13,6 @@ from scripted import install  # noqa: E402
 
 install()
 
-from services.cli.main import main  # noqa: E402
+from services.mcp.transports import serve_stdio  # noqa: E402
 
-sys.argv = ["paperworks", "mcp", "--transport", "stdio"]
-main()
+serve_stdio()
