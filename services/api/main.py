@@ -21,6 +21,7 @@ from services.api import routes
 from services.api.auth import AuthenticateFirst
 from services.api.limits import BodySizeLimit
 from services.api.openapi import install as install_openapi
+from services.api.uploads import strict_utf8_multipart
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def create_app() -> FastAPI:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     install_openapi(app)
+    strict_utf8_multipart()
     app.add_middleware(BodySizeLimit)
     app.add_middleware(AuthenticateFirst)  # outermost: no body is read before the key is checked
     return app

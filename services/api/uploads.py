@@ -77,3 +77,30 @@ def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage
 async def read_image(file: UploadFile) -> UploadedImage:
     """Read and validate one uploaded image."""
     return validate_image_bytes(await read_upload(file), file.filename or "upload")
+
+
+def strict_utf8_multipart() -> None:
+    """Multipart text that is not valid UTF-8 is a 400, not silently re-read as Latin-1.
+
+    Starlette's form parser falls back to Latin-1 when a part does not decode with the declared
+    charset (UTF-8 by default), so invalid bytes in DEFAME's ``claim`` became garbled text. The
+    parser's decode helper is wrapped (once, process-wide) to raise the parser's own
+    ``MultiPartException`` instead, which Starlette answers with 400. Other charsets a client
+    declares explicitly keep their behaviour.
+    """
+    from starlette import formparsers
+
+    original = formparsers._user_safe_decode
+    if getattr(original, "strict_utf8", False):
+        return
+
+    def decode(src: bytes | bytearray, codec: str) -> str:
+        if codec.replace("_", "-").lower() in ("utf-8", "utf8"):
+            try:
+                return bytes(src).decode("utf-8")
+            except UnicodeDecodeError:
+                raise formparsers.MultiPartException("a form field is not valid UTF-8") from None
+        return original(src, codec)
+
+    decode.strict_utf8 = True  # type: ignore[attr-defined]
+    formparsers._user_safe_decode = decode

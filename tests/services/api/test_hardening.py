@@ -148,3 +148,13 @@ def test_every_v1_operation_documents_its_errors_and_405_lists_every_method(api_
     assert r.status_code == 422 and isinstance(r.json()["detail"], str)
     assert api_client.options("/v1/jobs").headers["allow"] == "GET, POST"
     assert api_client.request("PUT", "/v1/jobs/abc").headers["allow"] == "DELETE, GET"
+
+
+def test_invalid_utf8_in_a_multipart_claim_is_400_and_valid_text_still_works(api_client):
+    before = _jobs()
+    bad = api_client.post("/v1/factcheck", files={"claim": (None, b"caf\xe9 \xff\xfe claim")})
+    assert bad.status_code == 400 and "UTF-8" in bad.json()["detail"], bad.text
+    assert _jobs() == before
+    ok = api_client.post("/v1/factcheck", files={"claim": (None, "café — ☕ claim".encode())})
+    assert ok.status_code == 201, ok.text
+    assert ok.json()["params"]["claim"] == "café — ☕ claim"
