@@ -47,9 +47,31 @@ class RunConfig(BaseModel):
     parallel_browsers: int = Field(1, ge=1, le=16, description="Concurrent browsers per rollout batch.")
     rollout_batch: int = Field(8, ge=1, le=256, description="Episodes per rollout job when dispatching to Celery.")
     dispatch: Dispatch = Field("inline", description="Run rollouts/evaluation in this process or as Celery jobs.")
-    reward: RewardSource = Field("oracle", description="Training reward: site oracle, LLM judge, or random.")
+    reward: RewardSource = Field(
+        "llm",
+        description="Training reward: the LLM judge (the method), the sites' oracle (a labelled sanity arm), or "
+        "random (as many positives as the judge gives, on random answered trajectories).",
+    )
+    random_positives: list[int] | None = Field(
+        None,
+        description="Random arm: positives per iteration (the judge arm's counts); default: the judge's count "
+        "on the same batch.",
+    )
     judge_model: str | None = Field(None, max_length=200, description="Gateway model of the LLM judge.")
-    judge_max_tokens: int = Field(96, ge=4, le=1000, description="Judge reply budget (paper: 1000).")
+    judge_max_tokens: int = Field(
+        256, ge=4, le=1000, description="Judge reply budget: room to think before the verdict (paper: 1000)."
+    )
+    judge_retries: int = Field(2, ge=0, le=5, description="Extra judge calls when a reply states no verdict.")
+    proposer_model: str | None = Field(None, max_length=200, description="Gateway model of the LLM proposer.")
+    proposer_constrained: bool = Field(
+        True, description="Constrain the LLM proposer to the task JSON schema (local models) so it yields valid tasks."
+    )
+    holdout_templates: int = Field(
+        1,
+        ge=0,
+        le=3,
+        description="Whole task templates per training site never trained on: the unseen-task test uses only them.",
+    )
     judge_tests: bool = Field(True, description="Also run the LLM judge on test trajectories (agreement).")
     policy_model: str | None = Field(
         None, max_length=300, description="Gateway model of the policy; default the local SmolLM2."
@@ -115,7 +137,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_every=100,
         max_steps=10,
         policy_max_tokens=32,
-        judge_max_tokens=24,
+        judge_max_tokens=256,
         actor_trajectories=16,
         llm_tasks_per_site=0,
         lr=5e-4,
@@ -133,7 +155,26 @@ PRESETS: dict[str, dict[str, Any]] = {
         eval_every=100,
         max_steps=10,
         policy_max_tokens=48,
-        judge_max_tokens=48,
+        judge_max_tokens=256,
+        actor_trajectories=64,
+        llm_tasks_per_site=5,
+    ),
+    # issue #26: the 1.5B model as judge and proposer over the 135M policy, >= 40 held-out tasks
+    # (8 per training site x 4 + 8 on the held-out site), 3 iterations; run per seed (-o seed=0, 1)
+    "issue-1.5b": dict(
+        tasks_per_site=20,
+        test_tasks_per_site=8,
+        webarena_tasks=8,
+        iterations=3,
+        rollouts_per_iteration=24,
+        sft_demos_per_site=5,
+        sft_epochs=2,
+        eval_every=100,
+        max_steps=10,
+        policy_max_tokens=48,
+        judge_model="local/qwen2.5-coder-1.5b-instruct",
+        proposer_model="local/qwen2.5-coder-1.5b-instruct",
+        judge_max_tokens=320,
         actor_trajectories=64,
         llm_tasks_per_site=5,
     ),

@@ -1,10 +1,16 @@
 """Rewards (spec §3.3): the LLM judge, the sites' oracle, a random-reward ablation, and their agreement.
 
 The judge sees only the task, the final ANSWER text and the last 3 states (screenshots
-for a vision model; otherwise each state's URL, page text and element table). The
-reward is 0 when the trajectory never answered (without calling the model), else 1
-iff the reply contains "SUCCESS" and not "NOT SUCCESS" (the reference's rule,
-case-sensitive).
+for a vision model; otherwise each state's URL, page text and its whole table of
+numbered elements). It may think before its verdict (``judge_max_tokens``, ≥ 256 by
+default); a reply with neither "SUCCESS" nor "NOT SUCCESS" is unparsable and asked
+again (``judge_retries``; still unparsable counts as 0, flagged). The reward is 0 when
+the trajectory never answered (without calling the model), else 1 iff the reply
+contains "SUCCESS" and not "NOT SUCCESS" (the reference's rule, case-sensitive).
+
+The random-reward control (:func:`random_rewards`) gives exactly ``k`` positives —
+as many as the judge arm gave — to ``k`` answered trajectories drawn at random, so it
+trains on as much data as the judge arm, only uncorrelated with success.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from agents.pae import prompts
 from agents.pae.sites.grading import grade
 
 EVALUATOR_STATES = 3  # spec: evaluator_imgs = 3
-STATE_CHARS = 400
+STATE_CHARS = 1200
+TABLE_CHARS = 1500
 
 
 @dataclass(frozen=True)
@@ -38,8 +45,11 @@ class State:
     element_table: str = ""
     screenshot: str | None = None
 
-    def describe(self, chars: int = STATE_CHARS) -> str:
-        return f"URL: {self.url}\nPage text: {self.page_text[:chars]}"
+    def describe(self, chars: int = STATE_CHARS, table_chars: int = TABLE_CHARS) -> str:
+        out = f"URL: {self.url}\nPage text: {self.page_text[:chars]}"
+        if self.element_table:
+            out += f"\nElements:\n{self.element_table[:table_chars]}"
+        return out
 
 
 def verdict_reward(reply: str) -> float:
@@ -47,15 +57,22 @@ def verdict_reward(reply: str) -> float:
     return 1.0 if ("SUCCESS" in reply and "NOT SUCCESS" not in reply) else 0.0
 
 
+def parsable(reply: str) -> bool:
+    """The reply states a verdict at all ("SUCCESS", which "NOT SUCCESS" contains)."""
+    return "SUCCESS" in reply
+
+
 class LLMJudge:
     """The autonomous evaluator, through the gateway."""
 
-    def __init__(self, model: str | None = None, max_tokens: int = 96) -> None:
+    def __init__(self, model: str | None = None, max_tokens: int = 256, retries: int = 2) -> None:
         from core.config import get_settings
 
         self.model = model or get_settings().llm_model
         self.max_tokens = max_tokens
+        self.retries = retries
         self.name = f"llm:{self.model}"
+        self.unparsable = 0  # replies that never stated a verdict, after the retries
 
     def messages(self, task: str, answer: str, states: Sequence[State]) -> tuple[str, str]:
         last = list(states)[-EVALUATOR_STATES:]
@@ -76,10 +93,33 @@ class LLMJudge:
             prompt: Any = [user, *shots]
         else:
             prompt = user
-        reply = complete(
-            prompt, system=system, model=self.model, max_tokens=self.max_tokens, temperature=0.0, tag="pae.evaluator"
-        ).text
-        return Verdict(self.name, verdict_reward(reply), reply)
+        replies = []
+        for attempt in range(1 + self.retries):
+            ask = prompt if attempt == 0 else _with_reminder(prompt)
+            extra = {"repeat_penalty": 1.1, "no_repeat_ngram": 12} if self.model.startswith("local/") else {}
+            reply = complete(
+                ask,
+                system=system,
+                model=self.model,
+                max_tokens=self.max_tokens,
+                temperature=0.0 if attempt == 0 else 0.7,
+                seed=attempt,
+                tag="pae.evaluator",
+                **extra,
+            ).text
+            replies.append(reply)
+            if parsable(reply):
+                text = reply if attempt == 0 else f"[attempt {attempt + 1}] {reply}"
+                return Verdict(self.name, verdict_reward(reply), text)
+        self.unparsable += 1
+        return Verdict(self.name, 0.0, "[unparsable after retries] " + replies[-1])
+
+
+def _with_reminder(prompt: Any) -> Any:
+    note = "\n(End your reply with exactly one verdict line: SUCCESS or NOT SUCCESS.)"
+    if isinstance(prompt, list):
+        return [prompt[0] + note, *prompt[1:]]
+    return prompt + note
 
 
 class OracleEvaluator:
@@ -109,6 +149,13 @@ class RandomReward:
             return Verdict(self.name, 0.0, "no ANSWER was given", called=False)
         r = 1.0 if self.rng.random() < self.p else 0.0
         return Verdict(self.name, r, f"random reward (p={self.p:.2f})")
+
+
+def random_rewards(answered: Sequence[str], k: int, seed: int | str) -> dict[str, float]:
+    """Exactly ``min(k, len(answered))`` positives on answered trajectory ids drawn at random; the rest 0."""
+    ids = sorted(answered)
+    chosen = set(random.Random(f"random-reward:{seed}").sample(ids, min(max(0, k), len(ids))))
+    return {i: (1.0 if i in chosen else 0.0) for i in ids}
 
 
 def agreement(pairs: Sequence[tuple[float, float]]) -> dict[str, float]:

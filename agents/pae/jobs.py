@@ -60,7 +60,8 @@ class EvaluateParams(BaseModel):
     trajectory_ids: list[str] = Field(..., max_length=1024)
     judge: bool = False
     judge_model: str | None = Field(None, max_length=200)
-    judge_max_tokens: int = Field(96, ge=4, le=1000)
+    judge_max_tokens: int = Field(256, ge=4, le=1000)
+    judge_retries: int = Field(2, ge=0, le=5)
     torch_threads: int = Field(1, ge=0, le=64)
 
 
@@ -126,6 +127,7 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
             judge=params.judge,
             judge_model=params.judge_model,
             judge_max_tokens=params.judge_max_tokens,
+            judge_retries=params.judge_retries,
             progress=progress,
         )
     report = Report(title="PAE evaluation", summary=f"{counts}")
@@ -152,10 +154,10 @@ class PaeOptions(RunConfig, ReproducerOptions):
     """Options of ``paperworks reproduce pae``: a preset (config.PRESETS) and any RunConfig field over it."""
 
     PRESETS = PAE_PRESETS
-    preset: Literal["small", "issue"] = Field(
+    preset: Literal["small", "issue", "issue-1.5b"] = Field(
         "small",
-        description="Sizes from agents/pae/config.py PRESETS: "
-        "small (two shared CPU cores), issue (the issue's scale, hours).",
+        description="Sizes from agents/pae/config.py PRESETS: small (two shared CPU cores), issue (the issue's "
+        "scale, hours), issue-1.5b (the 1.5B model as judge and proposer over the 135M policy, hours).",
     )
     proposer_max_tokens_probe: int = Field(
         160, ge=0, le=4096, description="Reply budget of the LLM proposer probe (0 = skip it)."

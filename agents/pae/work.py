@@ -111,14 +111,15 @@ def do_evaluate(
     trajectory_ids: list[str],
     judge: bool,
     judge_model: str | None = None,
-    judge_max_tokens: int = 96,
+    judge_max_tokens: int = 256,
+    judge_retries: int = 2,
     progress: JobContext | None = None,
 ) -> dict[str, int]:
     """Oracle verdicts (tasks with a reference) and, if asked, LLM-judge verdicts for each trajectory."""
     progress = progress or null_context()
     oracle = OracleEvaluator()
-    llm = LLMJudge(judge_model, max_tokens=judge_max_tokens) if judge else None
-    counts = {"oracle": 0, "judge": 0, "judge_calls": 0}
+    llm = LLMJudge(judge_model, max_tokens=judge_max_tokens, retries=judge_retries) if judge else None
+    counts = {"oracle": 0, "judge": 0, "judge_calls": 0, "judge_unparsable": 0}
     for i, tid in enumerate(trajectory_ids):
         d = store.trajectory_detail(trajectory_id=tid)
         if d is None:
@@ -135,6 +136,8 @@ def do_evaluate(
             counts["judge"] += 1
             counts["judge_calls"] += int(jv.called)
         progress((i + 1) / len(trajectory_ids), f"evaluated {i + 1}/{len(trajectory_ids)}")
+    if llm is not None:
+        counts["judge_unparsable"] = llm.unparsable
     return counts
 
 

@@ -3,7 +3,9 @@
 Splits:
 * ``train``: template tasks (and LLM-proposed ones when asked) on the training sites;
 * ``demo``: other template tasks the scripted oracle demonstrates for the SFT start;
-* ``test``: held-out template tasks of the training sites (unseen tasks);
+* ``test``: unseen tasks of the training sites: only of whole templates held out from
+  ``train`` and ``demo`` (``holdout_templates`` per site; with 0, other tasks of the same
+  templates, i.e. only new entities);
 * ``heldout_site``: template tasks of sites never practised on (unseen websites);
 * ``webarena``: N evenly spaced of the 89 WebArena map tasks, on the local MiniMap.
 """
@@ -18,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.pae import store
 from agents.pae.nodes.common import load_config, progress_of
-from agents.pae.proposer import LLMProposer, TemplateProposer
+from agents.pae.proposer import LLMProposer, TemplateProposer, heldout_templates, site_templates
 from agents.pae.sites import build_sites
 from agents.pae.state import PaeState
 
@@ -35,21 +37,28 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     sites = build_sites(cfg.seed)
     templ = TemplateProposer()
     train, demo, test = [], [], []
+    held_out = {name: heldout_templates(sites[name], cfg.holdout_templates, cfg.seed) for name in cfg.train_sites}
+    practised = {name: [t for t in site_templates(sites[name]) if t not in held_out[name]] for name in cfg.train_sites}
     for name in cfg.train_sites:
-        train += templ.propose(sites[name], cfg.tasks_per_site, random.Random(f"train:{cfg.seed}:{name}"))
+        rng = random.Random(f"train:{cfg.seed}:{name}")
+        train += templ.propose(sites[name], cfg.tasks_per_site, rng, templates=practised[name])
     used = {t.id for t in train}
     for name in cfg.train_sites:
-        d = templ.propose(sites[name], cfg.sft_demos_per_site, random.Random(f"demo:{cfg.seed}:{name}"), used)
+        rng = random.Random(f"demo:{cfg.seed}:{name}")
+        d = templ.propose(sites[name], cfg.sft_demos_per_site, rng, used, templates=practised[name])
         demo += d
         used |= {t.id for t in d}
-        test += templ.propose(sites[name], cfg.test_tasks_per_site, random.Random(f"test:{cfg.seed}:{name}"), used)
+        rng = random.Random(f"test:{cfg.seed}:{name}")
+        test += templ.propose(sites[name], cfg.test_tasks_per_site, rng, used, templates=held_out[name] or None)
         used |= {t.id for t in test}
     held = []
     for name in cfg.heldout_sites:
         held += templ.propose(sites[name], cfg.test_tasks_per_site, random.Random(f"test:{cfg.seed}:{name}"))
     counts = {"template": len(train)}
     if cfg.llm_tasks_per_site > 0:
-        llm = LLMProposer(model=None, max_tokens=cfg.proposer_max_tokens)
+        llm = LLMProposer(
+            model=cfg.proposer_model, max_tokens=cfg.proposer_max_tokens, constrained=cfg.proposer_constrained
+        )
         n_llm = 0
         for i, name in enumerate(cfg.train_sites):
             progress(i / len(cfg.train_sites), f"LLM proposer on {name}")
@@ -81,6 +90,7 @@ def propose(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
         "demo": len(demo),
         "test": len(test),
         "heldout_site": len(held),
+        "heldout_templates": held_out,
     }
     store.update_run(run_id=run_id, metrics={"proposal": record})
     return {"iteration": 0, "history": [record]}

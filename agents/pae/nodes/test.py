@@ -61,7 +61,11 @@ def test(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
         )
     )
     dispatcher_of(config).evaluate(
-        trajectory_ids=ids, judge=cfg.judge_tests, judge_model=cfg.judge_model, judge_max_tokens=cfg.judge_max_tokens
+        trajectory_ids=ids,
+        judge=cfg.judge_tests,
+        judge_model=cfg.judge_model,
+        judge_max_tokens=cfg.judge_max_tokens,
+        judge_retries=cfg.judge_retries,
     )
     rows = store.trajectory_rows(run_id=run_id, phase="test", iteration=it)
     record = {"kind": "test", "iteration": it, **summarize(rows)}

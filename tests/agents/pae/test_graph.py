@@ -47,6 +47,7 @@ def test_loop_stores_everything_and_resumes(scripted_llm):
     scripted_llm("pae-graph", _policy)
     cfg = RunConfig(
         name="graph-test",
+        reward="oracle",  # the sanity arm: the loop's plumbing with the sites' ground truth
         train_sites=["map"],
         heldout_sites=["news"],
         tasks_per_site=4,

@@ -1,0 +1,88 @@
+"""Issue #26's reward arms: the judge's inputs and retries, the count-matched random control, the constrained
+proposer, and whole-template hold-out."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from agents.pae.config import PRESETS, RunConfig
+from agents.pae.evaluator import LLMJudge, State, random_rewards
+from agents.pae.proposer import LLMProposer, TemplateProposer, format_errors, heldout_templates, site_templates
+from agents.pae.sites import build_sites
+
+
+def test_llm_judge_is_the_default_reward_and_thinks_256_tokens():
+    cfg = RunConfig()
+    assert cfg.reward == "llm" and cfg.judge_max_tokens >= 256 and cfg.judge_retries >= 1
+    assert all(p["judge_max_tokens"] >= 256 for p in PRESETS.values())
+    assert PRESETS["issue-1.5b"]["judge_model"] == "local/qwen2.5-coder-1.5b-instruct"
+
+
+def test_judge_sees_the_element_table_and_retries_unparsable_replies(scripted_llm):
+    prov = scripted_llm("judge-retry", ["Let me think about the page.", "The price is there. SUCCESS"])
+    table = "[3] button 'Add to cart'\n[4] link 'Reviews (12)'"
+    judge = LLMJudge("scripted/judge-retry")
+    v = judge.evaluate("What is the price?", "$3.99", [State("http://x/p", "Price $3.99", table)])
+    assert v.reward == 1.0 and v.text.startswith("[attempt 2]")
+    first, second = prov.calls["judge-retry"]
+    assert "[4] link 'Reviews (12)'" in first[-1]["content"]
+    assert "SUCCESS or NOT SUCCESS" in second[-1]["content"] and judge.unparsable == 0
+    prov = scripted_llm("judge-never", ["hmm"] * 3)
+    judge = LLMJudge("scripted/judge-never", retries=2)
+    v = judge.evaluate("t", "a", [State("u", "p")])
+    assert v.reward == 0.0 and judge.unparsable == 1 and len(prov.calls["judge-never"]) == 3
+
+
+def test_random_control_has_exactly_the_judge_count_on_answered_trajectories():
+    answered = [f"t{i}" for i in range(10)]
+    r = random_rewards(answered, 4, "0:1")
+    assert sum(r.values()) == 4 and set(r) == set(answered)
+    assert random_rewards(answered, 4, "0:1") == r, "seeded"
+    assert random_rewards(answered, 4, "0:2") != r
+    assert sum(random_rewards(answered[:2], 5, "x").values()) == 2  # capped by the answered trajectories
+    assert sum(random_rewards(answered, 0, "x").values()) == 0
+
+
+def test_whole_templates_are_held_out():
+    sites = build_sites(0)
+    for name in ("shop", "recipes", "dictionary", "map"):
+        site = sites[name]
+        held = heldout_templates(site, 1, seed=0)
+        assert len(held) == 1 and held[0] in site_templates(site)
+        practised = [t for t in site_templates(site) if t not in held]
+        train = TemplateProposer().propose(site, 12, random.Random(1), templates=practised)
+        test = TemplateProposer().propose(site, 4, random.Random(2), templates=held)
+        assert train and test
+        assert {t.template for t in train}.isdisjoint({t.template for t in test})
+        assert {t.template for t in test} == set(held)
+
+
+def test_constrained_proposer_asks_for_the_schema_and_parses_json(scripted_llm):
+    site = build_sites(0)["shop"]
+    reply = json.dumps(
+        {
+            "tasks": [
+                {"web_name": "shop", "id": "shop--1", "ques": "What is the price of the blue kettle?", "web": "/shop/"}
+            ]
+        }
+    )
+    prov = scripted_llm("prop-json", [reply])
+    prop = LLMProposer(model="scripted/prop-json", max_tokens=64, constrained=True)
+    tasks = prop.propose(site, 2, seed=0)
+    assert [t.question for t in tasks] == ["What is the price of the blue kettle?"] and tasks[0].proposer == "llm"
+    assert len(prov.calls["prop-json"]) == 1
+    bad, total = format_errors(
+        'Thinking...\nOutput:\n{"web_name": "shop", "ques": "ok question here"}\n{broken\nplain text'
+    )
+    assert (bad, total) == (2, 3)
+
+
+def test_local_model_under_the_schema_writes_valid_tasks():
+    """The 135M model writes malformed JSONL unconstrained; under the schema every task parses."""
+    site = build_sites(0)["recipes"]
+    prop = LLMProposer(model="local/smollm2-135m-instruct", max_tokens=120, temperature=1.0, constrained=True)
+    tasks = prop.propose(site, 2, seed=3)
+    raw = json.loads(prop.raw_replies[-1])
+    assert raw["tasks"] and all(t["web_name"] == "recipes" and t["web"] == "/recipes/" for t in raw["tasks"])
+    assert all(t.site == "recipes" for t in tasks)
