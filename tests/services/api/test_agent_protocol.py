@@ -269,3 +269,13 @@ def test_a_client_that_disconnects_cancels_its_run(live_api, client, api_key, sc
     client.runs.join(tid, run_id)
     assert client.runs.get(tid, run_id)["status"] == "interrupted"
     assert client.threads.get(tid)["status"] == "interrupted"
+
+
+def test_pae_is_served_and_a_failing_run_reports_its_error(client):
+    """PAE's graph runs a stored PAE run (``run_id``); an unknown one fails in its first node, as an ``error`` event."""
+    tid = client.threads.create()["thread_id"]
+    parts = list(client.runs.stream(tid, "pae", input={"run_id": "no-such-run"}, stream_mode="updates"))
+    (error,) = [p.data for p in parts if p.event == "error"]
+    assert error["error"] and "no-such-run" in error["message"]
+    assert client.threads.get(tid)["status"] == "error"
+    assert client.runs.list(tid)[0]["status"] == "error"
