@@ -32,7 +32,7 @@ from methods.nonlinear_sdr.basis import KernelBasis, LinearBasis
 from methods.nonlinear_sdr.classic import CLASSIC, classic_matrix
 from methods.nonlinear_sdr.machines import LOSSES, candidate_matrix, eigh_desc
 from methods.nonlinear_sdr.neural import NeuralConfig, NeuralMachine
-from methods.nonlinear_sdr.order import bic_order
+from methods.nonlinear_sdr.order import bic_order, ladle_k_max, ladle_order
 from methods.nonlinear_sdr.slicing import dichotomies
 
 METHODS = ("linear", "kernel", "neural", *CLASSIC)
@@ -69,6 +69,8 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     n_basis : int or None (⌊n/3⌋).
     hidden, steps, lr : the neural machine's width, full-batch steps and learning rate.
     bic_c : float, default 1.0. The constant c of the BIC-type criterion.
+    order : {"bic", "ladle"}, default "bic". How ``n_components="auto"`` picks d; the ladle estimator
+        (linear methods only) refits on ``n_boot`` bootstrap samples.
     random_state : int, default 0 (the neural machine's seed).
     """
 
@@ -89,6 +91,8 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         steps: int = 400,
         lr: float = 1e-2,
         bic_c: float = 1.0,
+        order: str = "bic",
+        n_boot: int = 20,
         random_state: int = 0,
     ) -> None:
         self.method = method
@@ -106,6 +110,8 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         self.steps = steps
         self.lr = lr
         self.bic_c = bic_c
+        self.order = order
+        self.n_boot = n_boot
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -122,6 +128,10 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
             raise ValueError(f"response must be auto, continuous or categorical; got {self.response!r}")
         if self.multiclass not in ("ovr", "ovo", "both"):
             raise ValueError(f"multiclass must be ovr, ovo or both; got {self.multiclass!r}")
+        if self.order not in ("bic", "ladle"):
+            raise ValueError(f"order must be bic or ladle; got {self.order!r}")
+        if self.order == "ladle" and self.method in ("kernel", "neural"):
+            raise ValueError("the ladle estimator needs a linear method (its bootstrap compares subspaces of R^p)")
         if not self.lam > 0 or int(self.n_slices) < 2:
             raise ValueError("need lam > 0 and n_slices >= 2")
 
@@ -163,10 +173,30 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         self.eigenvalues_ = vals
         rank = int(np.sum(vals > 1e-12 * max(float(vals[0]), 1e-300))) if len(vals) else 0
         self.bic_order_ = bic_order(vals, n, self.bic_c, k_max=max(1, min(rank, available)))
-        want = self.bic_order_ if self.n_components == "auto" else int(self.n_components)
+        chosen = self.bic_order_
+        if self.order == "ladle":
+            self.ladle_order_, self.ladle_criterion_ = self._ladle(X, y, vals)
+            chosen = max(1, self.ladle_order_)
+        want = chosen if self.n_components == "auto" else int(self.n_components)
         self.n_components_ = max(1, min(want, available))
         self._n_features_out = self.n_components_
         return self
+
+    def _ladle(self, x: np.ndarray, y: np.ndarray, vals: np.ndarray) -> tuple[int, np.ndarray]:
+        """Ladle order from ``n_boot`` bootstrap refits (same parameters, BIC order inside)."""
+        from sklearn.base import clone
+
+        rng = np.random.default_rng(self.random_state)
+        boots = []
+        for _ in range(int(self.n_boot)):
+            idx = rng.integers(0, len(x), len(x))
+            try:
+                boots.append(clone(self).set_params(order="bic").fit(x[idx], y[idx]).directions_)
+            except ValueError:  # a resample with a single response value: skip it
+                continue
+        if not boots:
+            return self.bic_order_, np.zeros(1)
+        return ladle_order(vals, self.directions_, boots, ladle_k_max(x.shape[1]))
 
     def transform(self, X: Any) -> np.ndarray:
         """The sufficient predictors ĝ_1..ĝ_d at X (n×d), d = ``n_components_``."""

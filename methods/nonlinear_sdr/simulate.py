@@ -117,6 +117,7 @@ ESTIMATORS: dict[str, dict[str, Any]] = {
     "neural PSVM": {"method": "neural"},
 }
 NONLINEAR = ("kernel PSVM", "kernel PM-ensemble", "neural PSVM")
+LADLE = ("PSVM",)  # estimators whose order is also chosen by the ladle (bootstrap) estimator
 
 
 def generate(
@@ -174,8 +175,12 @@ def replicate(
     neural_steps: int = 400,
     shuffle_y: bool = False,
     n_test: int = 1000,
+    ladle_boot: int = 0,
 ) -> dict[str, dict[str, float]]:
-    """One replication: every estimator's distance, |Spearman| on fresh data, d̂ and seconds."""
+    """One replication: every estimator's distance, |Spearman| on fresh data, d̂ and seconds.
+
+    With ``ladle_boot`` > 0 the estimators of :data:`LADLE` also report the ladle order (that many bootstraps).
+    """
     model = MODELS[model_name]
     rng = np.random.default_rng(seed)
     x, y = generate(model, n, p, rng, contamination)
@@ -195,5 +200,7 @@ def replicate(
         row = {"rho": abs_spearman(g1, truth), "dhat": float(est.bic_order_), "seconds": seconds}
         if est.directions_ is not None:
             row["dist"] = subspace_distance(est.directions_[:, : b.shape[1]], b)
+        if name in LADLE and ladle_boot > 0:
+            row["dhat_ladle"] = float(est.set_params(order="ladle", n_boot=ladle_boot).fit(x, y).ladle_order_)
         out[name] = row
     return out

@@ -38,3 +38,27 @@ def test_classic_estimators(name, model, good):
         dists.append(subspace_distance(basis.to_x_space(vecs[:, :2]), MODELS[model].basis(10)))
     dist = float(np.mean(dists))
     assert (dist < 0.6) if good else (dist > 1.2), dist  # chance: 1.79
+
+
+def test_ladle_picks_m1s_two_directions_where_bic_picks_one():
+    """At λ = 1 PSVM's second eigenvalue is small: BIC keeps one direction, the ladle (bootstrap stability) two."""
+    from methods.nonlinear_sdr import PrincipalMachineSDR
+
+    x, y = generate(MODELS["M1"], 400, 6, np.random.default_rng(0))
+    est = PrincipalMachineSDR(order="ladle", n_boot=8).fit(x, y)
+    assert est.bic_order_ == 1 and est.ladle_order_ == 2 and est.n_components_ == 2
+    assert est.ladle_criterion_.shape == (6,) and np.argmin(est.ladle_criterion_) == 2
+    with pytest.raises(ValueError, match="ladle"):
+        PrincipalMachineSDR(method="kernel", order="ladle").fit(x, y)
+
+
+def test_ladle_order_on_synthetic_bootstraps():
+    from methods.nonlinear_sdr.order import ladle_k_max, ladle_order
+
+    rng = np.random.default_rng(0)
+    base = np.linalg.qr(rng.standard_normal((5, 5)))[0]
+    # the first two directions are stable across bootstraps, the rest are noise
+    boots = [np.column_stack([base[:, :2], np.linalg.qr(rng.standard_normal((5, 3)))[0]]) for _ in range(10)]
+    d, g = ladle_order(np.array([1.0, 0.8, 0.01, 0.01, 0.0]), base, boots, ladle_k_max(5))
+    assert d == 2 and g.shape == (5,)
+    assert ladle_k_max(30) == int(30 / np.log(30))
