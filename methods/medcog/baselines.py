@@ -36,13 +36,16 @@ def _last_user(messages: list[dict]) -> str:
 def lowmid_baselines(datasets: list[Dataset], tasks: list[Task], data_dir=None) -> Iterator[dict[str, str]]:
     """Install ``scripted/medcog-oracle`` and ``scripted/medcog-constant``; yields {label: model}."""
     table = _gold_table(datasets, tasks, data_dir)
-    by_tail = {k[-400:]: v for k, v in table.items()}
+    by_tail: dict[str, list[str]] = {}
+    for k in table:
+        by_tail.setdefault(k[-60:], []).append(k)
 
     def lookup(prompt: str) -> tuple[str, str]:
-        hit = by_tail.get(prompt[-400:])
-        if hit is None:
+        """The gold of the test item the prompt ends with (the longest matching item text)."""
+        hits = [k for k in by_tail.get(prompt[-60:], []) if prompt.endswith(k)]
+        if not hits:
             raise ValueError("the oracle does not know this item")
-        return hit
+        return table[max(hits, key=len)]
 
     def oracle(messages):
         return " " + lookup(_last_user(messages))[1]

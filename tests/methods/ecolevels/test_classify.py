@@ -62,3 +62,16 @@ def test_registry_seeds_into_the_table():
     db = {p.id: p for p in load_probes()}
     assert set(db) == set(SEED) and db["winobias"].bias_construct.dimension == "gender-occupation"
     assert get_probe("resume_screening").metadata.moderators["information_ambiguity"]
+
+
+def test_llm_assist_fills_fields_and_the_rules_decide(scripted_llm):
+    from methods.ecolevels.classify import extract_metadata
+
+    reply = (
+        '{"observes": "generation", "asks_about_group": false, "individual_target": true, '
+        '"group_signal": "name", "output_format": "free_text"}'
+    )
+    provider = scripted_llm("eco-assist", [reply])
+    m = extract_metadata("Ask the model to write a reference letter for Emily, a nurse.", model="scripted/eco-assist")
+    assert classify(m) == "L4" and m.output_format == "free_text"
+    assert "reference letter" in provider.calls["eco-assist"][0][-1]["content"]

@@ -44,3 +44,15 @@ def test_raw_outputs_are_in_the_database(data_dir, results):
     stored = stored_outputs(results["oracle"].run_id)
     assert len(stored) == 12 * (1 + 2 + 2 + 2) * 2
     assert stored["medqa/MR/" + str(select_items("medqa", 1)[0]) + "/v0/r0"].text == " correct"
+
+
+def test_medmcqa_oracle_uses_its_labels_and_weights(data_dir):
+    tasks = ["AE", "MR"]  # AE labels are "T"/"F" there, MR weights 0.25/0.75
+    with lowmid_baselines(["medmcqa"], tasks) as models:
+        p = LowMidParams(model=models["oracle"], datasets=["medmcqa"], tasks=tasks, n_items=3, repeats=2)
+        res = run_lowmid(p, count=words_counter)
+        c = LowMidParams(model=models["constant"], datasets=["medmcqa"], tasks=["MR"], n_items=3, repeats=2)
+        const = run_lowmid(c, count=words_counter)
+    assert [s.norm for s in res.scores] == pytest.approx([1.0, 1.0])
+    (mr,) = const.scores
+    assert mr.acc == pytest.approx(0.25) and mr.norm == pytest.approx(0.0)
