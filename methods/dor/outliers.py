@@ -57,6 +57,34 @@ class OutlierPool:
         self.features = self.features.detach().clone().requires_grad_(False)
 
 
+def zero_shot_features(backbone, words: Sequence[str], template: str = TEMPLATES[0]) -> torch.Tensor:
+    """ψ(w) for every word: frozen zero-shot features of the filled template.
+
+    Cached on disk per backbone (its folder name), template and word list under ``<cache_dir>/dor/zs_text``:
+    scoring the ~58k WordNet nouns is the slow part of a run and never changes for a frozen backbone.
+    """
+    import hashlib
+    from pathlib import Path
+
+    from core.config import get_settings
+
+    weights = backbone.model.text_projection.weight.detach()
+    fingerprint = hashlib.sha256(weights.contiguous().numpy().tobytes()).hexdigest()  # the weights, not just the name
+    blob = "\n".join([getattr(backbone, "name", "clip"), fingerprint, template, *words])
+    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    path = Path(get_settings().cache_dir) / "dor" / "zs_text" / f"{key}.pt"
+    if path.is_file():
+        feats = torch.load(path)
+        if feats.shape[0] == len(words):
+            return feats
+    feats = text_features(backbone, prompts(words, template))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(feats, tmp)
+    tmp.replace(path)
+    return feats
+
+
 def select_pool(
     backbone,
     vocabulary: Sequence[str],
@@ -78,7 +106,7 @@ def select_pool(
     cands = candidates(vocabulary, base_names, backbone)
     if len(cands) < k:
         raise ValueError(f"only {len(cands)} candidate outliers, fewer than K={k}")
-    feats = text_features(backbone, prompts(cands, template))
+    feats = zero_shot_features(backbone, cands, template)
     base = text_features(backbone, prompts(base_names, template))
     scores = (feats @ base.t()).mean(1).numpy()
     if kind == "near":

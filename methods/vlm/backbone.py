@@ -163,6 +163,15 @@ def tiny_clip(cfg, tokenizer) -> CLIPBackbone:
         projection_dim=cfg.embed_dim,
     )
     model = CLIPModel(config)
+    if getattr(cfg, "word_vectors", "random") == "minilm":
+        from methods.vlm.wordvec import minilm_word_vectors
+
+        table = model.text_model.embeddings.token_embedding
+        with torch.no_grad():
+            table.weight[4:] = minilm_word_vectors(tokenizer.vocab[4:], cfg.text_width)
+        table.weight.requires_grad_(False)  # frozen: unseen words stay in the space seen words were learned in
+    elif getattr(cfg, "word_vectors", "random") != "random":
+        raise ValueError(f"unknown word_vectors {cfg.word_vectors!r}; use 'minilm' or 'random'")
     return CLIPBackbone(model, tokenizer, eos_token_id=tokenizer.eos_token_id, name="tiny-clip")
 
 

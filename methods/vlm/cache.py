@@ -68,8 +68,8 @@ def get_tiny_clip(
     from methods.vlm.train import evaluate, train
 
     preset = get_preset(preset) if isinstance(preset, str) else preset
-    wordnet = has_wordnet()
-    folder = model_dir(preset, cache_dir, wordnet=wordnet)
+    wordnet = preset.model.wordnet and has_wordnet()
+    folder = model_dir(preset, cache_dir, wordnet=wordnet or not preset.model.wordnet)
     if (folder / "model.safetensors").is_file() and not retrain:
         return load_backbone(folder), folder
     if not train_if_missing:

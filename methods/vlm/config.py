@@ -26,13 +26,15 @@ class TinyCLIPConfig:
     text_heads: int = 4
     context_length: int = 32
     embed_dim: int = 64
+    wordnet: bool = True  # the vocabulary also covers the WordNet word lists (when the data folder has them)
+    word_vectors: str = "minilm"  # "minilm": frozen MiniLM-derived token embeddings; "random": trainable, random init
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """Contrastive (InfoNCE) training on captioned scenes + digits + photo crops."""
 
-    steps: int = 2500
+    steps: int = 1500
     batch_size: int = 128
     lr: float = 2e-3
     warmup: int = 100
@@ -69,10 +71,10 @@ PRESETS: dict[str, Preset] = {
     "default": Preset("default"),
     "test": Preset(
         "test",
-        TinyCLIPConfig(vision_layers=1, text_layers=1, vision_width=32, text_width=32, embed_dim=32),
-        TrainConfig(steps=40, batch_size=32, warmup=5, n_scenes=300),
-        eval_sets=(("digits", "test"), ("photos", "test")),
-        retrieval_n=100,
+        TinyCLIPConfig(vision_layers=1, text_layers=1, vision_width=32, text_width=32, embed_dim=32, wordnet=False),
+        TrainConfig(steps=30, batch_size=32, warmup=5, n_scenes=300, mix=(0.8, 0.2, 0.0)),
+        eval_sets=(("digits", "test"),),
+        retrieval_n=50,
     ),
 }
 

@@ -39,7 +39,8 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
     if params.steps is not None:
         overrides["steps"] = params.steps
     preset = get_preset(params.preset, **overrides)
-    cached = (model_dir(preset, wordnet=has_wordnet()) / "model.safetensors").is_file() and not params.retrain
+    wordnet = has_wordnet() or not preset.model.wordnet
+    cached = (model_dir(preset, wordnet=wordnet) / "model.safetensors").is_file() and not params.retrain
     _, folder = get_tiny_clip(preset, retrain=params.retrain, progress=None if cached else progress.sub(0.0, 0.95))
     progress(0.97, "writing the report")
     return training_report(folder, train_info(folder), preset.to_dict(), trained_now=not cached)

@@ -62,3 +62,31 @@ def probability_bars(classnames: Sequence[str], probs: Sequence[float], *, top: 
     ax.set_xlabel("probability")
     fig.tight_layout()
     return fig
+
+
+def grid_png(dataset, start: int, count: int, *, cols: int = 8, scale: int = 3) -> bytes:
+    """A PNG tiling ``count`` images from ``start`` (nearest-neighbour ×``scale``), boxes drawn in green."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    idx = list(range(start, min(start + count, len(dataset))))
+    if not idx:
+        raise ValueError(f"start {start} is past the end ({len(dataset)} images)")
+    side = dataset.images.shape[-1] * scale
+    rows = -(-len(idx) // cols)
+    canvas = Image.new("RGB", (cols * (side + 2), rows * (side + 2)), (255, 255, 255))
+    draw = ImageDraw.Draw(canvas)
+    for k, i in enumerate(idx):
+        arr = (dataset.images[i].permute(1, 2, 0).clamp(0, 1).numpy() * 255).astype(np.uint8)
+        tile = Image.fromarray(arr).resize((side, side), Image.NEAREST)
+        x, y = (k % cols) * (side + 2), (k // cols) * (side + 2)
+        canvas.paste(tile, (x, y))
+        if dataset.boxes is not None:
+            for x0, y0, x1, y1 in dataset.boxes[i]:
+                draw.rectangle(
+                    [x + x0 * scale, y + y0 * scale, x + x1 * scale - 1, y + y1 * scale - 1], outline=(0, 255, 0)
+                )
+    buf = io.BytesIO()
+    canvas.save(buf, format="PNG")
+    return buf.getvalue()

@@ -33,11 +33,16 @@ def image_features(backbone, images: torch.Tensor, *, batch_size: int = 256) -> 
 
 @torch.no_grad()
 def text_features(backbone, texts: Sequence[str], *, batch_size: int = 512) -> torch.Tensor:
-    """(n, d) L2-normalised text features, computed in batches."""
+    """(n, d) L2-normalised text features, computed in batches of similar length (less padding), in input order."""
     texts = list(texts)
-    return torch.cat(
-        [backbone.encode_text(backbone.tokenize(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)]
-    )
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i].split()))
+    out = [None] * len(texts)
+    for i in range(0, len(order), batch_size):
+        chunk = order[i : i + batch_size]
+        feats = backbone.encode_text(backbone.tokenize([texts[j] for j in chunk]))
+        for j, f in zip(chunk, feats, strict=True):
+            out[j] = f
+    return torch.stack(out) if out else torch.empty(0)
 
 
 def prompts(classnames: Sequence[str], template: str = TEMPLATES[0]) -> list[str]:
