@@ -43,7 +43,8 @@ class CorpusSearch:
         return self.store.count(self.collection) > 0
 
     def search(self, query: str, *, k: int, claim_id: str | None = None, **_: Any) -> list[Source]:
-        where = {"claim_id": str(claim_id)} if claim_id is not None else None
+        # a claim's own documents: tagged claim_id (uploaded corpora) or gold_for (the oracle corpora)
+        where = {"$or": [{"claim_id": str(claim_id)}, {"gold_for": str(claim_id)}]} if claim_id is not None else None
         hits = self.store.query(self.collection, text=query, k=k, where=where)
         out = []
         for h in hits:
@@ -65,21 +66,57 @@ class CorpusSearch:
         return out
 
 
-def _host_allowed(host: str) -> bool:
+def _public_address(host: str) -> str | None:
+    """The one address to connect to, after every address ``host`` resolves to was checked public.
+
+    Returns ``""`` for a host on ``settings.allowed_hosts`` (resolved normally), ``None`` when refused.
+    """
     from core.config import get_settings
 
     host = host.lower()
     if host in get_settings().extra_allowed_hosts:
-        return True
+        return ""
     try:
         infos = socket.getaddrinfo(host, None)
     except OSError:
-        return False
+        return None
+    addrs = []
     for info in infos:
-        ip = ipaddress.ip_address(info[4][0])
+        ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
         if ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved or ip.is_multicast:
-            return False
-    return True
+            return None
+        if ip.is_unspecified or (ip.version == 6 and ip.ipv4_mapped is not None):
+            return None
+        addrs.append(str(ip))
+    return addrs[0] if addrs else None
+
+
+def _host_allowed(host: str) -> bool:
+    return _public_address(host) is not None
+
+
+def pinned_request(url: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """``(url, headers, extensions)`` that connect to the address :func:`check_url` approved.
+
+    Resolving once to check and letting the HTTP client resolve again would let a DNS answer that
+    changes in between (rebinding) reach an internal address. The URL's host is replaced by the
+    checked IP; ``Host`` and the TLS server name (``sni_hostname``) keep the real name, so virtual
+    hosts and certificate checks work as before.
+    """
+    p = urlparse(url)
+    if p.scheme not in ("http", "https") or not p.hostname:
+        raise ValueError(f"refusing to fetch {url!r}: only http(s) URLs")
+    addr = _public_address(p.hostname)
+    if addr is None:
+        raise ValueError(f"refusing to fetch {url!r}: host resolves to a private or loopback address")
+    if addr == "":
+        return url, {}, {}
+    netloc = f"[{addr}]" if ":" in addr else addr
+    if p.port:
+        netloc += f":{p.port}"
+    host_header = p.hostname + (f":{p.port}" if p.port else "")
+    ext = {"sni_hostname": p.hostname} if p.scheme == "https" else {}
+    return p._replace(netloc=netloc).geturl(), {"Host": host_header}, ext
 
 
 def check_url(url: str) -> str:
@@ -186,8 +223,11 @@ class SerperSearch:
         import httpx
 
         try:
-            check_url(src.url)
-            with httpx.stream("GET", src.url, timeout=self.settings.request_timeout_s, follow_redirects=False) as r:
+            target, headers, ext = pinned_request(src.url)  # checked once, connected to that same address
+            with (
+                httpx.Client(timeout=self.settings.request_timeout_s, follow_redirects=False) as client,
+                client.stream("GET", target, headers=headers, extensions=ext) as r,
+            ):
                 r.raise_for_status()
                 body = b""
                 for chunk in r.iter_bytes():
