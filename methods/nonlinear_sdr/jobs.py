@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.nonlinear_sdr.config import PRESETS
@@ -39,7 +39,7 @@ class FitParams(BaseModel):
     )
     response: str | None = Field(None, max_length=200, description="The response column of the CSV.")
     method: Method = Field("kernel", description="linear / kernel / neural principal machine, or SIR/SAVE/DR/pHd.")
-    n_components: int | Literal["auto"] = Field("auto", description="d, or auto for the BIC-type order.")
+    n_components: int = Field(0, ge=0, le=50, description="d, or 0 for the BIC-type order (auto).")
     loss: LossName = Field("hinge", description="Loss of the machines; ensemble = all four.")
     lam: float = Field(1.0, gt=0, le=1e4, description="λ of wᵀw + (λ/n) Σ L.")
     n_slices: int = Field(10, ge=2, le=50, description="Slices H of a continuous response (class weights if binary).")
@@ -48,13 +48,6 @@ class FitParams(BaseModel):
     )
     multiclass: Literal["ovr", "ovo", "both"] = Field("ovr", description="One-vs-rest and/or one-vs-another.")
     evaluate: bool = Field(True, description="Also report a 5-fold k-NN score against PCA.")
-
-    @field_validator("n_components")
-    @classmethod
-    def _positive(cls, v: int | str) -> int | str:
-        if isinstance(v, int) and not 1 <= v <= 50:
-            raise ValueError("n_components must be between 1 and 50")
-        return v
 
     @model_validator(mode="after")
     def _csv_needs_response(self) -> FitParams:
@@ -67,7 +60,7 @@ class FitParams(BaseModel):
     def estimator_params(self) -> dict:
         return {
             "method": self.method,
-            "n_components": self.n_components,
+            "n_components": self.n_components or "auto",
             "loss": self.loss,
             "lam": self.lam,
             "n_slices": self.n_slices,

@@ -32,7 +32,7 @@ LABELS = {
 }
 HELPS = {
     "method": "linear / kernel / neural principal SVM, or a classical comparator (SIR, SAVE, DR, pHd).",
-    "n_components": "A number, or auto for the BIC-type order.",
+    "n_components": "0 = auto: the BIC-type order.",
     "loss": "ensemble = hinge + logistic + squared hinge + least squares.",
 }
 

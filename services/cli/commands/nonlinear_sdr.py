@@ -29,7 +29,7 @@ Plot = Annotated[Path | None, typer.Option(help="Write the 2-D sufficient plot (
 def _params(method: str, n_components: str, loss: str, lam: float, evaluate: bool) -> dict:
     return {
         "method": method,
-        "n_components": int(n_components) if n_components.isdigit() else n_components,
+        "n_components": int(n_components) if n_components.isdigit() else 0,
         "loss": loss,
         "lam": lam,
         "evaluate": evaluate,
