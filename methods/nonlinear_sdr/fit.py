@@ -134,7 +134,8 @@ def fit_report(ds: Dataset, params: dict[str, Any], *, evaluate: bool, progress:
         f"d = {d} ({'BIC' if params.get('n_components', 'auto') == 'auto' else 'given'}; BIC d̂ = {est.bic_order_}).",
     )
     report.metrics.update({"n": n, "p": p, "d": d, "bic_order": est.bic_order_, "problems": est.n_problems_})
-    top = vals[: min(10, len(vals))]
+    rank = max(1, int(np.sum(vals > 1e-10 * max(float(vals[0]), 1e-300))))  # numerically nonzero ones
+    top = vals[: min(10, rank)]
     share = top / vals.sum() if vals.sum() > 0 else top
     report.add_table(
         "Eigenvalues of the candidate matrix",
