@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import os
+import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -222,11 +224,43 @@ ACTIVE: dict[str, ActiveRun] = {}
 _LOCK = threading.Lock()
 
 
+def process_name() -> str:
+    """``host:pid`` of this API process (recorded on the runs it executes)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _orphaned(run: dict[str, Any]) -> bool:
+    """A live run whose API process is gone: recorded on this host, by a pid that no longer exists."""
+    host, _, pid = str(run.get("process") or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False  # another host's run only that host can judge; ours end in execute's finally
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _release_orphans(thread_id: str) -> bool:
+    """Mark the thread's orphaned live runs ``error``; True when no live run is left."""
+    live = [r for r in list_runs(thread_id, limit=1000, offset=0) if r.get("status") in RUN_STATUSES_LIVE]
+    for run in live:
+        if _orphaned(run):
+            put_run({**run, "status": "error", "error": {"error": "Orphaned", "message": "its API process stopped"}})
+    return all(not (r.get("status") in RUN_STATUSES_LIVE and not _orphaned(r)) for r in live)
+
+
 def claim_thread(thread_id: str, graph_id: str) -> str | None:
-    """Mark the thread busy for a new run; returns why not (busy, or bound to another graph), else ``None``."""
+    """Mark the thread busy for a new run; returns why not (busy, or bound to another graph), else ``None``.
+
+    A thread left busy by an API process that died (same host, pid gone) is taken over: its run is marked
+    ``error`` and the thread resumes from its last checkpoint.
+    """
     with _LOCK:
         record = get_thread(thread_id) or {}
-        if record.get("status") == "busy":
+        if record.get("status") == "busy" and not _release_orphans(thread_id):
             return f"thread {thread_id} is busy with another run (multitask strategy: reject)"
         if record.get("graph_id") not in (None, graph_id):
             return f"thread {thread_id} runs graph {record['graph_id']!r}, not {graph_id!r}"

@@ -201,6 +201,7 @@ def _prepare(thread_id: str | None, body: RunCreate, key) -> tuple[dict[str, Any
             "assistant_id": req.spec.assistant_id,
             "graph_id": req.spec.graph_id,
             "owner": key.id,
+            "process": runs.process_name(),
             "status": "pending",
             "metadata": body.metadata or {},
             "kwargs": {"stream_mode": req.stream_mode, "interrupt_before": req.interrupt_before},

@@ -56,3 +56,36 @@ def test_a_run_is_recorded_and_its_state_kept(backend, settings, scripted_llm):
     assert runs.search_threads(owner="k2", metadata=None, status=None, limit=5, offset=0) == []
     runs.delete_thread(thread["thread_id"])
     assert runs.get_thread(thread["thread_id"]) is None and runs.list_runs(thread["thread_id"], limit=5, offset=0) == []
+
+
+def test_a_thread_left_busy_by_a_dead_process_is_taken_over():
+    import subprocess
+    import sys
+
+    from services.api import agent_runs as runs
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = runs.process_name().rsplit(":", 1)[0]
+    thread = runs.new_thread(owner="k1", metadata=None)
+    assert runs.claim_thread(thread["thread_id"], "defame") is None
+    runs.put_run(
+        {
+            "run_id": "lost",
+            "thread_id": thread["thread_id"],
+            "status": "running",
+            "process": f"{host}:{dead.stdout.strip()}",
+            "created_at": runs.now(),
+        }
+    )
+    assert runs.claim_thread(thread["thread_id"], "defame") is None  # the dead process's run no longer holds it
+    assert runs.get_run(thread["thread_id"], "lost")["status"] == "error"
+    runs.put_run(
+        {
+            "run_id": "live",
+            "thread_id": thread["thread_id"],
+            "status": "running",
+            "process": runs.process_name(),
+            "created_at": runs.now(),
+        }
+    )
+    assert "busy" in runs.claim_thread(thread["thread_id"], "defame")
