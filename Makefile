@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -
 	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF \
 	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: up test install system-deps services prepare lint bench clean model-qwen1.5b
+.PHONY: up test install system-deps system-deps-soft services prepare lint bench clean model-qwen1.5b
 
 $(PY):
 	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -29,20 +29,28 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# a missing optional piece (WordNet, tesseract, chromium) is a warning naming its fix, not a stop;
+# `paperworks doctor` lists what each method has and lacks
 prepare: install
 	$(VENV)/bin/paperworks prepare
 
-up: prepare
-	$(VENV)/bin/paperworks up
+# system packages first (the compiler builds llama.cpp during install), but never a reason to stop:
+# without root/sudo or network, `make up` goes on and the methods that need a package say so
+up: system-deps-soft prepare
+	exec $(VENV)/bin/paperworks up
 
 system-deps:
 	bash scripts/system-deps.sh
+
+system-deps-soft:
+	@bash scripts/system-deps.sh || echo "warning: system packages not installed (no root/sudo or no network?); continuing: \
+	paperworks doctor lists what each method lacks"
 
 services:
 	bash scripts/services.sh
 
 test: system-deps install services
-	$(VENV)/bin/paperworks prepare
+	$(VENV)/bin/paperworks prepare --strict
 	$(PY) -m pytest -q --durations=25
 
 lint: install

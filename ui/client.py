@@ -6,8 +6,10 @@ sets both for the UI process).
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -80,10 +82,31 @@ class ApiClient:
     def artifact(self, artifact_id: str) -> bytes:
         return self.get_bytes(f"/v1/artifacts/{artifact_id}")
 
+    def events(self, job_id: str, timeout: float = 30.0) -> Iterator[dict[str, Any]]:
+        """The job as it changes, pushed by the API (``GET /v1/jobs/{id}/events``, Server-Sent Events);
+        ends when the job has ended or after ``timeout`` seconds."""
+        params = {"timeout": timeout}
+        with self._http.stream("GET", f"/v1/jobs/{job_id}/events", params=params, timeout=timeout + 30) as r:
+            if r.status_code >= 400:
+                r.read()
+                self._check(r)
+            data: list[str] = []
+            for line in r.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+                elif not line and data:
+                    job = json.loads("\n".join(data))
+                    data = []
+                    if isinstance(job, dict) and "status" in job:
+                        yield job
+
+    def examples(self) -> list[dict[str, Any]]:
+        return self.get("/v1/examples")
+
     def wait(self, job_id: str, timeout: float = 600, poll: float = 1.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         job = self.job(job_id)
         while job["status"] in ("queued", "running") and time.monotonic() < deadline:
-            time.sleep(poll)
-            job = self.job(job_id)
+            wait = min(30.0, max(0.0, deadline - time.monotonic()))
+            job = self.get(f"/v1/jobs/{job_id}", wait=wait)  # long-poll: answered when the job ends
         return job

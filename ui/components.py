@@ -456,7 +456,22 @@ def _follow_live(
     log: bool | Callable[[str], bool],
     interval: float,
 ) -> None:
+    """The live part: with a client that streams (``client.events``, the API's Server-Sent Events) the
+    progress is pushed and redrawn as it changes; otherwise it is re-read every ``interval`` seconds."""
+    stream = getattr(client, "events", None)
+
+    def show(job: dict[str, Any], name: str, bar, lines) -> None:
+        prefix = " · ".join(p for p in (label, name) if p)
+        msg = job.get("message") or ""
+        text = (f"{prefix}: " if prefix else "") + job["status"] + (f" — {msg}" if msg else "")
+        bar.progress(min(1.0, max(0.0, float(job.get("progress") or 0.0))), text=text)
+        if log:
+            with lines.container():
+                for line in _log_lines(job, log):
+                    st.caption(f"✓ {line}")
+
     def body() -> None:
+        slots: dict[str, tuple[str, Any, Any]] = {}
         for name, job_id in ids.items():
             try:
                 job = client.job(job_id)
@@ -465,20 +480,32 @@ def _follow_live(
                 continue
             if job["status"] not in LIVE:
                 st.rerun()  # the whole page: the caller renders the ended job
-            prefix = " · ".join(p for p in (label, name) if p)
-            msg = job.get("message") or ""
-            text = (f"{prefix}: " if prefix else "") + job["status"] + (f" — {msg}" if msg else "")
-            st.progress(min(1.0, max(0.0, float(job.get("progress") or 0.0))), text=text)
-            if log:
-                for line in _log_lines(job, log):
-                    st.caption(f"✓ {line}")
+            bar, lines = st.empty(), st.empty()
+            show(job, name, bar, lines)
+            slots[name] = (job_id, bar, lines)
             if cancel and st.button(cancel, key=f"follow-cancel-{job_id}"):
                 try:
                     client.cancel(job_id)
                 except ApiError as exc:
                     st.error(f"Cannot cancel job {job_id}: {exc.detail}")
+        if stream is None:
+            return
+        for name, (job_id, bar, lines) in slots.items():  # pushed: redraw on every event
+            try:
+                for job in stream(job_id, timeout=STREAM_S):
+                    show(job, name, bar, lines)
+                    if job["status"] not in LIVE:
+                        st.rerun()
+            except ApiError as exc:
+                st.warning(f"Live updates of job {job_id} stopped: {exc.detail}")
+                return
+        st.rerun(scope="fragment")  # the stream closed after STREAM_S (so a click is seen): reconnect
 
-    st.fragment(run_every=interval)(body)()
+    st.fragment(run_every=None if stream is not None else interval)(body)()
+
+
+STREAM_S = 5.0
+"""How long one live stream lasts before the fragment reconnects (bounds how late a click is noticed)."""
 
 
 # --- reports -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -197,12 +197,7 @@ def _run_remote(
             return EXIT_BAD_INPUT
         job = r.json()
         with progress_bar(f"{title} ({job['id'][:8]})") as update:
-            while job["status"] in ("queued", "running"):
-                time.sleep(poll_s)
-                r = c.get(f"/v1/jobs/{job['id']}")
-                r.raise_for_status()
-                job = r.json()
-                update(job["progress"], job["message"] or job["status"])
+            job = follow_remote(c, job, update, poll_s=poll_s)
         _status_line(job["id"], job["status"], job.get("message") or job.get("error"))
         if job["status"] != "succeeded":
             return EXIT_FAILED
@@ -218,3 +213,151 @@ def _run_remote(
 
         _present(JobResult(job["id"], Report.model_validate(rep["body"]), rep["markdown"], read), out, show)
     return EXIT_OK
+
+
+# --- following a remote job: Server-Sent Events, long-poll as the fallback ---------------------
+LIVE = ("queued", "running")
+
+
+def iter_sse(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(event, data)`` pairs from the lines of a ``text/event-stream`` (comments and ids skipped)."""
+    event, data = "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            key, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if key == "event":
+                event = value
+            elif key == "data":
+                data.append(value)
+    if data:
+        yield event, "\n".join(data)
+
+
+def follow_remote(
+    c: httpx.Client, job: dict[str, Any], update: Callable[[float, str], Any], *, poll_s: float = 0.5
+) -> dict[str, Any]:
+    """Follow ``job`` until it ends: the SSE stream ``/v1/jobs/{id}/events`` (pushed progress), or
+    ``GET /v1/jobs/{id}?wait=`` long-polls when the stream is unavailable. Returns the final job."""
+    import httpx
+
+    job_id = job["id"]
+    try:
+        with c.stream("GET", f"/v1/jobs/{job_id}/events", timeout=httpx.Timeout(30.0, read=None)) as r:
+            if r.status_code == 200:
+                for event, data in iter_sse(r.iter_lines()):
+                    if event in ("progress", "end", "timeout"):
+                        job = json.loads(data)
+                        update(job.get("progress", 0.0), job.get("message") or job.get("status", ""))
+                    if event == "end" or job.get("status") not in LIVE:
+                        return job
+    except (httpx.HTTPError, ValueError):  # the stream broke: fall back to long-polling
+        pass
+    while job["status"] in LIVE:
+        r = c.get(f"/v1/jobs/{job_id}", params={"wait": 30}, timeout=60)
+        if r.status_code == 422:  # a server without long-poll
+            time.sleep(poll_s)
+            r = c.get(f"/v1/jobs/{job_id}")
+        r.raise_for_status()
+        job = r.json()
+        update(job["progress"], job["message"] or job["status"])
+    return job
+
+
+# --- batches -------------------------------------------------------------------------------
+BATCH_CHUNK = 1000
+
+
+def read_batch(path: Path, *, fresh: bool = False) -> list[dict[str, Any]]:
+    """The jobs of a JSON Lines file: one ``{"method", "params", "idempotency_key"?}`` object per line.
+
+    A line without a key gets one derived from the file's line and content, so submitting the same
+    file again returns the same jobs instead of running them twice (``fresh``: new keys).
+    """
+    import hashlib
+
+    items = []
+    salt = uuid.uuid4().hex if fresh else ""
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"{path}:{n}: not JSON: {exc}") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("method"), str):
+            raise typer.BadParameter(f'{path}:{n}: expected {{"method": ..., "params": {{...}}}}')
+        unknown = set(obj) - {"method", "params", "idempotency_key"}
+        if unknown:
+            raise typer.BadParameter(f"{path}:{n}: unknown keys {sorted(unknown)}")
+        digest = hashlib.sha256(f"{salt}{n}:{line.strip()}".encode()).hexdigest()[:32]
+        items.append(
+            {
+                "method": obj["method"],
+                "params": obj.get("params") or {},
+                "idempotency_key": obj.get("idempotency_key") or f"batch-{digest}",
+            }
+        )
+    if not items:
+        raise typer.BadParameter(f"{path}: no jobs")
+    return items
+
+
+def run_batch(path: Path, *, out: Path | None = None, follow: bool = True, fresh: bool = False) -> int:
+    """Submit a JSONL file through ``POST /v1/jobs:batch`` (chunks of 1 000) and wait for every job.
+
+    Prints a line per rejected item and a summary; ``out`` receives one JSON line per item (its
+    job's final state, or the error). Exit code: 0 all succeeded, 1 some failed, 2 some rejected.
+    """
+    items = read_batch(path, fresh=fresh)
+    results: list[dict[str, Any]] = []
+    with api_client() as c:
+        for i in range(0, len(items), BATCH_CHUNK):
+            r = c.post("/v1/jobs:batch", json={"jobs": items[i : i + BATCH_CHUNK]}, timeout=300)
+            if r.status_code >= 400:
+                console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}")
+                return EXIT_BAD_INPUT
+            for item in r.json()["items"]:
+                item["index"] += i
+                results.append(item)
+        rejected = [it for it in results if it["status"] >= 400]
+        for it in rejected:
+            console.print(f"[red]line item {it['index'] + 1} rejected ({it['status']}):[/red] {it['error']}")
+        created = sum(it["status"] == 201 for it in results)
+        console.print(
+            f"{len(results)} items: {created} submitted, {len(results) - created - len(rejected)} already "
+            f"submitted earlier (same idempotency key), {len(rejected)} rejected"
+        )
+        jobs = {it["job"]["id"]: it["job"] for it in results if it.get("job")}
+        if follow and jobs:
+            with progress_bar(f"batch {path.name}") as update:
+                done = 0
+                for job_id in list(jobs):
+                    job = jobs[job_id]
+                    while job["status"] in LIVE:
+                        r = c.get(f"/v1/jobs/{job_id}", params={"wait": 30}, timeout=60)
+                        r.raise_for_status()
+                        job = r.json()
+                    jobs[job_id] = job
+                    done += 1
+                    update(done / len(jobs), f"{done}/{len(jobs)} ended")
+        counts: dict[str, int] = {}
+        for job in jobs.values():
+            counts[job["status"]] = counts.get(job["status"], 0) + 1
+        console.print("jobs: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    if out is not None:
+        with out.open("w", encoding="utf-8") as fh:
+            for it in results:
+                job = jobs.get(it["job"]["id"]) if it.get("job") else None
+                fh.write(json.dumps({"index": it["index"], "status": it["status"], "job": job, "error": it["error"]}))
+                fh.write("\n")
+        console.print(f"results written to {out}")
+    if rejected:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if not follow or all(j["status"] == "succeeded" for j in jobs.values()) else EXIT_FAILED

@@ -7,6 +7,7 @@ by exporting ``register(app)``.
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import pkgutil
@@ -18,7 +19,7 @@ import typer  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from services.cli import commands  # noqa: E402
-from services.cli.jobrun import fail, parse_kv, run_job  # noqa: E402
+from services.cli.jobrun import fail, parse_kv, run_batch, run_job  # noqa: E402
 from services.cli.progress import console, progress_bar  # noqa: E402
 
 app = typer.Typer(
@@ -93,18 +94,79 @@ def methods_cmd() -> None:
 
 @app.command("run")
 def run_cmd(
-    method: str,
+    method: Annotated[str | None, typer.Argument(help="A registered method (see `paperworks methods`).")] = None,
     param: Annotated[list[str], typer.Option("--param", "-p", help="key=value (JSON values)")] = [],  # noqa: B006
     remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the report as Markdown here (--batch: results JSONL).")
+    ] = None,
+    batch: Annotated[
+        Path | None,
+        typer.Option(
+            help='Submit every line of a JSONL file ({"method": ..., "params": {...}, "idempotency_key": ...}) '
+            "through POST /v1/jobs:batch and wait for them all; a line without a key gets one from its content, "
+            "so resubmitting the file runs nothing twice.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    fresh: Annotated[bool, typer.Option(help="--batch: new idempotency keys (run the file's jobs again).")] = False,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="--batch: submit and return.")] = False,
 ) -> None:
-    """Run METHOD in this process with a progress bar (or --remote as a job)."""
+    """Run METHOD in this process with a progress bar (or --remote as a job), or a --batch file of jobs."""
+    if batch is not None:
+        if method is not None or param:
+            raise typer.Exit(code=fail("--batch takes the jobs from the file: no METHOD or --param"))
+        raise typer.Exit(code=run_batch(batch, out=out, follow=not no_wait, fresh=fresh))
+    if method is None:
+        raise typer.Exit(code=fail("give a METHOD (see `paperworks methods`) or --batch FILE.jsonl"))
     raise typer.Exit(code=run_job(method, parse_kv(param), remote=remote, out=out))
 
 
+@app.command("examples")
+def examples_cmd() -> None:
+    """One small offline example per method: run one with `paperworks try NAME` (or from the web UI's home page)."""
+    from services.examples import examples
+
+    t = Table("name", "method", "what it shows", "~s", title="paperworks try NAME [--remote]")
+    for e in examples():
+        t.add_row(e.name, e.method, f"{e.title}: {e.about}", str(e.seconds))
+    console.print(t)
+
+
+@app.command("try")
+def try_cmd(
+    name: Annotated[str, typer.Argument(help="An example name or method (see `paperworks examples`).")],
+    remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
+    param: Annotated[list[str], typer.Option("--param", "-p", help="key=value over the example's")] = [],  # noqa: B006
+) -> None:
+    """Run a method's first example (no data set needed)."""
+    from services.examples import get_example
+
+    try:
+        e = get_example(name)
+    except KeyError as exc:
+        raise typer.Exit(code=fail(str(exc.args[0]))) from None
+    params = parse_kv(param, base=e.params)
+    shown = " ".join(f"-p '{k}={json.dumps(v)}'" for k, v in params.items())
+    console.print(f"{e.title}: paperworks run {e.method} {shown}", highlight=False)
+    raise typer.Exit(code=run_job(e.method, params, remote=remote, title=e.title))
+
+
 @app.command("prepare")
-def prepare_cmd() -> None:
-    """Migrate the database and run every offline set-up step (model conversion, data files)."""
+def prepare_cmd(
+    strict: Annotated[bool, typer.Option(help="Exit 1 when a step fails (make test); else it is a warning.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Change nothing: show what each method has and lacks.")
+    ] = False,
+) -> None:
+    """Migrate the database and run every offline set-up step (model conversion, data files).
+
+    A step that cannot run (a system package missing) is a warning naming its fix: the methods
+    that need it say so when used, and the others are ready. `paperworks doctor` lists both.
+    """
+    if check:
+        raise typer.Exit(code=_doctor())
     from core.db import migrate
     from core.jobs import list_preparers
 
@@ -114,11 +176,42 @@ def prepare_cmd() -> None:
         t0 = time.perf_counter()
         try:
             console.print(f"[green]✓[/green] {name}: {fn()} ({time.perf_counter() - t0:.1f} s)")
-        except Exception as exc:  # report every step, fail at the end
+        except Exception as exc:  # report every step, decide at the end
             failed += 1
-            console.print(f"[red]✗ {name}: {type(exc).__name__}: {exc}[/red]")
+            console.print(f"[yellow]! {name} skipped: {type(exc).__name__}: {exc}[/yellow]")
     if failed:
-        raise typer.Exit(code=1)
+        console.print(
+            f"{failed} optional step(s) skipped; everything else is ready. "
+            "`paperworks doctor` shows which methods they affect."
+        )
+        if strict:
+            raise typer.Exit(code=1)
+
+
+@app.command("doctor")
+def doctor_cmd() -> None:
+    """What this machine has and lacks (system packages, model, data, servers), and which methods it affects."""
+    raise typer.Exit(code=_doctor())
+
+
+def _doctor() -> int:
+    from services.cli.doctor import per_method, run_checks
+
+    results = run_checks()
+    t = Table("check", "", "used for", "fix", title="paperworks doctor")
+    for r in results:
+        t.add_row(
+            r.check.name,
+            "[green]ok[/green]" if r.ok else "[red]missing[/red]",
+            r.check.what,
+            "" if r.ok else f"{r.problem}: {r.check.fix}",
+        )
+    console.print(t)
+    m = Table("method", "status")
+    for name, missing in per_method(results).items():
+        m.add_row(name, "[green]ready[/green]" if not missing else "lacks " + ", ".join(r.check.name for r in missing))
+    console.print(m)
+    return 1 if any(not r.ok and "*" in r.check.needed_by for r in results) else 0
 
 
 @app.command("jobs")
@@ -234,11 +327,12 @@ def up_cmd(
     no_ui: bool = typer.Option(False, help="Start only the API and a worker."),
     api_port: int = typer.Option(None),
     ui_port: int = typer.Option(None),
+    grace: float = typer.Option(3.0, min=0.0, max=60.0, help="Seconds a child may take to stop before it is killed."),
 ) -> None:
-    """Migrate, then start API + one worker + UI on the embedded defaults (Ctrl-C stops all)."""
+    """Migrate, then start API + one worker + UI on the embedded defaults, restarting any that die (Ctrl-C stops all)."""
     from services.cli.up import up
 
-    raise typer.Exit(code=up(with_ui=not no_ui, api_port=api_port, ui_port=ui_port))
+    raise typer.Exit(code=up(with_ui=not no_ui, api_port=api_port, ui_port=ui_port, grace_s=grace))
 
 
 def _register_plugins() -> None:

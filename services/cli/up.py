@@ -1,12 +1,25 @@
-"""``paperworks up``: API + one worker + the web UI on the embedded defaults, as child processes."""
+"""``paperworks up``: API + one worker + the web UI on the embedded defaults, supervised.
+
+* Every child runs in its own process group (so a terminal's Ctrl-C reaches only ``up``, which
+  then stops each group whole: a child's own children go too) and gets SIGTERM from the kernel
+  if ``up`` itself dies (``setpriv --pdeathsig``), so nothing is left orphaned.
+* Ctrl-C (SIGINT), SIGTERM or SIGHUP: every group gets SIGTERM at once; whatever is still alive
+  after ``grace_s`` seconds (a worker finishing its job: its message is redelivered) gets SIGKILL.
+  Another Ctrl-C while stopping skips the rest of the grace period; it never aborts the cleanup.
+* A child that exits while ``up`` runs is restarted with exponential backoff (1 s, 2 s, … 30 s;
+  reset once it has run for a minute): a dead worker does not take the API and UI down.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -15,6 +28,7 @@ from core.config import get_settings
 from services.cli.progress import console
 
 UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def streamlit_command(port: int | None = None, host: str | None = None) -> list[str]:
@@ -38,21 +52,183 @@ def streamlit_command(port: int | None = None, host: str | None = None) -> list[
     ]
 
 
-def _wait_http(url: str, timeout: float, procs: list[subprocess.Popen]) -> bool:
+def _with_parent_death_signal(cmd: list[str]) -> list[str]:
+    """``cmd`` run so the kernel sends it SIGTERM when ``up`` dies (util-linux ``setpriv --pdeathsig``).
+
+    (A ``preexec_fn`` calling prctl could deadlock after fork in a process with threads.)
+    """
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *cmd] if setpriv and sys.platform.startswith("linux") else cmd
+
+
+@dataclass
+class Child:
+    """One supervised process: its command, log file, current process and restart bookkeeping."""
+
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen | None = None
+    started: float = 0.0
+    failures: int = 0
+    restart_at: float | None = None
+    restarts: int = field(default=0)
+
+    def start(self) -> None:
+        fh = open(self.log, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                _with_parent_death_signal(self.cmd),
+                env=self.env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                process_group=0,
+            )
+        finally:
+            fh.close()
+        self.started, self.restart_at = time.monotonic(), None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def signal_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def group_alive(self) -> bool:
+        """Whether anything of this child's process group is left running (the child, or a child of it)."""
+        if self.proc is None:
+            return False
+        self.proc.poll()  # reap the leader if it exited
+        return bool(group_members(self.proc.pid))
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``: from /proc on Linux, else ``killpg(pgid, 0)``."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # pragma: no cover - not Linux
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        return [pgid]
+    found = []
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp ...
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append(int(d.name))
+    return found
+
+
+class Supervisor:
+    """Starts children, restarts the ones that die (with backoff), and stops them all on a signal."""
+
+    def __init__(
+        self, children: list[Child], *, grace_s: float = 3.0, backoff_s: float = 1.0, max_backoff_s: float = 30.0
+    ) -> None:
+        self.children = children
+        self.grace_s = grace_s
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.signals = 0
+        self._old: dict[int, object] = {}
+
+    # --- signals -------------------------------------------------------------------
+    def _on_signal(self, signum, _frame) -> None:
+        self.signals += 1
+        if self.signals == 1:
+            console.print(f"stopping… ({signal.Signals(signum).name}; again to skip the {self.grace_s:.0f} s grace)")
+        elif self.signals == 2:
+            console.print("stopping now")
+
+    def install_handlers(self) -> None:
+        for sig in STOP_SIGNALS:
+            self._old[sig] = signal.signal(sig, self._on_signal)
+
+    def restore_handlers(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    @property
+    def stopping(self) -> bool:
+        return self.signals > 0
+
+    # --- supervision -----------------------------------------------------------------
+    def start_all(self) -> None:
+        for c in self.children:
+            c.start()
+
+    def check(self) -> list[str]:
+        """Restart the children that died (after their backoff); returns what happened, for the console."""
+        events = []
+        now = time.monotonic()
+        for c in self.children:
+            if c.alive or self.stopping:
+                continue
+            if c.restart_at is None:
+                code = c.proc.returncode if c.proc is not None else None
+                c.signal_group(signal.SIGKILL)  # whatever the dead child left behind
+                c.failures = 0 if now - c.started > 60 else c.failures + 1
+                delay = min(self.max_backoff_s, self.backoff_s * 2.0 ** max(0, c.failures - 1))
+                c.restart_at = now + delay
+                events.append(f"{c.name} exited (code {code}); restarting in {delay:g} s (log: {c.log})")
+            elif now >= c.restart_at:
+                c.start()
+                c.restarts += 1
+                events.append(f"{c.name} restarted (pid {c.proc.pid})")
+        return events
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.stopping and time.monotonic() < deadline:
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+    def stop_all(self) -> float:
+        """SIGTERM to every group at once, SIGKILL after the grace period (or a second signal); returns seconds."""
+        t0 = time.monotonic()
+        for c in self.children:
+            c.signal_group(signal.SIGTERM)
+        deadline = t0 + self.grace_s
+        while any(c.group_alive() for c in self.children):
+            if time.monotonic() >= deadline or self.signals >= 2:
+                for c in self.children:
+                    if c.group_alive():
+                        c.signal_group(signal.SIGKILL)
+                break
+            time.sleep(0.05)
+        for c in self.children:
+            if c.proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    c.proc.wait(timeout=2)
+        return time.monotonic() - t0
+
+
+def _wait_http(url: str, timeout: float, sup: Supervisor, child: Child) -> bool:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(p.poll() is not None for p in procs):
+    while time.monotonic() < deadline and not sup.stopping:
+        if not child.alive:
             return False
         try:
             if httpx.get(url, timeout=2).status_code < 500:
                 return True
         except httpx.HTTPError:
             pass
-        time.sleep(0.3)
+        time.sleep(0.2)
     return False
 
 
-def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None = None) -> int:
+def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None = None, grace_s: float = 3.0) -> int:
     from core.db import crud, migrate
     from core.db.session import session_scope
 
@@ -74,59 +250,45 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
     )
     logs = s.home / "logs"
     logs.mkdir(exist_ok=True)
-    specs = [
-        (
-            "api",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "services.api.main:create_app",
-                "--host",
-                s.api_host,
-                "--port",
-                str(api_port),
-            ],
-        ),
-        ("worker", [sys.executable, "-m", "services.worker.main", "--pool=solo"]),
+    api_cmd = [sys.executable, "-m", "uvicorn", "--factory", "services.api.main:create_app"]
+    api_cmd += ["--host", s.api_host, "--port", str(api_port), "--timeout-graceful-shutdown", "1"]
+    children = [
+        Child("api", api_cmd, env, logs / "api.log"),
+        Child("worker", [sys.executable, "-m", "services.worker.main", "--pool=solo"], env, logs / "worker.log"),
     ]
     if with_ui:
-        specs.append(("ui", streamlit_command(ui_port)))
-    procs: list[subprocess.Popen] = []
+        children.append(Child("ui", streamlit_command(ui_port), env, logs / "ui.log"))
+    sup = Supervisor(children, grace_s=grace_s)
+    sup.install_handlers()
+    code = 0
     try:
-        for name, cmd in specs:
-            fh = open(logs / f"{name}.log", "ab")
-            procs.append(subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True))
+        sup.start_all()
         api_url = f"http://{s.api_host}:{api_port}"
-        if not _wait_http(f"{api_url}/healthz", 60, procs):
-            console.print(f"[red]the API did not start; see {logs / 'api.log'}[/red]")
-            return 1
+        if not _wait_http(f"{api_url}/healthz", 60, sup, children[0]):
+            if not sup.stopping:
+                console.print(f"[red]the API did not start; see {children[0].log}[/red]")
+                code = 1
+            return code
         console.print(f"API      {api_url}   (docs: {api_url}/docs)")
         if with_ui:
             ui_url = f"http://{s.api_host}:{ui_port}"
-            if _wait_http(ui_url, 60, procs):
+            if _wait_http(ui_url, 60, sup, children[2]):
                 console.print(f"Web UI   {ui_url}")
-            else:
-                console.print(f"[yellow]the UI is not up yet; see {logs / 'ui.log'}[/yellow]")
+            elif not sup.stopping:
+                console.print(f"[yellow]the UI is not up yet; see {children[2].log}[/yellow]")
         console.print(f"worker   queues {','.join(s.queues)}; logs in {logs}")
-        console.print("create a key for your own API calls with `paperworks keys create`; Ctrl-C stops everything")
-        while all(p.poll() is None for p in procs):
-            time.sleep(0.5)
-        dead = [name for (name, _), p in zip(specs, procs) if p.poll() is not None]
-        console.print(f"[red]{', '.join(dead)} exited; stopping[/red]")
-        return 1
-    except KeyboardInterrupt:
-        console.print("stopping…")
-        return 0
+        console.print(
+            "try one: `paperworks examples`; a key for your own API calls: `paperworks keys create`; "
+            "Ctrl-C stops everything"
+        )
+        while not sup.stopping:
+            for line in sup.check():
+                console.print(f"[yellow]{line}[/yellow]")
+            sup.sleep(0.5)
+        return code
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-        with session_scope() as db:
+        took = sup.stop_all()
+        console.print(f"stopped in {took:.1f} s")
+        with contextlib.suppress(Exception), session_scope() as db:
             crud.revoke_api_key(db, key_id=key_row.id)
+        sup.restore_handlers()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -49,24 +50,33 @@ def paperworks_up(tmp_path):
         start_new_session=True,
     )
     ui = f"http://127.0.0.1:{ui_port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if "Web UI" in (tmp_path / "up.log").read_text(errors="replace"):
-            break
-        assert proc.poll() is None, (tmp_path / "up.log").read_text()
-        time.sleep(0.5)
-    else:
-        raise AssertionError((tmp_path / "up.log").read_text())
-    httpx.get(ui, timeout=10)
-    yield ui
-    proc.send_signal(signal.SIGINT)  # what Ctrl-C does
+    tree = []
     try:
-        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 120
+        while "Web UI" not in (tmp_path / "up.log").read_text(errors="replace"):
+            assert proc.poll() is None, (tmp_path / "up.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "up.log").read_text()
+            time.sleep(0.5)
+        httpx.get(ui, timeout=10)
+        yield ui
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        # `up` runs each child in its own process group: remember them all, so that nothing outlives the test
+        import psutil
+
+        with contextlib.suppress(psutil.NoSuchProcess):
+            tree = psutil.Process(proc.pid).children(recursive=True)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C does
+        try:
+            assert proc.wait(timeout=15) == 0
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            for child in tree:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.kill()
     out = (tmp_path / "up.log").read_text()
     assert "stopping" in out
+    assert not [c.pid for c in tree if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
 
 
 def test_home_page_submits_llm_complete_and_renders_the_report(paperworks_up):

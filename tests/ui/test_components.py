@@ -326,6 +326,45 @@ def test_follow_several_jobs_returns_those_that_ended():
     assert [e.value for e in at.error] == ["recon job cancelled: cancelled by user"]
 
 
+def _stream_app():
+    import streamlit as st
+
+    from ui.components import follow_job
+
+    st.session_state["returned"] = follow_job(st.session_state["client"], "j1", log=True)
+
+
+class StreamingClient(FakeClient):
+    """A client that pushes the job's states (``events``, as the API's SSE stream does)."""
+
+    def __init__(self, states, pushed):
+        super().__init__(states)
+        self.pushed = pushed
+        self.streamed: list[str] = []
+
+    def events(self, job_id, timeout=30.0):
+        self.streamed.append(job_id)
+        for state in self.pushed:
+            self.states[job_id] = state
+            yield {"id": job_id, **state}
+
+
+def test_follow_job_redraws_from_pushed_events_until_the_end():
+    pushed = [
+        {"status": "running", "progress": 0.5, "message": "task 1/2 done"},
+        {"status": "running", "progress": 0.75, "message": "task 2/2 done"},
+        {"status": "succeeded", "progress": 1.0, "message": "done"},
+    ]
+    client = StreamingClient({"j1": {"status": "queued", "progress": 0.0, "message": ""}}, pushed)
+    at = streamlit_testing.AppTest.from_function(_stream_app, default_timeout=30)
+    at.session_state["client"] = client
+    at.run()
+    assert not at.exception, at.exception
+    assert client.streamed == ["j1"]  # pushed, not polled
+    assert at.session_state["returned"] == {"id": "j1", "status": "succeeded", "progress": 1.0, "message": "done"}
+    assert at.session_state["follow-log-j1"][:2] == ["task 1/2 done", "task 2/2 done"]  # each pushed state drawn
+
+
 def test_follow_job_unreadable_job_is_an_error():
     at = _follow_test(FakeClient({}), "nope")
     assert not at.exception, at.exception

@@ -1,4 +1,4 @@
-"""Home: health, the method list, a job form generated from the parameter schema, jobs, reports."""
+"""Home: health, getting started (one-click examples), a job form generated from the parameter schema, jobs, reports."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def render() -> None:
     except ApiError as exc:
         st.error(f"Cannot reach the API: {exc}")
         return
+    _getting_started(client)
     left, right = st.columns([2, 3])
     with left:
         st.subheader("Run a method")
@@ -79,6 +80,36 @@ def render() -> None:
     if job_id:
         st.divider()
         _report_panel(client, job_id)
+
+
+def _getting_started(client) -> None:
+    """One small example per method that needs no data set: one click runs it here, `paperworks try NAME` there."""
+    try:
+        examples = client.examples()
+    except ApiError:
+        return
+    if not examples:
+        return
+    with st.expander("Getting started: one example per method, no data needed", expanded=True):
+        st.caption(
+            "Each runs as a job on the worker; its progress and report appear below. From a terminal: "
+            "`paperworks examples` lists them, `paperworks try NAME` runs one."
+        )
+        per_row = 3
+        for start in range(0, len(examples), per_row):
+            cols = st.columns(per_row)
+            for col, ex in zip(cols, examples[start : start + per_row]):
+                with col.container(border=True):
+                    st.markdown(f"**{ex['title']}**  \n`{ex['method']}` · about {ex['seconds']} s")
+                    st.caption(ex["about"])
+                    st.code(f"paperworks try {ex['name']}", language="bash")
+                    if st.button("Run it", key=f"try-{ex['name']}"):
+                        try:
+                            job = client.submit(ex["method"], ex["params"], idempotency_key=uuid.uuid4().hex)
+                            st.session_state["selected_job"] = job["id"]
+                            st.session_state["last_submitted"] = job["id"]
+                        except ApiError as exc:
+                            st.error(f"Rejected ({exc.status}): {exc.detail}")
 
 
 def _report_panel(client, job_id: str) -> None:
