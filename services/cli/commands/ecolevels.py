@@ -43,7 +43,9 @@ def run(
     probe: Annotated[list[str], typer.Option(help="Probes to run (default: the §3.3 selection).")] = [],  # noqa: B006
     seeds: Annotated[list[int], typer.Option(help="Seeds.")] = [0, 1],  # noqa: B006
     units: Annotated[int, typer.Option(help="Units per paraphrase × seed.")] = 8,
-    mode: Annotated[str, typer.Option(help="inline, or jobs: ecolevels.probe fan-out to the workers (with --remote).")] = "inline",
+    mode: Annotated[
+        str, typer.Option(help="inline, or jobs: ecolevels.probe fan-out to the workers (with --remote).")
+    ] = "inline",
     remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
 ) -> None:

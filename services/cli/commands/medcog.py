@@ -30,7 +30,9 @@ def lowmid(
     dataset: Annotated[list[str], typer.Option(help="medqa and/or medmcqa.")] = ["medqa"],  # noqa: B006
     items: Annotated[int, typer.Option(help="Items per task.")] = 2,
     repeats: Annotated[int, typer.Option(help="Repeats with fresh demos (paper: 5).")] = 5,
-    mode: Annotated[str, typer.Option(help="inline, or jobs: llm_eval.batch fan-out to the workers (with --remote).")] = "inline",
+    mode: Annotated[
+        str, typer.Option(help="inline, or jobs: llm_eval.batch fan-out to the workers (with --remote).")
+    ] = "inline",
     remote: Remote = False,
     out: Out = None,
 ) -> None:
