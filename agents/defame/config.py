@@ -24,7 +24,22 @@ from pydantic import BaseModel, Field
 
 from core.config import DefameSettings
 
-__all__ = ["DefameConfig", "DefameContext", "DefameSettings", "Event", "StageBudget"]
+__all__ = ["PRESETS", "DefameConfig", "DefameContext", "DefameSettings", "Event", "StageBudget"]
+
+#: Named sizes of ``paperworks reproduce defame -o preset=NAME`` (DefameOptions fields).
+PRESETS: dict[str, dict[str, Any]] = {
+    # the default: minutes to an hour on two shared cores with the 135M model
+    "small": dict(limit=30, mocheg_limit=10, knowledge_store="shared"),
+    # a few minutes: a smoke test of the whole protocol
+    "tiny": dict(limit=6, mocheg_limit=0, knowledge_store="shared"),
+    # issue #26: >= 100 AVeriTeC dev claims with the 135M model (~2 h at 0.95 claims/min)
+    "issue": dict(limit=100, mocheg_limit=0, knowledge_store="shared"),
+    # issue #26: >= 30 claims with the opt-in 1.5B (`paperworks models install qwen2.5-coder-1.5b-instruct`);
+    # several times slower than the 135M: run it in the background
+    "issue-1.5b": dict(
+        limit=30, mocheg_limit=0, knowledge_store="shared", model="local/qwen2.5-coder-1.5b-instruct", judge_tokens=192
+    ),
+}
 
 
 class StageBudget(BaseModel):

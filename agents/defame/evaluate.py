@@ -39,6 +39,7 @@ class ClaimOutcome:
     baseline_seconds: float = 0.0
     rounds: int = 0
     retrieved: list[dict[str, Any]] = field(default_factory=list)
+    searches: list[list[str]] = field(default_factory=list)  # per search action: the gold_for of each source
     result: dict[str, Any] | None = None
 
 
@@ -70,6 +71,13 @@ def run_items(
                 if b.get("kind") == "evidence"
                 for e in b["items"]
                 for s in e.get("sources", [])
+            ]
+            oc.searches = [
+                [str((src.get("meta") or {}).get("gold_for", "")) for src in e.get("sources", [])]
+                for b in fc.state.get("record") or []
+                if b.get("kind") == "evidence"
+                for e in b["items"]
+                if (e.get("action") or {}).get("name") == "web_search"
             ]
             oc.result = fc.to_json()
         if baseline:
@@ -135,7 +143,58 @@ def summarise(outcomes: list[ClaimOutcome], config: DefameConfig) -> dict[str, A
         res["defame"]["gold_source_share"] = (
             len(gold_hits) / res["defame"]["retrieved_sources"] if res["defame"]["retrieved_sources"] else 0.0
         )
+        searches = [(o.id, s) for o in d for s in o.searches]
+        res["defame"]["searches"] = len(searches)
+        res["defame"]["on_claim_search_rate"] = (
+            sum(1 for cid, s in searches if cid in s) / len(searches) if searches else 0.0
+        )
+    if outcomes:
+        gold = [o.gold for o in outcomes]
+        majority = max(sorted(set(gold)), key=gold.count)
+        res["majority"] = {"label": majority, "metrics": label_metrics(gold, [majority] * len(gold), refused=refused)}
+        res["majority"]["ci"] = bootstrap_ci(gold, [majority] * len(gold), refused=refused)
+        for system in ("defame", "baseline"):
+            if system in res:
+                done = [o for o in outcomes if getattr(o, system) is not None]
+                res[system]["ci"] = bootstrap_ci(
+                    [o.gold for o in done], [getattr(o, system) for o in done], refused=refused
+                )
     return res
+
+
+def _acc_f1(gold: list[str], pred: list[str], refused: str) -> tuple[float, float]:
+    """Accuracy (refusals excluded) and macro-F1 over the labels present — as ``label_metrics`` computes them."""
+    answered = [(g, p) for g, p in zip(gold, pred) if p != refused]
+    acc = sum(g == p for g, p in answered) / len(answered) if answered else 0.0
+    labels = sorted({*gold, *pred} - {refused})
+    f1s = []
+    for lbl in labels:
+        tp = sum(1 for g, p in zip(gold, pred) if g == lbl and p == lbl)
+        fp = sum(1 for g, p in zip(gold, pred) if g != lbl and p == lbl)
+        fn = sum(1 for g, p in zip(gold, pred) if g == lbl and p != lbl)
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return acc, (sum(f1s) / len(f1s) if f1s else 0.0)
+
+
+def bootstrap_ci(
+    gold: list[str], pred: list[str], *, refused: str, n_boot: int = 1000, seed: int = 0
+) -> dict[str, list[float]]:
+    """Percentile bootstrap 95% intervals of accuracy and macro-F1, resampling claims with replacement."""
+    import random
+
+    if not gold:
+        return {"accuracy": [0.0, 0.0], "macro_f1": [0.0, 0.0]}
+    rng = random.Random(seed)
+    n, accs, f1s = len(gold), [], []
+    for _ in range(n_boot):
+        idx = [rng.randrange(n) for _ in range(n)]
+        a, f = _acc_f1([gold[i] for i in idx], [pred[i] for i in idx], refused)
+        accs.append(a)
+        f1s.append(f)
+    accs.sort()
+    f1s.sort()
+    lo, hi = int(0.025 * n_boot), min(n_boot - 1, int(0.975 * n_boot))
+    return {"accuracy": [accs[lo], accs[hi]], "macro_f1": [f1s[lo], f1s[hi]]}
 
 
 def averitec_predictions(outcomes: list[ClaimOutcome]) -> list[dict[str, Any]]:

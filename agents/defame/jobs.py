@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from agents.defame.config import PRESETS as DEFAME_PRESETS
 from agents.defame.config import DefameConfig
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.jobs.registry import register_preparer
@@ -204,12 +205,22 @@ def batch(params: BatchParams, progress: JobContext) -> Report:
 
 
 class DefameOptions(ReproducerOptions):
-    """Options of ``paperworks reproduce defame``."""
+    """Options of ``paperworks reproduce defame``: a preset (agents/defame/config.py PRESETS) and overrides."""
 
+    PRESETS = DEFAME_PRESETS
+    preset: Literal["small", "tiny", "issue", "issue-1.5b"] = Field(
+        "small",
+        description="small (30+10 claims), tiny (6, smoke test), issue (100 claims, 135M, ~2 h), "
+        "issue-1.5b (30 claims with the opt-in 1.5B model, hours).",
+    )
     limit: int = Field(30, ge=1, le=1000, description="AVeriTeC dev claims checked.")
     model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
     mocheg_limit: int = Field(10, ge=0, le=1000, description="MOCHEG claims checked (0 = skip MOCHEG).")
     baseline: bool = Field(True, description="Also run the no-evidence baseline.")
+    knowledge_store: Literal["shared", "per_claim"] = Field(
+        "shared", description="shared: every claim's evidence in one corpus; per_claim: spec §6's per-claim store."
+    )
+    judge_tokens: int | None = Field(None, ge=16, le=2048, description="Judge budget (default the compact 64).")
 
 
 @register_reproducer(
@@ -225,6 +236,9 @@ def reproduce(options: DefameOptions, progress: JobContext) -> Report:
         mocheg_limit=options.mocheg_limit,
         baseline=options.baseline,
         progress=progress,
+        knowledge_store=options.knowledge_store,
+        judge_tokens=options.judge_tokens,
+        command=options.cli_options(),
     )
 
 
