@@ -108,7 +108,8 @@ METRICS = ("acc", "conf", "ece", "ace", "mce", "fd")
 def aggregate(per_seed: list[dict[str, dict]]) -> dict[str, dict[str, tuple[float, float]]]:
     """mean and std over seeds of every arm's base/new metrics and HM: {arm: {"base_ece": (mean, std), ...}}."""
     out: dict[str, dict[str, tuple[float, float]]] = {}
-    for arm in per_seed[0]:
+    common = [arm for arm in per_seed[0] if all(arm in r for r in per_seed)]
+    for arm in common:
         stats: dict[str, tuple[float, float]] = {}
         for split in ("base", "new"):
             for m in METRICS:

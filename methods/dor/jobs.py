@@ -76,7 +76,7 @@ class DorOptions(ReproducerOptions):
     outlier_batch: int = Field(64, ge=1, le=1024, description="Outliers per step B.")
     views: int = Field(4, ge=1, le=32, description="Augmented views per training image.")
     n_bins: int = Field(10, ge=2, le=50, description="ECE bins.")
-    ablations: bool = Field(True, description="Also run CoOp+DOR with the far / random / oracle pools.")
+    ablations: bool = Field(True, description="Also run CoOp+DOR with the far / random / oracle pools (first seed).")
     tolerance: float = Field(1.0, ge=0, le=10, description="Base-accuracy tolerance of the §7.5 check (points).")
     threads: int = Field(1, ge=1, le=64, description="torch threads.")
 
@@ -108,7 +108,7 @@ def reproduce(options: DorOptions, progress: JobContext) -> Report:
         per_seed = []
         for i, seed in enumerate(range(1, options.seeds + 1)):
             sub = progress.sub(0.2 + 0.8 * i / options.seeds, 0.2 + 0.8 * (i + 1) / options.seeds)
-            ablations = ABLATION_POOLS if options.ablations else ()
+            ablations = ABLATION_POOLS if options.ablations and i == 0 else ()  # the pool ablation: first seed
             per_seed.append(
                 run_arms(backbone, task_cfg, cfg, seed=seed, ablations=ablations, pools=pools, progress=sub)
             )

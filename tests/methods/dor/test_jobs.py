@@ -57,6 +57,6 @@ def test_reproduce_quick_writes_the_results_page(tmp_path, small_vocabulary):
         tmp_path, null_context(), {"preset": "quick", "dataset": "digits", "n_base": 5, "shots": 4, "outlier_k": 10}
     )
     text = (tmp_path / "dor.md").read_text()
-    for needle in ("paper new ECE", "Spec §7.5 checks", "What was shrunk", "Reading", "coop+dor@far", "14.58"):
+    for needle in ("paper new ECE", "Spec §7.5 checks", "What was shrunk", "Reading", "Outlier choice", "14.58"):
         assert needle in text
     assert (tmp_path / "dor" / "reliability_new.png").is_file()
