@@ -32,10 +32,16 @@ def test_a_run_is_recorded_and_its_state_kept(backend, settings, scripted_llm):
     spec = graphs.resolve("defame")
     thread = runs.new_thread(owner="k1", metadata={"backend": backend})
     assert runs.claim_thread(thread["thread_id"], "defame") is None
-    assert "busy" in runs.claim_thread(thread["thread_id"], "defame")
     run = runs.put_run(
-        {"run_id": "r1", "thread_id": thread["thread_id"], "status": "pending", "created_at": runs.now()}
+        {
+            "run_id": "r1",
+            "thread_id": thread["thread_id"],
+            "status": "pending",
+            "process": runs.process_name(),
+            "created_at": runs.now(),
+        }
     )
+    assert "busy" in runs.claim_thread(thread["thread_id"], "defame")
     req = runs.RunRequest(
         spec=spec,
         input={"claim": CLAIM},
