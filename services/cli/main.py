@@ -55,15 +55,18 @@ def db_downgrade(revision: str = typer.Argument(..., help="Target revision, e.g.
 
 
 @keys_app.command("create")
-def keys_create(name: str = typer.Option("cli", help="A label for the key.")) -> None:
-    """Create an API key and print it once (only its hash is stored)."""
+def keys_create(
+    name: str = typer.Option("cli", help="A label for the key."),
+    admin: bool = typer.Option(False, "--admin", help="See and cancel every key's jobs, reports and artifacts."),
+) -> None:
+    """Create an API key and print it once (only its hash is stored). A key sees only its own jobs unless --admin."""
     from core.db import crud, migrate
     from core.db.session import session_scope
 
     migrate.upgrade()
     with session_scope() as s:
-        row, key = crud.create_api_key(s, name=name)
-    console.print(f"key id {row.id} ({name}); send it as 'Authorization: Bearer <key>':")
+        row, key = crud.create_api_key(s, name=name, scopes="admin" if admin else "")
+    console.print(f"key id {row.id} ({name}{', admin' if admin else ''}); send it as 'Authorization: Bearer <key>':")
     typer.echo(key)
 
 

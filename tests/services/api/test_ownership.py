@@ -106,3 +106,18 @@ def test_artifact_of_no_job_is_admin_only(clients):
         art = row.id
     assert clients["alice"].get(f"/v1/artifacts/{art}").status_code == 404
     assert clients["admin"].get(f"/v1/artifacts/{art}").status_code == 410  # visible, its file is gone
+
+
+def test_cli_creates_admin_keys_on_request():
+    from typer.testing import CliRunner
+
+    from services.cli.main import app
+
+    out = CliRunner().invoke(app, ["keys", "create", "--name", "ops", "--admin"])
+    assert out.exit_code == 0, out.output
+    plaintext = out.output.strip().splitlines()[-1]
+    with session_scope() as s:
+        assert crud.verify_api_key(s, key=plaintext).scopes == "admin"
+    out = CliRunner().invoke(app, ["keys", "create", "--name", "plain"])
+    with session_scope() as s:
+        assert crud.verify_api_key(s, key=out.output.strip().splitlines()[-1]).scopes == ""
