@@ -109,7 +109,7 @@ class Settings(BaseSettings):
         10.0, gt=0, description="How often each worker looks for jobs whose worker died (and re-enqueues them)."
     )
     job_requeue_queued_after_s: float = Field(
-        600.0,
+        1800.0,
         gt=0,
         description="A job still queued this long after it was last sent to the broker is sent again "
         "(its message was lost with a dead worker or a broker restart); duplicates are harmless.",

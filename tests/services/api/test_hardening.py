@@ -28,6 +28,24 @@ def test_huge_integers_are_422_not_500(api_client, params):
     assert r.status_code == 422, r.text
 
 
+def _unbounded_numbers(schema: dict) -> bool:
+    if schema.get("type") in ("integer", "number") and "maximum" not in schema and "exclusiveMaximum" not in schema:
+        return True
+    return any(_unbounded_numbers(x) for k in ("anyOf", "oneOf", "allOf") for x in schema.get(k, []))
+
+
+def test_every_numeric_query_and_path_parameter_of_every_route_is_bounded(api_client):
+    schema = api_client.get("/openapi.json").json()
+    unbounded = [
+        (method, path, p["name"])
+        for path, item in schema["paths"].items()
+        for method, op in item.items()
+        for p in op.get("parameters", [])
+        if p.get("in") in ("query", "path") and _unbounded_numbers(p.get("schema", {}))
+    ]
+    assert unbounded == []
+
+
 # --- item 6: the key is checked before the body is read -------------------------------------------
 def test_no_key_and_malformed_json_is_401(api_client):
     api_client.headers.pop("Authorization")
