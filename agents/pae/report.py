@@ -1,9 +1,13 @@
-"""``paperworks reproduce pae``: SFT start, then PAE with the oracle, the LLM judge and random rewards.
+"""``paperworks reproduce pae``: SFT start, then PAE with the LLM judge (the method), the oracle (a labelled
+sanity arm) and the count-matched random control.
 
-All three conditions start from the same SFT policy (scripted-oracle demonstrations,
-cached across runs) and use the same seeds, tasks and test set; only the reward
-differs. The first condition's initial test doubles as the "before" numbers of the
-other two (same policy, greedy decoding, same tasks).
+Before any training the judge's agreement with the oracle is measured on scripted
+trajectories with correct and wrong answers (:mod:`agents.pae.judge_probe`). All three
+conditions start from the same SFT policy (scripted-oracle demonstrations, cached
+across runs) and use the same seeds, tasks and test set; only the reward differs. The
+random arm gets, per iteration, exactly as many positives as the judge arm gave. The
+first condition's initial test doubles as the "before" numbers of the other two (same
+policy, greedy decoding, same tasks).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ PAPER_NOTE = (
 )
 
 
+ARMS = {"llm": "LLM judge (the method)", "oracle": "oracle (sanity arm)", "random": "random (count-matched)"}
+
+
 def _cond(base: RunConfig, reward: str, **extra: Any) -> RunConfig:
     return base.model_copy(update={"reward": reward, "name": f"reproduce-{reward}", **extra})
 
@@ -42,26 +49,42 @@ def _tests(res: RunResult) -> tuple[dict, dict]:
 
 
 def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
-    """One LLM-proposer request per training site: how many valid, new tasks the local model writes."""
-    from agents.pae.proposer import LLMProposer
+    """One LLM-proposer request per training site, unconstrained and under the task JSON schema: valid new tasks,
+    and the unconstrained reply's format-error rate (task lines that are not well-formed task objects)."""
+    from agents.pae.proposer import LLMProposer, format_errors
     from agents.pae.sites import build_sites
 
     sites = build_sites(cfg.seed)
     rows = []
     for i, name in enumerate(cfg.train_sites):
-        prop = LLMProposer(max_tokens=max_tokens)
-        t = time.perf_counter()
-        got = prop.propose(sites[name], 5, seed=cfg.seed + i)
-        rows.append(
-            [
-                name,
-                5,
-                len(got),
-                round(time.perf_counter() - t, 1),
-                (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160]),
-            ]
-        )
+        for constrained in (False, True):
+            prop = LLMProposer(model=cfg.proposer_model, max_tokens=max_tokens, constrained=constrained)
+            t = time.perf_counter()
+            got = prop.propose(sites[name], 5, seed=cfg.seed + i)
+            bad, lines = format_errors(prop.raw_replies[-1]) if not constrained else (0, 0)
+            rows.append(
+                [
+                    name,
+                    "JSON schema" if constrained else "free text",
+                    5,
+                    len(got),
+                    f"{bad}/{lines}" if not constrained else "0 (by construction)",
+                    round(time.perf_counter() - t, 1),
+                    (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160]),
+                ]
+            )
     return rows
+
+
+def probe_judge(cfg: RunConfig) -> list[dict[str, Any]]:
+    """The judge's agreement with the oracle before training (2 scripted tasks per training site, right/wrong)."""
+    from agents.pae.judge_probe import probe
+
+    models = [cfg.judge_model] if cfg.judge_model else [None]
+    from core.config import get_settings
+
+    names = [m or get_settings().llm_model for m in models]
+    return probe(names, sites=list(cfg.train_sites), tasks_per_site=2, seed=cfg.seed, max_tokens=cfg.judge_max_tokens)
 
 
 def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_tokens: int) -> Report:
@@ -71,6 +94,7 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     migrate.upgrade()  # the PAE tables (idempotent)
     t0 = time.perf_counter()
     proposer_rows = probe_proposer(base, proposer_tokens) if proposer_tokens > 0 else []
+    judge_rows = probe_judge(base)
     results: dict[str, RunResult] = {}
     plan = [
         ("oracle", {}),
@@ -79,6 +103,10 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     ]
     for i, (reward, extra) in enumerate(plan):
         extra = {"judge_tests": True, **extra} if reward == "oracle" else extra
+        if reward == "random" and "llm" in results:  # exactly the judge arm's positives, per iteration
+            extra["random_positives"] = [
+                h.get("positives", 0) for h in results["llm"].history if h["kind"] == "rollout"
+            ]
         results[reward] = run_pae(_cond(base, reward, **extra), progress=progress.sub(i / 3, (i + 1) / 3))
     minutes = (time.perf_counter() - t0) / 60
     before, _ = _tests(results["oracle"])
@@ -89,7 +117,7 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
         for key in sorted({*before.get("per_site", {}), *after.get("per_site", {})}):
             rows.append(
                 [
-                    reward,
+                    ARMS[reward],
                     key,
                     before.get("per_site", {}).get(key, float("nan")),
                     after.get("per_site", {}).get(key, float("nan")),
@@ -98,7 +126,12 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
         for split in ("test", "heldout_site", "webarena"):
             if split in after.get("success", {}):
                 rows.append(
-                    [reward, f"{split} (average)", before["success"].get(split, float("nan")), after["success"][split]]
+                    [
+                        ARMS[reward],
+                        f"{split} (average)",
+                        before["success"].get(split, float("nan")),
+                        after["success"][split],
+                    ]
                 )
     report.add_table(
         "Test success (oracle) before and after PAE, per site", ["reward", "split/site", "before", "after"], rows
@@ -118,6 +151,16 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
         _iteration_rows(results),
     )
     report.add_table(
+        "LLM judge vs oracle before training (scripted trajectories, each with its right and a wrong answer)",
+        ["judge model", "cases", "agreement", "Cohen's kappa", "precision", "recall", "unparsable", "seconds"],
+        [
+            [r["model"], r["n"], r["agreement"], r["kappa"], r["precision"], r["recall"], r["unparsable"], r["seconds"]]
+            for r in judge_rows
+        ],
+        note="Both answers of a pair come with the same last 3 states (URL, page text, element table); only "
+        "reading the states against the answer tells them apart. kappa 0 = chance.",
+    )
+    report.add_table(
         "LLM judge vs oracle",
         ["which", "trajectories", "agreement", "Cohen's kappa", "precision", "recall"],
         [
@@ -127,8 +170,16 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     )
     if proposer_rows:
         report.add_table(
-            "LLM proposer (local model, one request of 5 tasks per site)",
-            ["site", "asked", "valid new tasks", "seconds", "first valid task (or raw reply)"],
+            "LLM proposer (one request of 5 tasks per site, free text and under the task JSON schema)",
+            [
+                "site",
+                "decoding",
+                "asked",
+                "valid new tasks",
+                "format errors",
+                "seconds",
+                "first valid task (or raw reply)",
+            ],
             proposer_rows,
         )
     report.add_figure("curves.png", _plot(results), caption="per-iteration success and upper bound")
@@ -173,7 +224,7 @@ def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:
         mono = all(x <= y + 1e-9 for x, y in zip(ub, ub[1:]))
         kept = sum(h.get("kept", 0) for h in res.history if h["kind"] == "filter")
         parts.append(
-            f"- **{reward} reward**: held-out average (unseen tasks + unseen site) {b:.2f} → {avg(after):.2f}; "
+            f"- **{ARMS[reward]}**: held-out average (unseen tasks + unseen site) {b:.2f} → {avg(after):.2f}; "
             f"upper bound (training tasks solved so far / pool) per iteration "
             f"{', '.join(f'{x:.2f}' for x in ub) or 'n/a'} "
             f"({'non-decreasing' if mono else 'DECREASED'}); {kept} kept trajectories over the run."
@@ -197,7 +248,7 @@ def _iteration_rows(results: dict[str, RunResult]) -> list[list[Any]]:
                 continue
             rows.append(
                 [
-                    reward,
+                    ARMS[reward],
                     it,
                     d["rollout"]["oracle_success"],
                     d["rollout"]["reward"],
@@ -255,6 +306,10 @@ def _setup_text(cfg: RunConfig, size: str) -> str:
         f"{cfg.rollouts_per_iteration} rollouts (random task per rollout, T = {cfg.temperature}), step cap "
         f"{cfg.max_steps}, filter top-{cfg.top_p_filter:.0%} shortest successes per task, LoRA r = {cfg.lora_r}, "
         f"α = {cfg.lora_alpha}, lr {cfg.lr}, grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
-        f"iteration. Tests are greedy; success is the sites' oracle. The random-reward ablation flips a coin "
-        f"with the batch's oracle success rate for every answered trajectory."
+        f"iteration. Tests are greedy; success is the sites' oracle. Rewards: the LLM judge "
+        f"(`{cfg.judge_model or 'the default model'}`, up to {cfg.judge_max_tokens} tokens to think, "
+        f"{cfg.judge_retries} retries when no verdict parses, element tables shown) is the method; the oracle arm "
+        f"is a labelled sanity check (it trains on the sites' ground truth); the random control gives exactly the "
+        f"judge arm's number of positives per iteration to random answered trajectories. Unseen-task test: "
+        f"{cfg.holdout_templates} whole task template(s) per training site held out from training and demos."
     )

@@ -130,6 +130,29 @@ def episode(
     console.print(f"answer: {traj.answer!r} ({traj.length} steps; screenshots in {screenshots})")
 
 
+@pae_app.command("judge-probe")
+def judge_probe_cmd(
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Judge model(s); default the configured one.")] = [],  # noqa: B006
+    tasks_per_site: Annotated[int, typer.Option(min=1, max=20)] = 2,
+    max_tokens: Annotated[int, typer.Option(min=16, max=1000, help="Judge reply budget.")] = 256,
+) -> None:
+    """Agreement and Cohen's kappa of the LLM judge with the oracle, before training on it (scripted trajectories)."""
+    from agents.pae.judge_probe import probe
+    from core.config import get_settings
+
+    rows = probe(
+        model or [get_settings().llm_model],
+        sites=["shop", "recipes", "dictionary", "map"],
+        tasks_per_site=tasks_per_site,
+        max_tokens=max_tokens,
+    )
+    for r in rows:
+        console.print(
+            f"{r['model']}: {r['n']} cases, agreement {r['agreement']:.3f}, kappa {r['kappa']:.3f}, "
+            f"precision {r['precision']:.3f}, recall {r['recall']:.3f}, unparsable {r['unparsable']}, {r['seconds']} s"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(sites_app, name="sites")
     app.add_typer(pae_app, name="pae")

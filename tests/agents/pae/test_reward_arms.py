@@ -86,3 +86,23 @@ def test_local_model_under_the_schema_writes_valid_tasks():
     raw = json.loads(prop.raw_replies[-1])
     assert raw["tasks"] and all(t["web_name"] == "recipes" and t["web"] == "/recipes/" for t in raw["tasks"])
     assert all(t.site == "recipes" for t in tasks)
+
+
+def test_judge_probe_pairs_right_and_wrong_answers(chromium_path, scripted_llm):
+    from agents.pae.judge_probe import judge_agreement, probe_cases
+
+    cases = probe_cases(["shop"], 2, seed=0)
+    assert len(cases) == 4 and sorted(c.oracle for c in cases) == [0.0, 0.0, 1.0, 1.0]
+    assert all(c.states and c.states[-1].element_table for c in cases)
+
+    right = {(c.question, c.answer) for c in cases if c.oracle}
+
+    def knows_the_answers(messages):  # a perfect judge: the plumbing must then give kappa 1
+        user = messages[-1]["content"]
+        q = user.split("TASK: ", 1)[1].split("\n", 1)[0].strip()
+        a = user.split("Result Response: ", 1)[1].split("\n", 1)[0].strip()
+        return "Confirmed by the states. SUCCESS" if (q, a) in right else "NOT SUCCESS"
+
+    scripted_llm("probe-judge", knows_the_answers)
+    row = judge_agreement(cases, "scripted/probe-judge")
+    assert row["n"] == 4 and row["kappa"] == 1.0 and row["unparsable"] == 0
