@@ -73,6 +73,6 @@ class TaskConfig(BaseModel):
 #: ``paperworks reproduce dor`` presets (fields of the reproducer's options).
 PRESETS: dict[str, dict] = {
     "quick": {"seeds": 1, "epochs": 4, "outlier_k": 50, "outlier_batch": 8, "backbone": "test", "views": 1},
-    "default": {"seeds": 3, "epochs": 50},
+    "default": {"seeds": 3, "epochs": 100},
     "spec": {"seeds": 3, "epochs": 200},
 }

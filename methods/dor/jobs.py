@@ -66,7 +66,7 @@ class DorOptions(ReproducerOptions):
         "default", description="quick (tests: tiny backbone, 1 seed), default (docs/results), spec (200 epochs)."
     )
     seeds: int = Field(3, ge=1, le=10, description="Seeds 1..seeds.")
-    epochs: int = Field(50, ge=1, le=1000, description="Epochs per run (spec: 200).")
+    epochs: int = Field(100, ge=1, le=1000, description="Epochs per run (spec: 200).")
     backbone: Literal["default", "test"] = Field("default", description="Tiny-CLIP preset.")
     clip_dir: str | None = Field(None, max_length=200, description="A saved CLIPModel folder under <home>/models.")
     dataset: Literal["objects20", "objects", "digits"] = Field("objects20", description="methods.vlm dataset.")

@@ -4,7 +4,7 @@
 |---|---|---|---|
 | ``scenes`` | procedural captioned scenes (:mod:`methods.vlm.render`) with boxes | the 6 shapes | train 12000 / val 500 / test 1000 |
 | ``objects`` | one lexicon object per image, labelled by its noun | the 48 :data:`LEXICON` nouns | train 24 / test 30 per class |
-| ``objects20`` | the same for 20 nouns, pixel noise σ = 0.22 instead of 0.03–0.05 (a domain shift from the pretraining renders, as downstream datasets have from CLIP's web data; DOR's base-to-new task: ids 0–9 base, 10–19 new) | 20 nouns | train 32 / test 50 per class |
+| ``objects20`` | the same for 20 nouns, pixel noise σ = 0.12 instead of 0.03–0.05 (a domain shift from the pretraining renders, as downstream datasets have from CLIP's web data; DOR's base-to-new task: ids 0–9 base, 10–19 new) | 20 nouns | train 32 / test 50 per class |
 | ``digits`` | scikit-learn's 8×8 digits upsampled ×4 to 32×32 (real, handwritten) | zero … nine | train 1500 / test 297 |
 | ``photos`` | 64–128 px crops of scikit-learn's two sample photos resized to 32×32 (real) | temple, flower | train 200 / test 50 per class, from disjoint regions |
 | ``examples`` | the repo's example photos (``rf_edit_examples``) when the data folder exists | boy, hiker, horse | test 3 |
@@ -39,7 +39,7 @@ OBJECTS20 = (
 PHOTO_CLASSES = ("temple", "flower")
 EXAMPLE_CLASSES = {"boy.jpg": "boy", "hiking.jpg": "hiker", "horse.jpg": "horse"}
 SPLIT_SEEDS = {"train": 0, "val": 1, "test": 2}
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
 @dataclass
@@ -227,7 +227,7 @@ DATASETS: dict[str, DatasetInfo] = {
             "objects20",
             "20 noun classes for base-to-new tuning (ids 0-9 base, 10-19 new), rendered with heavy pixel noise.",
             ("train", "test"),
-            _objects(OBJECTS20, "objects20", {"train": 32, "test": 50}, 4000, 0.22),
+            _objects(OBJECTS20, "objects20", {"train": 32, "test": 50}, 4000, 0.12),
             True,
         ),
         DatasetInfo("digits", "scikit-learn digits upsampled to 32×32 (real).", ("train", "test"), _digits),

@@ -39,7 +39,7 @@ def training_report(folder: Path, info: dict, preset: dict, *, trained_now: bool
     report.add_table("Zero-shot top-1 accuracy (%) on held-out test splits", ["dataset", "accuracy", "chance"], rows,
                      note='Template "a photo of a {}."; class names of each dataset.')  # fmt: skip
     report.add_table(
-        "Retrieval on 1000 held-out scenes (%), one caption per image",
+        f"Retrieval on {round(1 / ev['retrieval_chance_r@1'])} held-out scenes (%), one caption per image",
         ["direction", "R@1", "R@5", "chance R@1", "chance R@5"],
         [
             [
