@@ -103,7 +103,8 @@ def redis_url():
     r.flushdb()
 
 
-def test_sigkill_mid_job_postgres_redis_default_visibility(make_stack, postgres_url, redis_url):
+def test_sigkill_mid_job_postgres_redis_default_visibility(postgres_url, redis_url, make_stack):
+    # make_stack last: its processes (whose reapers reconnect every second) stop before the database is dropped
     stack = make_stack(postgres_url, redis_url, **FAST)  # broker_visibility_timeout stays 3600 s
     run = _kill_mid_job_and_recover(stack)
     _assert_none_lost_none_twice(stack, run, postgres_url)
