@@ -236,9 +236,10 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
     migrate.upgrade()
     api_port = api_port or s.api_port
     ui_port = ui_port or s.ui_port
-    # a key for the UI's own calls, valid while `up` runs
+    # a key for the UI's own calls, valid while `up` runs. Admin scope: the local UI (loopback, the operator's)
+    # keeps showing the jobs of earlier sessions and of the CLI, which belong to other keys (docs/SECURITY.md)
     with session_scope() as db:
-        key_row, ui_key = crud.create_api_key(db, name="ui-session")
+        key_row, ui_key = crud.create_api_key(db, name="ui-session", scopes="admin")
     env = dict(
         os.environ,
         PAPERWORKS_API_KEY=ui_key,
