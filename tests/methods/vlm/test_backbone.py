@@ -50,3 +50,40 @@ def test_images_are_resized_and_checked(tiny):
         assert tiny.encode_image(torch.rand(2, 3, 64, 48)).shape == (2, tiny.model.config.projection_dim)
     with pytest.raises(ValueError):
         tiny.encode_image(torch.rand(2, 1, 32, 32))
+
+
+def test_hf_clip_checkpoint_with_its_tokenizer_loads_offline(tmp_path):
+    """A saved CLIPModel + CLIPTokenizer folder (here a character-level toy) loads through the same API."""
+    import json
+
+    from transformers import CLIPConfig, CLIPModel, CLIPTokenizer
+
+    chars = "abcdefghijklmnopqrstuvwxyz."
+    vocab = {c: i for i, c in enumerate(chars)} | {c + "</w>": len(chars) + i for i, c in enumerate(chars)}
+    vocab |= {"<|startoftext|>": len(vocab), "<|endoftext|>": len(vocab) + 1}
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
+    tok = CLIPTokenizer(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))
+    small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
+    config = CLIPConfig(
+        text_config={
+            **small,
+            "vocab_size": len(vocab),
+            "eos_token_id": tok.eos_token_id,
+            "bos_token_id": tok.bos_token_id,
+            "pad_token_id": tok.pad_token_id,
+            "max_position_embeddings": 24,
+        },  # fmt: skip
+        vision_config={**small, "image_size": 32, "patch_size": 8},
+        projection_dim=16,
+    )
+    CLIPModel(config).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    bb = load_backbone(tmp_path)
+    tokens = bb.tokenize(["a cat.", "a dog"])
+    assert (tokens == tok.eos_token_id).any(dim=1).all()
+    with torch.no_grad():
+        ours = bb.encode_text(tokens, normalize=False)
+        theirs = bb.model.get_text_features(input_ids=tokens).pooler_output
+    assert torch.allclose(ours, theirs, atol=1e-5)
+    assert bb.encode_image(torch.rand(2, 3, 40, 40)).shape == (2, 16)
