@@ -244,7 +244,8 @@ def pg_commit_ms(url: str, n: int = 200) -> tuple[float, float]:
     out = []
     try:
         with eng.connect() as c:
-            c.execute(text("CREATE TEMP TABLE commit_probe (id serial primary key, v text)"))
+            # a regular table: a temporary one writes no WAL, so its commits never wait for a flush
+            c.execute(text("CREATE TABLE IF NOT EXISTS bench_commit_probe (id serial primary key, v text)"))
             c.commit()
             for mode in ("on", "off"):
                 c.execute(text(f"SET synchronous_commit = {mode}"))
@@ -252,10 +253,12 @@ def pg_commit_ms(url: str, n: int = 200) -> tuple[float, float]:
                 xs = []
                 for _ in range(n):
                     t0 = time.perf_counter()
-                    c.execute(text("INSERT INTO commit_probe (v) VALUES ('x')"))
+                    c.execute(text("INSERT INTO bench_commit_probe (v) VALUES ('x')"))
                     c.commit()
                     xs.append(time.perf_counter() - t0)
                 out.append(statistics.median(xs) * 1e3)
+            c.execute(text("DROP TABLE bench_commit_probe"))
+            c.commit()
     finally:
         eng.dispose()
     return out[0], out[1]
@@ -526,6 +529,9 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "bench" / "platform.md")
     args = ap.parse_args()
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: stop workers, drop the database
     from core.db import migrate
 
     migrate.upgrade()

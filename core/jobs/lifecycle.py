@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, func, select, update
+from sqlalchemy import Engine, bindparam, create_engine, func, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -229,6 +229,25 @@ def _pg_statement(stmt: Any) -> Any:
     return None  # pragma: no cover - the loop returns or raises
 
 
+NOTIFY_CHANNEL = "paperworks_jobs"
+"""PostgreSQL channel that carries a job id whenever its state changes (the API's wait and SSE listen to it)."""
+
+
+def _notify_cte(job_id: str) -> Any:
+    """A CTE sending ``pg_notify(NOTIFY_CHANNEL, job_id)`` (it runs when the statement's RETURNING reads it)."""
+    return select(func.pg_notify(NOTIFY_CHANNEL, bindparam("notify_job_id", job_id)).label("n")).cte("notified")
+
+
+def notify_job_changed(job_id: str) -> None:
+    """Tell listeners (the API's long-polls and event streams) that ``job_id`` changed; PostgreSQL only."""
+    if not _on_postgres():
+        return
+    try:
+        _pg_statement(select(func.pg_notify(NOTIFY_CHANNEL, job_id)))
+    except Exception:  # listeners also poll: a lost notification only costs latency
+        log.debug("could not notify a change of job %s", job_id, exc_info=True)
+
+
 def _claim_stmt(job_id: str, worker: str) -> Any:
     """Move a queued, not-cancelled job to running; ``RETURNING method, params``."""
     now = utcnow()
@@ -248,6 +267,12 @@ def _claim_stmt(job_id: str, worker: str) -> Any:
     )
 
 
+def _claim_notify_stmt(job_id: str, worker: str) -> Any:
+    """PostgreSQL: :func:`_claim_stmt` that also notifies the job's listeners, in the same statement."""
+    note = _notify_cte(job_id)
+    return _claim_stmt(job_id, worker).add_cte(note).returning(select(note.c.n).scalar_subquery())
+
+
 def _finish_with_report_stmt(job_id: str, report: Report, status: JobStatus, message: str) -> Any:
     """PostgreSQL: upsert the report and end the job in ONE statement (a data-modifying CTE)."""
     from sqlalchemy.dialects.postgresql import insert
@@ -265,6 +290,7 @@ def _finish_with_report_stmt(job_id: str, report: Report, status: JobStatus, mes
         .returning(ReportRow.id)
         .cte("saved_report")
     )
+    note = _notify_cte(job_id)
     return (
         update(Job)
         .where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
@@ -276,7 +302,8 @@ def _finish_with_report_stmt(job_id: str, report: Report, status: JobStatus, mes
             progress=1.0 if status is JobStatus.succeeded else Job.progress,
         )
         .add_cte(rep)
-        .returning(select(rep.c.id).scalar_subquery())
+        .add_cte(note)
+        .returning(select(rep.c.id).scalar_subquery(), select(note.c.n).scalar_subquery())
         .execution_options(synchronize_session=False)
     )
 
@@ -405,7 +432,9 @@ def _db_sink(job_id: str, every_s: float = PROGRESS_WRITE_S) -> Callable[[float,
             return False
         last["t"] = now
         with state_transaction() as s:
-            return crud.touch_job(s, job_id=job_id, progress=fraction, message=message)
+            cancel = crud.touch_job(s, job_id=job_id, progress=fraction, message=message)
+        notify_job_changed(job_id)
+        return cancel
 
     return sink
 
@@ -440,7 +469,9 @@ def persist_report(job_id: str | None, report: Report, *, finish: tuple[JobStatu
         report_id = _save_report(s, job_id, report)
         if finish is not None and job_id is not None:
             crud.finish_job(s, job_id=job_id, status=finish[0], message=finish[1])
-        return report_id
+    if finish is not None and job_id is not None:
+        notify_job_changed(job_id)
+    return report_id
 
 
 def execute_job(
@@ -449,12 +480,14 @@ def execute_job(
     """Run a queued job to its end, writing every state change to the database."""
     settings = get_settings()
     worker = worker or worker_name()
-    row = _pg_statement(_claim_stmt(job_id, worker)) if _on_postgres() else None
+    row = _pg_statement(_claim_notify_stmt(job_id, worker)) if _on_postgres() else None
     if row is not None:  # the common case in one round trip
         claim, method, params = "claimed", row[0], dict(row[1] or {})
     else:
         with state_transaction() as s:
             claim, method, params = _claim(s, job_id, worker, settings.job_stale_after_s)
+        if claim in ("claimed", "finished"):
+            notify_job_changed(job_id)
     if claim != "claimed":
         log.info("job %s not run here: %s", job_id, claim)
         return Outcome(status=claim, retry=claim == "busy")
@@ -478,6 +511,7 @@ def execute_job(
     except JobCancelled:
         with state_transaction() as s:
             crud.finish_job(s, job_id=job_id, status=JobStatus.cancelled, message="cancelled")
+        notify_job_changed(job_id)
         return Outcome(status="cancelled")
     except TransientError as exc:
         # leave the job running-but-stale so the retry (or another worker) takes it over
@@ -491,6 +525,7 @@ def execute_job(
             crud.finish_job(
                 s, job_id=job_id, status=JobStatus.failed, message=f"{type(exc).__name__}: {exc}"[:500], error=tb
             )
+        notify_job_changed(job_id)
         return Outcome(status="failed", error=f"{type(exc).__name__}: {exc}")
     finally:
         _heartbeats.remove(job_id)

@@ -159,3 +159,45 @@ def test_keepalive_comments_while_quiet():
 
     chunks = asyncio.run(body())
     assert chunks[0] == ": keep-alive\n\n" and chunks[-1] == 'event: end\ndata: {"x":1}\n\n'
+
+
+def test_on_postgres_the_worker_notifies_and_the_wait_wakes_at_once(postgres_url, settings, monkeypatch):
+    """LISTEN/NOTIFY: the long-poll answers when the job ends, not at its next poll."""
+    from fastapi.testclient import TestClient
+
+    from core.db import crud, migrate
+    from core.db.session import get_engine
+    from core.jobs.lifecycle import submit_job
+    from services.api import sse
+    from services.api.main import create_app
+
+    migrate.upgrade(postgres_url)
+    monkeypatch.setattr(settings, "database_url", postgres_url)
+    get_engine.cache_clear()
+    try:
+        with session_scope() as s:
+            _, key = crud.create_api_key(s, name="pg")
+        listener = sse.job_listener()
+        assert listener is not None and listener.listening.is_set()
+        # slow polling: only a notification can make the wait return quickly
+        from services.api.routes import jobs as job_routes
+
+        monkeypatch.setattr(job_routes, "wait_for_job", lambda job_id, t: sse.watch_jobs_last(job_id, t, max_poll_s=30))
+        with TestClient(create_app()) as c:
+            c.headers["Authorization"] = f"Bearer {key}"
+            job = c.post("/v1/jobs", json={"method": "diag.sleep", "params": {"seconds": 0.4, "steps": 2}})
+            job_id = job.json()["id"]
+            seen = listener.notified
+            th = threading.Thread(target=execute_job, args=(job_id,))
+            t0 = time.monotonic()
+            th.start()
+            done = c.get(f"/v1/jobs/{job_id}", params={"wait": 20}).json()
+            waited = time.monotonic() - t0
+            th.join()
+            assert done["status"] == "succeeded" and waited < 5, waited  # not the 30 s poll
+            assert listener.notified >= seen + 2  # claim, progress and end each notified
+        job, _ = submit_job("diag.sleep", {"seconds": 0})
+        assert execute_job(job.id).status == "succeeded"
+    finally:
+        monkeypatch.undo()
+        get_engine.cache_clear()
