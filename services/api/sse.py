@@ -6,9 +6,11 @@
   proxies from buffering;
 * :func:`watch_jobs` / :func:`job_events` — follow job rows in the database: yields a snapshot
   whenever status, progress or message change and ends when the job has ended. The reads run
-  in the thread pool with short sessions (no connection is held between reads), polling with
-  a backoff from ``first_poll_s`` up to ``max_poll_s``: a job that ends within a few
-  milliseconds is seen within about a millisecond of it, a long job costs a few reads a second.
+  in the thread pool, one autocommit SELECT each (no connection is held between reads). On
+  PostgreSQL the worker notifies every change (``pg_notify`` in the same statement as the
+  change) and :class:`JobListener` wakes the watcher at once; elsewhere it polls with a backoff
+  from ``first_poll_s`` up to ``max_poll_s`` (a job that ends within a few milliseconds is seen
+  within about a millisecond of it, a long job costs a few reads a second).
 
 The jobs routes (``GET /v1/jobs/{id}?wait=S`` and ``GET /v1/jobs/{id}/events``) use these; so
 can any route that streams (the agent protocol's runs).
