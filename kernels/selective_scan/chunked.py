@@ -6,13 +6,13 @@ R_t = S_t − S_0 (the decay after the chunk's first token),
 
     h_t = e^{S_t} ⊙ h_start + e^{R_t} ⊙ Σ_{s≤t} e^{−R_s} ⊙ v_s,   v_s = (Δ_s x_s)·B_s,
 
-two cumulative sums over the chunk instead of T dependent steps; only the chunk-start
-states h_start are carried sequentially (L/T small steps). e^{−R_s} grows with the
+two cumulative sums over the chunk instead of T dependent steps. The chunk-end states obey the
+same kind of recurrence over L/T steps (decay = the chunk's total), solved recursively. e^{−R_s} grows with the
 decay inside a chunk, so T is chosen per call such that (T−1)·max|Δ·A| ≤ ``max_log_decay``
 (e^{30} ≈ 1e13 stays far from fp32 overflow); the absolute rounding error stays
-≈ ε·Σ|v_s|, as in the sequential loop. Strong decay makes T small (down to 1, where
-R ≡ 0 and the step is the sequential one), so the result is exact in every regime, only
-slower. T depends on the data, so two inputs differing only in late tokens may be
+≈ ε·Σ|v_s|, as in the sequential loop. Per-token log-decays are floored at −20 (a decay of
+e^{−20} ≈ 2e-9 instead of a smaller one: the carried state is erased either way, the difference is
+≤ 2e-9·|h|), so even the strongest decay leaves T ≥ 2. Strong decay makes T small (down to 2), so the result stays exact in every regime, only slower. T depends on the data, so two inputs differing only in late tokens may be
 chunked differently: their early outputs then agree to rounding, not bit for bit.
 
 Mamba-2 (scalar A per head): the decay is the same for all N states, so the chunk is
@@ -29,39 +29,67 @@ import torch.nn.functional as F
 from kernels.selective_scan.reference import ScanShape, check_scan_inputs, per_channel, prepare_delta
 
 
+MIN_LOG_DECAY = 20.0
+
+
 def _pad(t: torch.Tensor, length: int) -> torch.Tensor:
     return F.pad(t, (0, length - t.shape[-1])) if length != t.shape[-1] else t
 
 
-def _chunk_len(dt: torch.Tensor, a: torch.Tensor, chunk: int, max_log_decay: float) -> int:
-    rate = float(dt.detach().abs().amax()) * float(a.detach().abs().amax()) if dt.numel() and a.numel() else 0.0
+def _chunk_len(logdec: torch.Tensor, chunk: int, max_log_decay: float) -> int:
+    rate = float(logdec.detach().abs().amax()) if logdec.numel() else 0.0
     if rate <= 0.0:
         return chunk
     return int(max(1, min(chunk, 1 + max_log_decay // rate)))
 
 
-def _mamba1(
-    x: torch.Tensor, dt: torch.Tensor, a: torch.Tensor, B: torch.Tensor, C: torch.Tensor, T: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    b, d, L = x.shape
-    n = a.shape[1]
+def _linear_scan(logdec: torch.Tensor, v: torch.Tensor, chunk: int, max_log_decay: float) -> torch.Tensor:
+    """All states of h_t = e^{logdec_t} ⊙ h_{t−1} + v_t, h_0 = 0, for (..., L, N) inputs; returns (..., L, N).
+
+    Chunks of T tokens are solved with two cumulative sums; the chunk-end states are themselves a
+    linear recurrence over L/T steps (log-decay = the chunk's total), solved by the same function, so
+    the sequential work shrinks geometrically. Log-decays are floored at −MIN_LOG_DECAY, so T ≥ 2 whenever
+    ``max_log_decay ≥ MIN_LOG_DECAY``; otherwise T = 1 falls back to the plain loop.
+    """
+    L = logdec.shape[-2]
+    logdec = logdec.clamp(min=-MIN_LOG_DECAY)  # chunk totals too: every level keeps T ≥ 2
+    T = min(_chunk_len(logdec, chunk, max_log_decay), L)
+    if T == 1 or L == 1:
+        h = torch.zeros_like(v[..., 0, :])
+        out = []
+        for g, u in zip(torch.exp(logdec).unbind(-2), v.unbind(-2), strict=True):
+            h = g * h + u
+            out.append(h)
+        return torch.stack(out, dim=-2)
     nc = -(-L // T)
-    Lp = nc * T
-    x, dt, B, C = (_pad(t, Lp) for t in (x, dt, B, C))
-    S = (dt[..., None] * a[None, :, None, :]).view(b, d, nc, T, n).cumsum(3)  # (b, d, nc, T, N)
-    v = ((dt * x)[..., None] * B.transpose(1, 2)[:, None]).view(b, d, nc, T, n)
-    grow = torch.exp(S)
-    R = S - S[:, :, :, :1]
-    local = torch.exp(R) * torch.cumsum(torch.exp(-R) * v, dim=3)  # chunk states from a zero start
-    h = x.new_zeros(b, d, n)
-    starts = []
-    # carry the chunk-start states (unbind once: per-chunk indexing would cost a full-size gradient each)
-    for g_end, l_end in zip(grow[:, :, :, -1].unbind(2), local[:, :, :, -1].unbind(2), strict=True):
-        starts.append(h)
-        h = g_end * h + l_end
-    hs = local + grow * torch.stack(starts, dim=2)[:, :, :, None]
-    y = (hs * C.transpose(1, 2).reshape(b, 1, nc, T, n)).sum(-1).reshape(b, d, Lp)[..., :L]
-    return y, h
+    pad = nc * T - L
+    if pad:
+        logdec = F.pad(logdec, (0, 0, 0, pad))
+        v = F.pad(v, (0, 0, 0, pad))
+    lead = logdec.shape[:-2]
+    n = logdec.shape[-1]
+    S = logdec.reshape(*lead, nc, T, n).cumsum(-2)  # log-decay from the chunk start
+    R = S - S[..., :1, :]
+    local = torch.exp(R) * torch.cumsum(torch.exp(-R) * v.reshape(*lead, nc, T, n), dim=-2)
+    if nc == 1:
+        hs = local
+    else:
+        ends = _linear_scan(S[..., -1, :], local[..., -1, :], chunk, max_log_decay)  # (..., nc, N)
+        starts = F.pad(ends[..., :-1, :], (0, 0, 1, 0))  # the state entering each chunk
+        hs = local + torch.exp(S) * starts[..., None, :]
+    return hs.reshape(*lead, nc * T, n)[..., :L, :]
+
+
+def _mamba1(
+    x: torch.Tensor, dt: torch.Tensor, a: torch.Tensor, B: torch.Tensor, C: torch.Tensor, chunk: int, max_log: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # (b, d, L, N): Δ_t·A (floored at −MIN_LOG_DECAY in _linear_scan: e^{−20} ≈ 2e-9 already erases the old
+    # state, and the floor keeps one huge Δ from forcing T = 1, the plain loop, on the whole sequence)
+    logdec = dt[..., None] * a[None, :, None, :]
+    v = (dt * x)[..., None] * B.transpose(1, 2)[:, None]  # (Δ_t x_t)·B_t
+    hs = _linear_scan(logdec, v, chunk, max_log)
+    y = (hs * C.transpose(1, 2)[:, None]).sum(-1)
+    return y, hs[..., -1, :]
 
 
 def _mamba2(
@@ -128,8 +156,7 @@ def selective_scan_chunked(
     elif shape.scalar_a:
         y, h = _mamba2(x, dt, A.float(), b_, c_, shape, min(chunk, shape.length))
     else:
-        a = A.float()
-        y, h = _mamba1(x, dt, a, b_, c_, min(_chunk_len(dt, a, chunk, max_log_decay), shape.length))
+        y, h = _mamba1(x, dt, A.float(), b_, c_, chunk, max_log_decay)
     if D is not None:
         y = y + x * per_channel(D.float(), shape)[:, None]
     if z is not None:

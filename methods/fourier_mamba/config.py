@@ -77,7 +77,7 @@ PRESETS: dict[str, Preset] = {
     # §6 as written: FourierMamba-Tiny, 64×64 crops, batch 8; ~2,000+ crops seen per minute budget
     "spec": Preset("spec", ModelConfig(), TrainConfig(steps=1500, crop=64)),
     # the reproducer's default on a shared 2-core CPU: same network, smaller crops, fewer steps
-    "cpu": Preset("cpu", ModelConfig(), TrainConfig(steps=150, crop=32, lr=1e-3, warmup=10)),
+    "cpu": Preset("cpu", ModelConfig(), TrainConfig(steps=150, crop=32, lr=2e-3, warmup=10)),
     # tests: seconds
     "tiny": Preset(
         "tiny",

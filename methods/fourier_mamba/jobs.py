@@ -1,10 +1,12 @@
 """Registered jobs ``fourier_mamba.train`` and ``fourier_mamba.derain`` and the reproducer ``fourier_mamba``.
 
-Queues: ``fourier_mamba.train`` is registered on ``gpu`` — on a deployment with a GPU worker the
-training goes there (the selective scan then runs as the Triton kernel). A host without a GPU
-worker (``paperworks up``'s default consumes ``cpu`` only) sends it to ``cpu`` instead:
-:func:`train_queue` picks by ``settings.worker_queues``, and the API route and CLI submit with it.
-``fourier_mamba.derain`` is a single forward pass of a 0.3M-parameter network: ``cpu``.
+Queues: both jobs are registered on ``cpu``, so a generic ``POST /v1/jobs`` runs on every deployment
+(``paperworks up`` starts a ``cpu`` worker only; every host lists the same registration). Training is
+the job that gains from a GPU (the selective scan then runs as the Triton kernel): the training
+entry point ``POST /v1/fourier_mamba/train`` sends it
+to :func:`train_queue` — ``gpu`` when the deployment declares a GPU worker in
+``PAPERWORKS_WORKER_QUEUES`` (e.g. ``cpu,gpu``), ``cpu`` otherwise. Deraining is one forward pass of a
+0.3M-parameter network: ``cpu``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class TrainParams(BaseModel):
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of the rain, the crops and the initialisation.")
 
 
-@register_method("fourier_mamba.train", title="Train FourierMamba (deraining)", queue="gpu", tags=("image", "mamba"))
+@register_method("fourier_mamba.train", title="Train FourierMamba (deraining)", queue="cpu", tags=("image", "mamba"))
 def run_train(params: TrainParams, progress: JobContext) -> Report:
     """Train FourierMamba-Tiny on synthetic rain over real photos and cache it for the derain job."""
     from methods.fourier_mamba.model import count_params
@@ -103,13 +105,19 @@ class FourierMambaOptions(ReproducerOptions):
     PRESETS = {
         "cpu": {"steps": PRESETS["cpu"].train.steps, "n_eval": 48, "eval_crop": 64, "threads": 1},
         "spec": {"steps": PRESETS["spec"].train.steps, "n_eval": 96, "eval_crop": 64, "threads": 0},
-        "tiny": {"steps": PRESETS["tiny"].train.steps, "n_eval": 4, "eval_crop": 16, "threads": 1},
+        "tiny": {"steps": PRESETS["tiny"].train.steps, "n_eval": 4, "eval_crop": 16, "threads": 1, "real_max_side": 64},
     }
     preset: PresetName = Field("cpu", description="cpu (default, minutes), spec (§6 scale) or tiny (tests).")
     steps: int = Field(150, ge=1, le=100_000, description="Training steps per model.")
     n_eval: int = Field(48, ge=2, le=2000, description="Held-out synthetic crops evaluated.")
     eval_crop: int = Field(64, ge=16, le=256, description="Side of the held-out crops (a multiple of 4).")
     ablation: bool = Field(True, description="Also train the raster-scan model (zigzag vs raster).")
+    real_max_side: int = Field(
+        0,
+        ge=0,
+        le=4096,
+        description="Downscale the real Rain100L pairs to this longest side (0 = full size, the spec).",
+    )
     threads: int = Field(1, ge=0, le=256, description="torch threads while training (0 = torch's default).")
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed of data, crops and initialisation.")
 
@@ -133,5 +141,10 @@ def reproduce(options: FourierMambaOptions, progress: JobContext) -> Report:
 
     preset = get_preset(options.preset).with_train(steps=options.steps, threads=options.threads, seed=options.seed)
     return run_reproduction(
-        preset, n_eval=options.n_eval, eval_crop=options.eval_crop, ablation=options.ablation, progress=progress
+        preset,
+        n_eval=options.n_eval,
+        eval_crop=options.eval_crop,
+        ablation=options.ablation,
+        real_max_side=options.real_max_side,
+        progress=progress,
     )

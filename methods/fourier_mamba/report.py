@@ -25,7 +25,7 @@ from methods.fourier_mamba.evaluate import (
     to_hwc,
 )
 from methods.fourier_mamba.model import count_params
-from methods.fourier_mamba.service import checkpoint_path, save_model
+from methods.fourier_mamba.service import checkpoint_path, fit_side, save_model
 from methods.fourier_mamba.train import TrainResult, train_model, training_set
 
 # spec §4: Restormer (CVPR 2022), recalled by the spec's author and flagged "to be re-checked"
@@ -80,7 +80,9 @@ def _loss_figure(curves: dict[str, list[float]]):
     return fig
 
 
-def run_reproduction(preset: Preset, *, n_eval: int, eval_crop: int, ablation: bool, progress: JobContext) -> Report:
+def run_reproduction(
+    preset: Preset, *, n_eval: int, eval_crop: int, ablation: bool, progress: JobContext, real_max_side: int = 0
+) -> Report:
     """Train zigzag (and raster) FourierMamba, score held-out synthetic crops and the real Rain100L pairs."""
     t_start = time.perf_counter()
     data_dir = Path(get_settings().data_dir)
@@ -102,6 +104,8 @@ def run_reproduction(preset: Preset, *, n_eval: int, eval_crop: int, ablation: b
 
     progress(0.93, "evaluating the real Rain100L pairs")
     pairs = rain100l_pairs(data_dir)
+    if real_max_side:
+        pairs = [(n, fit_side(r, real_max_side), fit_side(c, real_max_side)) for n, r, c in pairs]
     real: dict[str, list[PairScores]] = {o: [] for o in results}
     outputs: dict[str, dict[str, np.ndarray]] = {o: {} for o in results}
     for name, rainy, clean in pairs:
@@ -160,7 +164,8 @@ def run_reproduction(preset: Preset, *, n_eval: int, eval_crop: int, ablation: b
         cols = ["pair", "input PSNR", "input SSIM"]
         for o in results:
             cols += [f"{o} PSNR", f"{o} SSIM"]
-        report.add_table("Real Rain100L pairs (full images, PSNR/SSIM on Y)", cols, real_rows)
+        size = f"downscaled to a longest side of {real_max_side} px" if real_max_side else "full images"
+        report.add_table(f"Real Rain100L pairs ({size}, PSNR/SSIM on Y)", cols, real_rows)
     report.add_table(
         "Paper-scale reference (spec §4; not comparable: Rain13K training, full-size network)",
         ["set", "Restormer PSNR/SSIM (spec, to re-check)", "FourierMamba (paper Table 1)", "ours (this run)"],

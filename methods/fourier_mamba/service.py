@@ -79,11 +79,12 @@ def get_model(preset: str, scan_order: str, progress: JobContext) -> tuple[Fouri
     return load_model(path)
 
 
-def _fit_side(img: np.ndarray) -> np.ndarray:
+def fit_side(img: np.ndarray, side: int = MAX_SIDE) -> np.ndarray:
+    """Downscale (bicubic) so the longest side is at most ``side``."""
     h, w = img.shape[:2]
-    if max(h, w) <= MAX_SIDE:
+    if max(h, w) <= side:
         return img
-    scale = MAX_SIDE / max(h, w)
+    scale = side / max(h, w)
     pil = Image.fromarray((img * 255).round().astype(np.uint8)).resize(
         (max(16, round(w * scale)), max(16, round(h * scale))), Image.Resampling.BICUBIC
     )
@@ -99,7 +100,7 @@ def resolve_image(*, image_sha256: str | None, sample: str | None) -> tuple[str,
 
         with Image.open(io.BytesIO(get_artifact_store().read(image_sha256))) as im:
             img = np.asarray(im.convert("RGB"), dtype=np.float32) / 255.0
-        return f"upload {image_sha256[:12]}", _fit_side(img), None
+        return f"upload {image_sha256[:12]}", fit_side(img), None
     if sample in ("china", "flower"):
         return sample, sklearn_backgrounds()[sample], None
     if sample not in SAMPLES:

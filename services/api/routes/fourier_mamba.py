@@ -1,0 +1,60 @@
+"""``POST /v1/fourier_mamba/derain`` (an uploaded image) and ``POST /v1/fourier_mamba/train``.
+
+Derain: multipart form with ``image`` (at most ``settings.max_upload_bytes`` and
+``settings.max_image_pixels``; decoded to the last pixel, 415 for non-images, 413 when too large)
+plus the fields of ``DerainParams`` minus the image references the upload replaces (``add_rain``,
+``rain_seed``, ``preset``, ``scan_order``). The image is stored in the artifact store and the job
+takes its SHA-256. Sample images need no upload: ``POST /v1/jobs`` with ``fourier_mamba.derain``
+and ``sample``.
+
+Train: JSON ``TrainParams``; the job goes to the ``gpu`` queue when this deployment declares a GPU
+worker (``PAPERWORKS_WORKER_QUEUES`` contains ``gpu``), else to ``cpu``. Both return the job (201);
+the report is at ``GET /v1/jobs/{id}/report``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, HTTPException, UploadFile, status
+
+from methods.fourier_mamba.jobs import DerainParams, TrainParams, train_queue
+from services.api.deps import ApiKeyDep, submit
+from services.api.forms import form_model
+from services.api.schemas import JobPublic
+from services.api.uploads import read_image
+
+router = APIRouter(prefix="/fourier_mamba", tags=["fourier_mamba"])
+
+DerainForm = form_model(DerainParams, exclude=("image_sha256", "sample"), name="FourierMambaDerainForm")
+
+
+@router.post("/derain", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+async def derain(
+    key: ApiKeyDep,
+    image: Annotated[UploadFile, File(description="The rainy image (or a clean one with add_rain set).")],
+    fields: Annotated[DerainForm, Form()],
+) -> JobPublic:
+    """Derain an uploaded image with the trained FourierMamba model."""
+    from core.artifacts import get_artifact_store
+
+    img = await read_image(image)  # 413 / 415 on bad uploads
+    sha = get_artifact_store().put_bytes(img.data, name=img.filename).sha256
+    job, _ = submit("fourier_mamba.derain", {**fields.model_dump(), "image_sha256": sha}, key=key)
+    return JobPublic.model_validate(job)
+
+
+@router.post("/train", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+def train(key: ApiKeyDep, params: TrainParams) -> JobPublic:
+    """Train (and cache) a FourierMamba model on the gpu queue when configured, else on cpu."""
+    from core.db import crud
+    from core.db.session import session_scope
+    from core.jobs.dispatch import enqueue
+    from core.jobs.lifecycle import EnqueueError
+
+    try:
+        job_id = enqueue("fourier_mamba.train", params.model_dump(), queue=train_queue(), owner=key.id)
+    except EnqueueError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    with session_scope() as s:
+        return JobPublic.model_validate(crud.get_job(s, job_id=job_id))

@@ -1,0 +1,101 @@
+"""The registered jobs and the reproducer, run inline with the test-sized ``tiny`` preset."""
+
+import pytest
+
+from core.jobs import get_method, get_reproducer, null_context
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    """Train and cache the ``tiny`` zigzag model once (≈ a second)."""
+    from methods.fourier_mamba.service import checkpoint_path, train_and_save
+
+    train_and_save("tiny", "zigzag", null_context())
+    return checkpoint_path("tiny", "zigzag")
+
+
+def test_train_job_caches_a_model(tiny_model):
+    from methods.fourier_mamba.service import load_model
+
+    model, blob = load_model(tiny_model)
+    assert blob["train"]["steps"] == 8 and len(blob["losses"]) == 8
+    assert model.cfg.scan_order == "zigzag" and model.cfg.channels == 8
+
+
+def _upload(size=(72, 56)) -> str:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from core.artifacts import get_artifact_store
+
+    buf = io.BytesIO()
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (*size[::-1], 3), dtype=np.uint8)).save(buf, "PNG")
+    return get_artifact_store().put_bytes(buf.getvalue(), name="x.png").sha256
+
+
+def test_derain_upload_with_added_rain_scores_against_the_clean_image(tiny_model):
+    spec = get_method("fourier_mamba.derain")
+    params = spec.validate({"image_sha256": _upload(), "add_rain": "L", "rain_seed": 3, "preset": "tiny"})
+    report = spec.run(params, null_context())
+    m = report.metrics
+    assert {"psnr_y_input", "ssim_y_input", "psnr_y_output", "ssim_y_output"} <= set(m)
+    assert 5 < m["psnr_y_input"] < 40 and -1 <= m["ssim_y_output"] <= 1
+    assert {a.name for a in report.artifacts} == {"input.png", "output.png", "ground_truth.png"}
+    assert report.data["height"] == 56 and report.data["width"] == 72
+
+
+def test_derain_without_ground_truth_and_large_uploads_downscaled(tiny_model):
+    from methods.fourier_mamba.service import MAX_SIDE
+
+    report = get_method("fourier_mamba.derain").run(
+        get_method("fourier_mamba.derain").validate({"image_sha256": _upload((MAX_SIDE + 100, 40)), "preset": "tiny"}),
+        null_context(),
+    )
+    assert "psnr_y_output" not in report.metrics and "No ground truth" in report.summary
+    assert report.data["width"] == MAX_SIDE
+
+
+def test_derain_params_need_exactly_one_image():
+    from core.jobs import InvalidParams
+
+    spec = get_method("fourier_mamba.derain")
+    with pytest.raises(InvalidParams, match="exactly one"):
+        spec.validate({})
+    with pytest.raises(InvalidParams):
+        spec.validate({"sample": "china", "image_sha256": "0" * 64})
+    with pytest.raises(InvalidParams):
+        spec.validate({"sample": "mars"})
+
+
+def test_train_queue_follows_the_declared_worker_queues(monkeypatch):
+    from core.config import get_settings
+    from methods.fourier_mamba.jobs import train_queue
+
+    monkeypatch.setattr(get_settings(), "worker_queues", "cpu")
+    assert train_queue() == "cpu"
+    monkeypatch.setattr(get_settings(), "worker_queues", "cpu, gpu")
+    assert train_queue() == "gpu"
+    assert get_method("fourier_mamba.train").queue == "cpu"  # generic submissions run on every deployment
+
+
+def test_reproducer_tiny_writes_results(tmp_path, data_dir):
+    rep = get_reproducer("fourier_mamba")
+    path = rep.run(tmp_path, null_context(), {"preset": "tiny", "ablation": True})
+    text = path.read_text()
+    assert "Held-out synthetic crops" in text and "Real Rain100L pairs" in text and "## Reading" in text
+    assert "zigzag" in text and "raster" in text
+    files = {p.name for p in (tmp_path / "fourier_mamba").iterdir()}
+    assert {"heldout_examples.png", "rain100l_example.png", "loss.png"} <= files
+
+
+def test_reproducer_options_are_validated():
+    from core.jobs import InvalidOptions
+
+    rep = get_reproducer("fourier_mamba")
+    assert rep.validate({}).steps == 150 and rep.validate({"preset": "tiny"}).eval_crop == 16
+    with pytest.raises(InvalidOptions):
+        rep.validate({"eval_crop": 30})  # not a multiple of 4
+    with pytest.raises(InvalidOptions):
+        rep.validate({"stepz": 3})
