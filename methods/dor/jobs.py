@@ -6,6 +6,7 @@ pass over 10 class prompts and B = 64 outlier prompts through a tiny CLIP, milli
 
 from __future__ import annotations
 
+import os
 import platform
 from typing import Literal
 
@@ -118,11 +119,12 @@ def reproduce(options: DorOptions, progress: JobContext) -> Report:
         "backbone": options.clip_dir or f"tiny CLIP '{options.backbone}'",
         "n_new": len(set(per_seed[0]["zeroshot"]["new_labels"].tolist())),
         "seconds": round(time.perf_counter() - start, 1),
-        "machine": f"{platform.machine()} {platform.processor() or ''} ({options.threads} torch thread(s))".strip(),
+        "machine": " ".join(p for p in (platform.machine(), platform.processor()) if p)
+        + f" ({options.threads} torch thread(s), {os.cpu_count()} CPUs shared with other jobs)",
         "command": f"paperworks reproduce dor{options.cli_options()}",
     }
     report = reproduction_report(options.model_dump(), agg, result, per_seed, pools, info)
     report.add_section("Command", f"`{info['command']}` — {info['seconds']} s on {info['machine']}.")
     report.add_section("What was shrunk", shrunk(options.model_dump()))
-    report.add_section("Reading", reading(agg, result))
+    report.add_section("Reading", reading(agg, result, per_seed[0]))
     return report
