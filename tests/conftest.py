@@ -131,7 +131,8 @@ def postgres_url():
         get_engine.cache_clear()
         with admin.connect() as conn:
             conn.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            # FORCE (PostgreSQL 13+): a worker still running (its reaper polls) cannot slip a connection in
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
 
 
