@@ -18,7 +18,7 @@ from core.jobs.registry import ReproducerOptions
 load_all()
 METHODS = [m.name for m in list_methods()]
 REPRODUCERS = [r.name for r in list_reproducers()]
-EXPECTED_REPRODUCERS = {"any4", "defame", "dpcr", "lms3", "nonlinear_sdr", "pae", "rf_solver"}
+EXPECTED_REPRODUCERS = {"any4", "defame", "dpcr", "fourier_mamba", "lms3", "nonlinear_sdr", "pae", "rf_solver"}
 
 
 def _schema_fields():
