@@ -105,6 +105,11 @@ def _stat(results: list[dict], est: str, key: str) -> tuple[float, float] | None
     return (float(np.mean(vals)), float(np.std(vals))) if vals else None
 
 
+def _get_stat(results: list[dict], est: str, key: str) -> float | None:
+    st = _stat(results, est, key)
+    return None if st is None else st[0]
+
+
 def _fmt(ms: tuple[float, float] | None) -> str:
     return "—" if ms is None else f"{ms[0]:.3f} ± {ms[1]:.3f}"
 
@@ -296,75 +301,116 @@ def _get(summary: dict, key: str, est: str, metric: str) -> float | None:
     return None if v is None else v[0]
 
 
-def _reading(main: dict, cont: dict, real: dict, chk: dict, options: Any) -> str:
-    """A plain paragraph generated from the measured numbers (what holds, what does not)."""
-    parts = []
+def _reading(main: dict, cont: dict, real: dict, chk: dict, lam: dict, options: Any) -> str:
+    """Plain paragraphs generated from the measured numbers: what holds, what does not."""
+    good: list[str] = []
+    bad: list[str] = []
     n_big, p0 = max(options.ns), options.ps[0]
+
+    def at(model: str, est: str, metric: str, n: int = n_big) -> float | None:
+        return _get(main, f"{model} p={p0} n={n}", est, metric)
+
     for m in ("M1", "M2"):
-        v = _get(main, f"{m} p={p0} n={n_big}", "PSVM", "dist")
-        small = _get(main, f"{m} p={p0} n={min(options.ns)}", "PSVM", "dist")
-        if v is not None:
-            trend = (
-                ""
-                if small is None or small == v
-                else (" and falls with n" if v < small else " but does not fall with n")
+        v, small = at(m, "PSVM", "dist"), at(m, "PSVM", "dist", min(options.ns))
+        if v is None:
+            continue
+        trend = "" if small is None or small == v else (", falling with n" if v < small else ", not falling with n")
+        text = f"{m}: linear PSVM (λ = {options.lam}) ‖P̂ − P‖ = {v:.2f} at n = {n_big}{trend} (chance 1.79)"
+        (good if v <= 0.5 else bad).append(text + (" — within the ≤ 0.5 target" if v <= 0.5 else " — above 0.5"))
+        ens = at(m, "PM-ensemble", "dist")
+        if ens is not None:
+            (good if ens < v else bad).append(
+                f"{m}: the loss ensemble (hinge + logistic + squared hinge + least squares) gives {ens:.2f} "
+                f"against {v:.2f} for the hinge alone"
             )
-            verdict = "holds" if v <= 0.5 else "does not hold"
-            parts.append(
-                f"{m}: linear PSVM (λ = {options.lam}) reaches ‖P̂ − P‖ = {v:.2f} at n = {n_big}{trend} "
-                f"(target ≤ 0.5: {verdict}; chance {chance_distance(2, p0):.2f})."
-            )
-    for m in ("M3", "M4", "C1"):
-        vals = {e: _get(main, f"{m} p={p0} n={n_big}", e, "rho") for e in ("kernel PSVM", "neural PSVM", "PSVM", "SIR")}
-        if vals["kernel PSVM"] is not None:
-            ok = [e for e in ("kernel PSVM", "neural PSVM") if (vals[e] or 0) > 0.9]
-            shown = ", ".join(f"{e} {v:.2f}" for e, v in vals.items() if v is not None)
-            parts.append(
-                f"{m}: |ρ(ĝ₁, r)| {shown}; the > 0.9 target is met by "
-                f"{', '.join(ok) if ok else 'no nonlinear machine'}."
-            )
+    for m in ("M3", "M4", "C1", "C2"):
+        vals = {e: at(m, e, "rho") for e in ("kernel PSVM", "neural PSVM", "PSVM", "SIR")}
+        for e in ("kernel PSVM", "neural PSVM"):
+            v = vals[e]
+            if v is not None:
+                lin = max((x for k, x in vals.items() if k in ("PSVM", "SIR") and x is not None), default=float("nan"))
+                text = f"{m}: {e} |ρ(ĝ₁, truth)| = {v:.2f} at n = {n_big} (linear PSVM / SIR ≤ {lin:.2f})"
+                (good if v > 0.9 else bad).append(text + (" — above the 0.9 target" if v > 0.9 else " — below 0.9"))
+    m4 = at("M4", "SIR", "dist")
+    if m4 is not None:
+        good.append(f"SIR fails on the symmetric M4 as it must (‖P̂ − P‖ = {m4:.2f}, chance 1.79)")
     for m in ("M1", "M2"):
         o = main.get(f"{m} p={p0} n={n_big}", {}).get("order", {})
         if o.get("PSVM") is not None:
-            parts.append(
-                f"Order of {m} (d = 2) at n = {n_big}: BIC picks it in {o['PSVM']:.0%} of the PSVM runs"
-                + (f", the ladle in {o['PSVM ladle']:.0%}" if o.get("PSVM ladle") is not None else "")
-                + (f", BIC on SIR in {o['SIR']:.0%}." if o.get("SIR") is not None else ".")
+            bad.append(
+                f"order of {m} (d = 2) at n = {n_big}: BIC on PSVM's eigenvalues finds it in {o['PSVM']:.0%} "
+                "of the replications (λ = 1 leaves the second eigenvalue small)"
             )
-    m4_sir = _get(main, f"M4 p={p0} n={n_big}", "SIR", "dist")
-    if m4_sir is not None:
-        parts.append(
-            f"SIR fails on the symmetric M4 as expected (‖P̂ − P‖ = {m4_sir:.2f}); SAVE/DR/pHd, "
-            "second-moment methods, do not."
+        if o.get("PSVM ladle") is not None:
+            (good if o["PSVM ladle"] >= 0.5 else bad).append(
+                f"order of {m}: the ladle estimator on PSVM finds d = 2 in {o['PSVM ladle']:.0%}"
+            )
+    nl = [main[k]["order"].get("kernel PSVM") for k in main if k.split()[0] in ("M3", "M4", "C1")]
+    nl = [x for x in nl if x is not None]
+    if nl:
+        (good if np.mean(nl) >= 0.5 else bad).append(
+            f"d̂ = 1 for the kernel machine on M3/M4/C1 in {np.mean(nl):.0%} of the replications"
         )
+    if lam:
+        for m in ("M1", "M2"):
+            row = {k[1]: v for k, v in lam.items() if k[0] == m and v is not None}
+            if len(row) > 1:
+                best = min(row, key=row.get)
+                good.append(
+                    f"λ sweep on {m}: PSVM distance {row.get(1.0, float('nan')):.2f} at λ = 1, "
+                    f"best {row[best]:.2f} at λ = {best:g}"
+                )
     if cont:
         eps = max(options.contamination) if options.contamination else 0
         for m in options.contamination_models[:3]:
-            a0, a1 = _get(cont, f"{m} eps=0.0", "PSVM", "dist"), _get(cont, f"{m} eps={eps}", "PSVM", "dist")
-            b0, b1 = _get(cont, f"{m} eps=0.0", "pHd", "dist"), _get(cont, f"{m} eps={eps}", "pHd", "dist")
-            k0, k1 = (
-                _get(cont, f"{m} eps=0.0", "kernel PSVM", "rho"),
-                _get(cont, f"{m} eps={eps}", "kernel PSVM", "rho"),
-            )
-            if None not in (a0, a1, b0, b1, k0, k1):
-                parts.append(
-                    f"{m} with ε = {eps}: PSVM distance {a0:.2f} → {a1:.2f}, pHd {b0:.2f} → {b1:.2f}, "
-                    f"kernel PSVM |ρ| {k0:.2f} → {k1:.2f}."
+
+            def get(est: str, metric: str, e: float, m: str = m) -> float | None:
+                return _get(cont, f"{m} eps={e}", est, metric)
+
+            a0, a1 = get("PSVM", "dist", 0.0), get("PSVM", "dist", eps)
+            b0, b1 = get("pHd", "dist", 0.0), get("pHd", "dist", eps)
+            s0, s1 = get("SIR", "dist", 0.0), get("SIR", "dist", eps)
+            k0, k1 = get("kernel PSVM", "rho", 0.0), get("kernel PSVM", "rho", eps)
+            if None not in (a0, a1, b0, b1) and a0 > 0.8 * chance_distance(2, p0):
+                bad.append(
+                    f"{m}: linear PSVM is near chance even without contamination ({a0:.2f}); pHd, which sees this "
+                    f"model, goes {b0:.2f} → {b1:.2f} at ε = {eps}"
                 )
+            elif None not in (a0, a1, b0, b1):
+                text = (
+                    f"{m}, ε = {eps} gross Y-errors: PSVM {a0:.2f} → {a1:.2f}, pHd (uses Y's values) "
+                    f"{b0:.2f} → {b1:.2f}" + (f", SIR (rank slices) {s0:.2f} → {s1:.2f}" if s0 is not None else "")
+                )
+                (good if (a1 - a0) < (b1 - b0) else bad).append(
+                    text + (" — PSVM degrades less than pHd" if (a1 - a0) < (b1 - b0) else " — PSVM degrades as much")
+                )
+            if k0 is not None and k1 is not None:
+                (good if k0 - k1 < 0.1 else bad).append(f"{m}: kernel PSVM |ρ| {k0:.2f} → {k1:.2f} at ε = {eps}")
     if chk:
-        parts.append(
-            f"§7 checks: {sum(chk['holds'])} of {len(chk['holds'])} hold; C3 log-log slope "
-            f"{chk['c3']['slope']:.2f} (expected ≈ −0.5), shuffled-Y distance "
-            f"{chk['chance']['mean_distance']:.2f} vs chance {chk['chance']['chance']:.2f}."
+        (good if all(chk["holds"]) else bad).append(
+            f"§7 checks: {sum(chk['holds'])} of {len(chk['holds'])} hold (C3 log-log slope {chk['c3']['slope']:.2f}, "
+            f"shuffled-Y distance {chk['chance']['mean_distance']:.2f} vs chance {chk['chance']['chance']:.2f})"
         )
     for name, res in real.items():
-        best = max((r.get("score_dhat", -1), e) for e, r in res.items() if "score_dhat" in r)
-        pcs = max(r.get("pca_dhat", -1) for r in res.values() if "pca_dhat" in r)
-        parts.append(
-            f"{name}: best reduction {best[1]} scores {best[0]:.3f} on its d̂ predictors vs {pcs:.3f} for "
-            f"the same number of principal components ({'beats or matches' if best[0] >= pcs - 0.005 else 'loses to'} PCA)."
-        )
-    return " ".join(parts)
+        scored = {e: r for e, r in res.items() if "score_dhat" in r}
+        wins = [
+            f"{e} {r['score_dhat']:.3f} vs {r['pca_dhat']:.3f}"
+            for e, r in scored.items()
+            if r["score_dhat"] >= r["pca_dhat"] - 0.005
+        ]
+        losses = [
+            f"{e} {r['score_dhat']:.3f} vs {r['pca_dhat']:.3f}"
+            for e, r in scored.items()
+            if r["score_dhat"] < r["pca_dhat"] - 0.005
+        ]
+        lead = f"{name}, k-NN on the d̂ sufficient predictors vs on as many principal components: "
+        if wins:
+            good.append(lead + ", ".join(wins))
+        if losses:
+            bad.append(lead + ", ".join(losses))
+    para = "**What holds.** " + "; ".join(good) + "." if good else ""
+    para2 = "**What does not.** " + "; ".join(bad) + "." if bad else ""
+    return "\n\n".join(p for p in (para, para2) if p)
 
 
 # --- the reproducer -------------------------------------------------------------------
@@ -461,7 +507,8 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
             "`-o preset=full` runs the spec's scale."
         ),
     )
-    report.add_section("Reading", _reading(summary_main, summary_cont, real, chk, options))
+    lam_summary = {(s["model"], s["lam"]): _get_stat(r, "PSVM", "dist") for s, r in zip(lam_s, r_lam, strict=True)}
+    report.add_section("Reading", _reading(summary_main, summary_cont, real, chk, lam_summary, options))
     report.data = {
         "main": summary_main,
         "contamination": summary_cont,
