@@ -30,6 +30,8 @@ so adding a method never edits an entrypoint.
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 import inspect
 import logging
@@ -91,7 +93,13 @@ class MethodSpec:
             raise InvalidParams(self.name, exc.errors(include_url=False, include_context=False)) from None
 
     def json_schema(self) -> dict[str, Any]:
-        return self.params_model.model_json_schema()
+        """The params model's JSON schema (a fresh copy of a cached one: building it costs about a millisecond)."""
+        return copy.deepcopy(_json_schema(self.params_model))
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 class InvalidOptions(InvalidParams):
