@@ -14,15 +14,42 @@ The module is named after its package (``pae``); the URL keeps the ``/webagent``
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response, status
 
 from agents.pae.jobs import TrainParams
-from services.api.deps import ApiKeyDep, submit
+from services.api.deps import ApiKeyDep, is_admin, may_access, submit
 from services.api.schemas import JobPublic
 
 router = APIRouter(prefix="/webagent", tags=["pae"])
+
+
+def _run_owners(run_ids: list[str]) -> dict[str, str]:
+    """Each run's owner: the key that submitted the first ``pae.train`` job naming that ``run_id`` (issue #27)."""
+    from sqlalchemy import select
+
+    from core.db.models import Job
+    from core.db.session import session_scope
+
+    if not run_ids:
+        return {}
+    rid = Job.params["run_id"].as_string()
+    with session_scope() as s:
+        rows = s.execute(
+            select(rid, Job.owner).where(Job.method == "pae.train", rid.in_(run_ids)).order_by(Job.created_at)
+        ).all()
+    owners: dict[str, str] = {}
+    for run_id, owner in rows:
+        owners.setdefault(run_id, owner)
+    return owners
+
+
+def _visible(key, run_id: str) -> bool:
+    return may_access(key, _run_owners([run_id]).get(run_id))
+
 
 RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="A PAE run id.")]
 
@@ -44,26 +71,48 @@ def start_run(
     response: Response,
     idempotency_key: Annotated[str | None, Query(max_length=200)] = None,
 ) -> JobPublic:
-    """Queue a ``pae.train`` job; an invalid configuration (unknown sites included) is a 422."""
-    job, created = submit("pae.train", body.model_dump(mode="json"), key=key, idempotency_key=idempotency_key)
+    """Queue a ``pae.train`` job; an invalid configuration (unknown sites included) is a 422.
+
+    The run belongs to the key: a new run gets its id here (recorded in the job's params), and
+    resuming (``run_id``) another key's run is a 404.
+    """
+    params = body.model_dump(mode="json")
+    if params.get("run_id"):
+        from agents.pae import store
+
+        known = store.get_run(run_id=params["run_id"]) is not None or params["run_id"] in _run_owners(
+            [params["run_id"]]
+        )
+        if known and not _visible(key, params["run_id"]):
+            raise HTTPException(404, f"no PAE run {params['run_id']}")
+    elif idempotency_key:  # the same request again must name the same run (else it is a 409)
+        params["run_id"] = hashlib.sha256(f"{key.id}:{idempotency_key}".encode()).hexdigest()[:32]
+    else:
+        params["run_id"] = uuid.uuid4().hex
+    job, created = submit("pae.train", params, key=key, idempotency_key=idempotency_key)
     if not created:
         response.status_code = status.HTTP_200_OK
     return JobPublic.model_validate(job)
 
 
 @router.get("/runs")
-def runs(_: ApiKeyDep, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
+def runs(key: ApiKeyDep, limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[dict[str, Any]]:
+    """This key's runs, newest first (an admin key sees all)."""
     from agents.pae import store
 
-    return store.list_runs(limit=limit)
+    if is_admin(key):
+        return store.list_runs(limit=limit)
+    rows = store.list_runs(limit=2000)
+    owners = _run_owners([r["id"] for r in rows])
+    return [r for r in rows if owners.get(r["id"]) == key.id][:limit]
 
 
 @router.get("/runs/{run_id}")
-def run(run_id: RunId, _: ApiKeyDep) -> dict[str, Any]:
+def run(run_id: RunId, key: ApiKeyDep) -> dict[str, Any]:
     from agents.pae import store
 
     r = store.get_run(run_id=run_id)
-    if r is None:
+    if r is None or not _visible(key, run_id):
         raise HTTPException(404, f"no PAE run {run_id}")
     return r
 
@@ -71,7 +120,7 @@ def run(run_id: RunId, _: ApiKeyDep) -> dict[str, Any]:
 @router.get("/runs/{run_id}/trajectories")
 def trajectories(
     run_id: RunId,
-    _: ApiKeyDep,
+    key: ApiKeyDep,
     phase: Annotated[Literal["rollout", "test", "demo"] | None, Query()] = None,
     iteration: Annotated[int | None, Query(ge=0, le=100_000)] = None,
     site: Annotated[str | None, Query(max_length=40)] = None,
@@ -79,18 +128,18 @@ def trajectories(
 ) -> list[dict[str, Any]]:
     from agents.pae import store
 
-    if store.get_run(run_id=run_id) is None:
+    if store.get_run(run_id=run_id) is None or not _visible(key, run_id):
         raise HTTPException(404, f"no PAE run {run_id}")
     rows = store.trajectory_rows(run_id=run_id, phase=phase, iteration=iteration)
     return [r for r in rows if site is None or r["site"] == site][:limit]
 
 
 @router.get("/trajectories/{trajectory_id}")
-def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], _: ApiKeyDep) -> dict[str, Any]:
+def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], key: ApiKeyDep) -> dict[str, Any]:
     from agents.pae import store
 
     d = store.trajectory_detail(trajectory_id=trajectory_id)
-    if d is None:
+    if d is None or not _visible(key, d["run_id"]):
         raise HTTPException(404, f"no trajectory {trajectory_id}")
     return d
 

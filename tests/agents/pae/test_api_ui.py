@@ -37,8 +37,21 @@ def stored(env, tmp_path_factory):
     return run_id, tid, task
 
 
-def test_routes_serve_runs_trajectories_and_screenshots(api_client, stored):
+@pytest.fixture
+def admin_key():
+    """Runs stored in-process (as ``paperworks pae run`` does) belong to no API key: admin keys see them."""
+    from core.db import crud
+    from core.db.session import session_scope
+
+    with session_scope() as s:
+        _, key = crud.create_api_key(s, name="pae-admin", scopes="admin")
+    return key
+
+
+def test_routes_serve_runs_trajectories_and_screenshots(api_client, stored, admin_key):
     run_id, tid, task = stored
+    assert all(r["id"] != run_id for r in api_client.get("/v1/webagent/runs").json())  # not this key's run
+    api_client.headers["Authorization"] = f"Bearer {admin_key}"
     assert {s["name"] for s in api_client.get("/v1/webagent/sites").json()} == {
         "shop",
         "recipes",
@@ -77,7 +90,8 @@ def _free_port() -> int:
 
 
 @pytest.mark.integration
-def test_trajectory_browser_in_chromium(stored, api_key, env):
+def test_trajectory_browser_in_chromium(stored, admin_key, env):
+    api_key = admin_key
     """The page shows the stored trajectory step by step with its screenshot (saved to docs/screenshots)."""
     import uvicorn
 

@@ -121,3 +121,29 @@ def test_cli_creates_admin_keys_on_request():
     out = CliRunner().invoke(app, ["keys", "create", "--name", "plain"])
     with session_scope() as s:
         assert crud.verify_api_key(s, key=out.output.strip().splitlines()[-1]).scopes == ""
+
+
+def test_pae_runs_belong_to_the_key_that_started_them(clients):
+    from agents.pae import store
+
+    alice, bob, admin = clients["alice"], clients["bob"], clients["admin"]
+    r = alice.post("/v1/webagent/runs", json={"iterations": 1})
+    assert r.status_code == 201, r.text
+    run_id = r.json()["params"]["run_id"]
+    assert run_id  # a new run's id is fixed at submission, so the run can be traced to its key
+    store.create_run(name="pae", config={}, run_id=run_id)  # what the job does when a worker starts it
+
+    assert run_id in {x["id"] for x in alice.get("/v1/webagent/runs").json()}
+    assert run_id not in {x["id"] for x in bob.get("/v1/webagent/runs").json()}
+    assert run_id in {x["id"] for x in admin.get("/v1/webagent/runs").json()}
+    for path in (f"/v1/webagent/runs/{run_id}", f"/v1/webagent/runs/{run_id}/trajectories"):
+        assert alice.get(path).status_code == 200, path
+        assert bob.get(path).status_code == 404, path
+        assert admin.get(path).status_code == 200, path
+    # bob cannot resume (and so append to) alice's run
+    assert bob.post("/v1/webagent/runs", json={"run_id": run_id}).status_code == 404
+    assert alice.post("/v1/webagent/runs", json={"run_id": run_id}).status_code == 201
+    # idempotent resubmission names the same run
+    a = alice.post("/v1/webagent/runs?idempotency_key=pae-1", json={"iterations": 1})
+    b = alice.post("/v1/webagent/runs?idempotency_key=pae-1", json={"iterations": 1})
+    assert a.status_code == 201 and b.status_code == 200 and a.json()["id"] == b.json()["id"]
