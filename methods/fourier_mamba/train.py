@@ -46,11 +46,14 @@ def train_model(
     seed_everything(cfg.seed)
     rs = rain_set if rain_set is not None else training_set(cfg, data_dir)
     rng = np.random.default_rng([cfg.seed, 1])
-    model = FourierMambaNet(model_cfg)
+    device = torch.device(
+        "cuda" if cfg.device == "auto" and torch.cuda.is_available() else cfg.device.replace("auto", "cpu")
+    )
+    model = FourierMambaNet(model_cfg).to(device)  # on CUDA the scan runs as the Triton kernel (scan_impl auto)
 
     def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
         x, y = sample_crops(rs, cfg.batch_size, cfg.crop, "train", rng)
-        return torch.from_numpy(x), torch.from_numpy(y)
+        return torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
 
     def loss_fn(net: FourierMambaNet, b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         return derain_loss(net(b[0]), b[1], cfg.freq_weight)
@@ -70,4 +73,4 @@ def train_model(
             message=f"train ({model_cfg.scan_order})",
             log_every=50,
         )
-    return TrainResult(model, losses, time.perf_counter() - t0, rs)
+    return TrainResult(model.cpu(), losses, time.perf_counter() - t0, rs)
