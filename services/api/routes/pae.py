@@ -47,6 +47,24 @@ def _run_owners(run_ids: list[str]) -> dict[str, str]:
     return owners
 
 
+def _screenshot_runs(sha256: str) -> list[str]:
+    """The runs whose trajectories recorded this screenshot (a digest can repeat across runs)."""
+    from sqlalchemy import select
+
+    from agents.pae.models import PaeScreenshot, PaeStep, PaeTrajectory
+    from core.db.session import session_scope
+
+    with session_scope() as s:
+        q = (
+            select(PaeTrajectory.run_id)
+            .join(PaeStep, PaeStep.trajectory_id == PaeTrajectory.id)
+            .join(PaeScreenshot, PaeScreenshot.step_id == PaeStep.id)
+            .where(PaeScreenshot.sha256 == sha256)
+            .distinct()
+        )
+        return list(s.scalars(q))
+
+
 def _visible(key, run_id: str) -> bool:
     return may_access(key, _run_owners([run_id]).get(run_id))
 
@@ -145,12 +163,12 @@ def trajectory(trajectory_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")], k
 
 
 @router.get("/screenshots/{sha256}", response_class=Response, responses={200: {"content": {"image/png": {}}}})
-def screenshot(sha256: Annotated[str, Path(pattern=r"^[0-9a-f]{64}$")], _: ApiKeyDep) -> Response:
+def screenshot(sha256: Annotated[str, Path(pattern=r"^[0-9a-f]{64}$")], key: ApiKeyDep) -> Response:
     """Only digests recorded as PAE screenshots are served (not arbitrary artifacts)."""
     from agents.pae import store
     from core.artifacts import get_artifact_store
 
-    if not store.screenshot_known(sha256=sha256):
+    if not store.screenshot_known(sha256=sha256) or not any(_visible(key, r) for r in _screenshot_runs(sha256)):
         raise HTTPException(404, "no such screenshot")
     path = get_artifact_store().path_for(sha256)
     if not path.exists():

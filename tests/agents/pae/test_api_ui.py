@@ -50,7 +50,9 @@ def admin_key():
 
 def test_routes_serve_runs_trajectories_and_screenshots(api_client, stored, admin_key):
     run_id, tid, task = stored
+    plain = api_client.headers["Authorization"]
     assert all(r["id"] != run_id for r in api_client.get("/v1/webagent/runs").json())  # not this key's run
+    assert api_client.get(f"/v1/webagent/trajectories/{tid}").status_code == 404
     api_client.headers["Authorization"] = f"Bearer {admin_key}"
     assert {s["name"] for s in api_client.get("/v1/webagent/sites").json()} == {
         "shop",
@@ -68,6 +70,7 @@ def test_routes_serve_runs_trajectories_and_screenshots(api_client, stored, admi
     sha = d["steps"][2]["screenshots"]["before"]
     png = api_client.get(f"/v1/webagent/screenshots/{sha}")
     assert png.status_code == 200 and png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
+    assert api_client.get(f"/v1/webagent/screenshots/{sha}", headers={"Authorization": plain}).status_code == 404
 
 
 def test_routes_reject_bad_input(api_client):
