@@ -41,9 +41,17 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
     preset = get_preset(params.preset, **overrides)
     wordnet = has_wordnet() or not preset.model.wordnet
     cached = (model_dir(preset, wordnet=wordnet) / "model.safetensors").is_file() and not params.retrain
-    _, folder = get_tiny_clip(preset, retrain=params.retrain, progress=None if cached else progress.sub(0.0, 0.95))
+    backbone, folder = get_tiny_clip(
+        preset, retrain=params.retrain, progress=None if cached else progress.sub(0.0, 0.9)
+    )
+    info = train_info(folder)
+    if cached:  # evaluate on today's datasets, not the numbers stored when it was trained
+        from methods.vlm.train import evaluate
+
+        progress(0.92, "evaluating zero-shot accuracy and retrieval")
+        info["eval"] = evaluate(backbone, include=preset.eval_sets, retrieval_n=preset.retrieval_n)
     progress(0.97, "writing the report")
-    return training_report(folder, train_info(folder), preset.to_dict(), trained_now=not cached)
+    return training_report(folder, info, preset.to_dict(), trained_now=not cached)
 
 
 class ZeroShotParams(BaseModel):
@@ -141,12 +149,12 @@ def reproduce(options: VlmOptions, progress: JobContext) -> Report:
     report = run_train(TrainParams(preset=options.preset, retrain=options.retrain, threads=options.threads), progress)
     m = report.metrics
     sets = sorted(k.removeprefix("zeroshot_") for k in m if k.startswith("zeroshot_"))
-    above = [d for d in sets if m[f"zeroshot_{d}"] > 2 * m[f"chance_{d}"]]
+    above = [d for d in sets if m[f"zeroshot_{d}"] >= m[f"chance_{d}"] + 0.2]
     below = [d for d in sets if d not in above]
     report.add_section(
         "Reading",
-        f"Zero-shot accuracy is more than twice chance on {', '.join(above) or 'no set'}"
-        + (f" but not on {', '.join(below)}" if below else "")
+        f"Zero-shot accuracy is at least 20 points above chance on {', '.join(above) or 'no set'}"
+        + (f", less on {', '.join(below)}" if below else "")
         + ". The tiny CLIP knows a few hundred caption words and a synthetic world of shapes, so it is far from real "
         "CLIP; what the VLM methods need from it is a frozen image tower and a text tower that place class names — "
         "and, through the frozen MiniLM word vectors, words never seen in a caption — in one space. Retrieval R@1 "

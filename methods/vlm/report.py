@@ -15,15 +15,13 @@ def training_report(folder: Path, info: dict, preset: dict, *, trained_now: bool
     from methods.vlm.data import load_dataset
 
     ev = info["eval"]
-    how = (
-        f"trained now in {info['seconds']:.0f} s"
-        if trained_now
-        else f"loaded from the cache (trained in {info['seconds']:.0f} s)"
-    )
+    took = f"{info['seconds']:.0f} s of wall time on this machine's shared CPUs"
+    how = f"trained now in {took}" if trained_now else f"loaded from the cache (trained in {took})"
     report = Report(
         title=f"Tiny CLIP '{preset['name']}'",
         summary=f"Contrastive image–text model {how}: {len(info['losses'])} steps, vocabulary of "
-        f"{info['vocab_size']} words{' incl. the WordNet lists' if info.get('wordnet') else ''}. Folder: `{folder}`.",
+        f"{info['vocab_size']} words{' incl. the WordNet lists' if info.get('wordnet') else ''}. "
+        f"Cached as `<cache_dir>/vlm/tiny_clip/{Path(folder).name}`.",
     )
     report.metrics.update({k: round(v, 4) for k, v in ev.items()})
     report.metrics["final_loss"] = round(sum(info["losses"][-50:]) / min(50, len(info["losses"])), 4)
