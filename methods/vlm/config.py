@@ -63,7 +63,9 @@ class Preset:
         return {"name": self.name, "model": asdict(self.model), "train": asdict(self.train)}
 
     def hash(self) -> str:
-        blob = json.dumps({"model": asdict(self.model), "train": asdict(self.train)}, sort_keys=True)
+        """Identity of the trained weights: both configs, except the thread count (it changes speed, not results)."""
+        train = {k: v for k, v in asdict(self.train).items() if k != "threads"}
+        blob = json.dumps({"model": asdict(self.model), "train": train}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
