@@ -86,7 +86,7 @@ def submit(
     try:
         job, created = submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
         if not created:
-            _same_request_or_409(job, method, params)
+            same_request_or_409(job, method, params)
         return job, created
     except UnknownMethod as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
@@ -118,7 +118,7 @@ def allowed_models_or_422(method: str, params: dict[str, Any] | None) -> None:
         ) from None
 
 
-def _same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) -> None:
+def same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) -> None:
     """A reused idempotency key must name the same method and (validated) params as its first use."""
     from core.jobs.registry import get_method
 

@@ -92,6 +92,12 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
                 )
             )
         else:
+            if not r.created:  # a reused idempotency key must name the same method and params (else 409)
+                try:
+                    deps.same_request_or_409(r.job, body.jobs[i].method, body.jobs[i].params)
+                except HTTPException as exc:
+                    out.append(BatchItemPublic(index=i, status=409, error=exc.detail))
+                    continue
             out.append(BatchItemPublic(index=i, status=201 if r.created else 200, job=JobPublic.model_validate(r.job)))
     return BatchPublic(
         created=sum(o.status == 201 for o in out),

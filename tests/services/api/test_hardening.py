@@ -98,6 +98,15 @@ def test_reusing_an_idempotency_key_with_other_params_is_409(api_client):
     assert api_client.post("/v1/jobs", json={**body, "method": "llm.complete", "params": {}}).status_code in (409, 422)
 
 
+def test_reusing_an_idempotency_key_with_other_params_in_a_batch_is_409(api_client):
+    item = {"method": "diag.sleep", "params": {"seconds": 1}, "idempotency_key": "batch-409"}
+    first = api_client.post("/v1/jobs:batch", json={"jobs": [item]}).json()["items"][0]
+    assert first["status"] == 201
+    again = api_client.post("/v1/jobs:batch", json={"jobs": [item, {**item, "params": {"seconds": 3}}]}).json()
+    assert [i["status"] for i in again["items"]] == [200, 409]
+    assert again["items"][0]["job"]["id"] == first["job"]["id"] and again["items"][1]["job"] is None
+
+
 def test_oversize_body_without_content_length_is_413(api_client):
     def chunks():
         for _ in range(40):
