@@ -39,7 +39,10 @@ class BatchCreate(BaseModel):
 
 class BatchItemPublic(BaseModel):
     index: int
-    status: int = Field(description="201 created, 200 an earlier job with this idempotency key, else 404/422/503.")
+    status: int = Field(
+        description="201 created, 200 an earlier job with this idempotency key (same method and params), "
+        "else 404/409/422/503."
+    )
     job: JobPublic | None = None
     error: Any = None
 
