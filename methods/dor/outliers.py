@@ -64,6 +64,7 @@ def zero_shot_features(backbone, words: Sequence[str], template: str = TEMPLATES
     scoring the ~58k WordNet nouns is the slow part of a run and never changes for a frozen backbone.
     """
     import hashlib
+    import os
     from pathlib import Path
 
     from core.config import get_settings
@@ -79,7 +80,7 @@ def zero_shot_features(backbone, words: Sequence[str], template: str = TEMPLATES
             return feats
     feats = text_features(backbone, prompts(words, template))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(feats, tmp)
     tmp.replace(path)
     return feats

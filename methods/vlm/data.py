@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import zlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,7 +259,7 @@ def load_dataset(name: str, split: str) -> VLDataset:
         return VLDataset(**blob)
     ds = info.loader(split)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{zlib.crc32(str(path).encode())}")
+    tmp = path.with_suffix(f".tmp{os.getpid()}")  # per process: concurrent workers never share a temporary file
     torch.save(
         {k: getattr(ds, k) for k in ("name", "split", "images", "labels", "classnames", "captions", "boxes", "meta")},
         tmp,
