@@ -117,21 +117,33 @@ def _prompt_lines() -> frozenset[str]:
     out = set()
     for t in texts:
         for line in t.splitlines():
-            n = _norm(re.sub(r"\{[a-z_]+\}", "", line))
-            if len(n) >= 12:
-                out.add(n)
+            line = re.sub(r"\{[a-z_]+\}", "", line)
+            for piece in (line, *_SENTENCE.split(line)):
+                n = _norm(piece)
+                if len(n) >= 12:
+                    out.add(n)
     return frozenset(out)
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_HEADING = re.compile(
+    r"^\s*#*\s*(instructions|record|valid actions|examples|your \w+|decision options|rejected)\s*:?\s*", re.IGNORECASE
+)
+
+
 def strip_echo(text: str) -> str:
-    """``text`` without the lines that repeat prompt instructions, examples or section headings."""
+    """``text`` without the lines and sentences that repeat prompt instructions, examples or section headings."""
     known = _prompt_lines()
     kept = []
     for line in text.splitlines():
-        n = _norm(line)
-        if n in known or re.match(
-            r"^#\s+(instructions|record|valid actions|examples|your \w+|decision options)", line.strip().lower()
-        ):
+        if _norm(line) in known:
             continue
+        if re.match(r"^\s*#", line) and _HEADING.match(line):
+            continue
+        line = _HEADING.sub("", line) if _HEADING.match(line) else line
+        sentences = [p for p in _SENTENCE.split(line) if _norm(p) not in known]
+        line = " ".join(sentences).strip()
+        if re.fullmatch(r"[#\s\d.)-]*", line) and line.strip():
+            continue  # what is left of an echoed numbered list or heading
         kept.append(line)
-    return "\n".join(kept).strip()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()

@@ -34,6 +34,12 @@ def test_echoed_instructions_are_stripped():
         "So the claim is wrong."
     )
     assert strip_echo(reply) == "The tower stands in Paris.\nSo the claim is wrong."
+    # fragments seen in a 135M run: a sentence of the system prompt, an echoed option list, a bare heading
+    seen = (
+        "###\nThe Record documents the fact-check so far.\n\nConnery refused.\n"
+        "Decision Options: 1. In at most one paragraph, summarise the key insights of the fact-check. It is `refuted`"
+    )
+    assert strip_echo(seen) == "Connery refused.\n1. It is `refuted`"
 
 
 def test_plan_retries_after_a_rejection_then_falls_back(stage_llm, corpus_store):
