@@ -7,13 +7,14 @@ R_t = S_t − S_0 (the decay after the chunk's first token),
     h_t = e^{S_t} ⊙ h_start + e^{R_t} ⊙ Σ_{s≤t} e^{−R_s} ⊙ v_s,   v_s = (Δ_s x_s)·B_s,
 
 two cumulative sums over the chunk instead of T dependent steps. The chunk-end states obey the
-same kind of recurrence over L/T steps (decay = the chunk's total), solved recursively. e^{−R_s} grows with the
-decay inside a chunk, so T is chosen per call such that (T−1)·max|Δ·A| ≤ ``max_log_decay``
+same kind of recurrence over L/T steps (decay = the chunk's total), solved recursively.
+e^{−R_s} grows with the decay inside a chunk, so T is chosen per call such that (T−1)·max|Δ·A| ≤ ``max_log_decay``
 (e^{30} ≈ 1e13 stays far from fp32 overflow); the absolute rounding error stays
 ≈ ε·Σ|v_s|, as in the sequential loop. Per-token log-decays are floored at −20 (a decay of
 e^{−20} ≈ 2e-9 instead of a smaller one: the carried state is erased either way, the difference is
-≤ 2e-9·|h|), so even the strongest decay leaves T ≥ 2. Strong decay makes T small (down to 2), so the result stays exact in every regime, only slower. T depends on the data, so two inputs differing only in late tokens may be
-chunked differently: their early outputs then agree to rounding, not bit for bit.
+≤ 2e-9·|h|), so even the strongest decay leaves T ≥ 2: exact in every regime, only slower.
+T depends on the data, so two inputs differing only in late tokens may be chunked
+differently: their early outputs then agree to rounding, not bit for bit.
 
 Mamba-2 (scalar A per head): the decay is the same for all N states, so the chunk is
 computed in the "state-space dual" form of state-spaces/mamba's ``ssd_minimal.py``:
@@ -27,7 +28,6 @@ import torch
 import torch.nn.functional as F
 
 from kernels.selective_scan.reference import ScanShape, check_scan_inputs, per_channel, prepare_delta
-
 
 MIN_LOG_DECAY = 20.0
 
