@@ -12,7 +12,7 @@ e^{−R_s} grows with the decay inside a chunk, so T is chosen per call such tha
 (e^{30} ≈ 1e13 stays far from fp32 overflow); the absolute rounding error stays
 ≈ ε·Σ|v_s|, as in the sequential loop. Per-token log-decays are floored at −20 (a decay of
 e^{−20} ≈ 2e-9 instead of a smaller one: the carried state is erased either way, the difference is
-≤ 2e-9·|h|), so even the strongest decay leaves T ≥ 2: exact in every regime, only slower.
+≤ 2e-9·|h|), so even the strongest decay leaves T ≥ 2: accurate in every regime, only slower.
 T depends on the data, so two inputs differing only in late tokens may be chunked
 differently: their early outputs then agree to rounding, not bit for bit.
 
