@@ -17,8 +17,11 @@ Node = Literal["n1", "n2", "n3", "n4"]
 
 #: Named sizes of ``paperworks reproduce clinical_got -o preset=NAME``.
 PRESETS: dict[str, dict[str, Any]] = {
-    # the default: a few minutes on two shared cores (135M on 12 cases, the 1.5B on 4 when installed)
-    "small": dict(n_cases=12, n_cases_large=4),
+    # the default: minutes on two idle cores (135M on 6 cases; the 1.5B on 1 case when installed —
+    # ~8 calls of ~1.2k prompt tokens per case at ~35 prompt tok/s)
+    "small": dict(n_cases=6, n_cases_large=1),
+    # a larger 135M run (~30 min idle) with 3 cases of the 1.5B
+    "medium": dict(n_cases=24, n_cases_large=3),
     # tests and smoke runs
     "tiny": dict(n_cases=3, n_cases_large=0),
     # the spec's scale: 133 cases (hours with the local models)

@@ -101,12 +101,12 @@ def run_job(params: RunParams, progress: JobContext) -> Report:
 
 class ClinicalGotOptions(ReproducerOptions):
     PRESETS = PRESETS
-    preset: Literal["small", "tiny", "spec"] = Field(
-        "small", description="small (the results run, minutes), tiny (tests), spec (133 cases, hours)."
+    preset: Literal["small", "medium", "tiny", "spec"] = Field(
+        "small", description="small (the results run, minutes), medium, tiny (tests), spec (133 cases, hours)."
     )
-    n_cases: int = Field(12, ge=1, le=2000, description="Cases for the default (135M) model.")
+    n_cases: int = Field(6, ge=1, le=2000, description="Cases for the default (135M) model.")
     n_cases_large: int = Field(
-        4, ge=0, le=2000, description="Cases for the opt-in 1.5B model (skipped when not installed; 0 = skip)."
+        1, ge=0, le=2000, description="Cases for the opt-in 1.5B model (skipped when not installed; 0 = skip)."
     )
     models: list[str] = Field(
         ["local/smollm2-135m-instruct", "local/qwen2.5-coder-1.5b-instruct"],
