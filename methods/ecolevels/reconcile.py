@@ -132,9 +132,9 @@ def predict(result: ProbeResult, target: TargetTask) -> Prediction:
     pr, tr = LEVEL_RANK[result.level], LEVEL_RANK[target.level]
     ev = result.ev if result.ev is not None else 0.0
     direction = {
-        "bias": "disadvantage the counter-stereotypical group",
-        "reverse": "favour it",
-        "null": "no difference",
+        "bias": "a disadvantage for the counter-stereotypical group",
+        "reverse": "a disadvantage for the stereotype-consistent group",
+        "null": "no group difference",
     }[result.verdict]
     if pr == tr and ev >= 0.8:
         strength = "likely to generalise"

@@ -147,15 +147,20 @@ def reading(results: list[ProbeResult], conflicts: list[Conflict]) -> str:
     a = max(assoc, key=lambda r: abs(r.effect))
     b = max(behav, key=lambda r: abs(r.effect))
     holds = abs(a.effect) > abs(b.effect)
-    labels = sorted({c.label for c in conflicts if {c.a, c.b} & {a.probe_id, b.probe_id}})
+    labels = sorted({c.label for c in conflicts if {c.a, c.b} == {a.probe_id, b.probe_id}})
     return (
         f"Association level: {a.name} {a.effect:+.2f} [{a.ci_low:+.2f}, {a.ci_high:+.2f}]; behaviour level: {b.name} "
         f"{b.effect:+.2f} [{b.ci_low:+.2f}, {b.ci_high:+.2f}]. The paper's qualitative pattern (association-level bias "
         f"larger than naturalistic-output bias) {'appears' if holds else 'does not appear'} on this model"
         + (f"; the reconciler labels the pair {', '.join(labels)}" if labels else "; the two do not conflict")
-        + ". A tiny model's forced choices are often position- or token-driven rather than content-driven, so a "
-        "near-zero index at any level can mean 'no signal' as much as 'no bias': the per-paraphrase×seed spread in "
-        "the results table is the check."
+        + "."
+        + (
+            " A small model's forced choices are often position- or token-driven rather than content-driven, so a "
+            "near-zero index at any level can mean 'no signal' as much as 'no bias': the per-paraphrase×seed spread "
+            "is the check."
+            if not (a.model.startswith("scripted/") or b.model.startswith("scripted/"))
+            else ""
+        )
     )
 
 

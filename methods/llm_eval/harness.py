@@ -84,13 +84,18 @@ def generate(req: GenRequest, model: str) -> GenOutput:
 
 
 def create_run(benchmark: str, model: str, config: dict[str, Any] | None = None, *, resume: bool = False) -> str:
-    """A new run id; with ``resume``, the latest unfinished run of the same benchmark, model and config
-    (so an interrupted evaluation continues from its stored outputs)."""
+    """A new run id; with ``resume``, the latest run of the same benchmark, model and config that has not
+    failed (an interrupted evaluation continues from its stored outputs, and a finished one is reused:
+    its prompts are identical and greedy decoding is deterministic)."""
     if resume:
         with session_scope() as s:
             q = (
                 select(LlmEvalRun)
-                .where(LlmEvalRun.benchmark == benchmark, LlmEvalRun.model == model, LlmEvalRun.status == "running")
+                .where(
+                    LlmEvalRun.benchmark == benchmark,
+                    LlmEvalRun.model == model,
+                    LlmEvalRun.status.in_(("running", "succeeded")),
+                )
                 .order_by(LlmEvalRun.created_at.desc())
             )
             for run in s.scalars(q):

@@ -68,5 +68,7 @@ def test_resume_reuses_an_unfinished_run_with_the_same_config():
     a = create_run("resume-test", "m", {"n": 1}, resume=True)
     assert create_run("resume-test", "m", {"n": 1}, resume=True) == a
     assert create_run("resume-test", "m", {"n": 2}, resume=True) != a
-    finish_run(a, {})
+    finish_run(a, {})  # a finished run is reused too (same prompts, deterministic decoding) ...
+    assert create_run("resume-test", "m", {"n": 1}, resume=True) == a
+    finish_run(a, {}, status="failed")  # ... a failed one is not
     assert create_run("resume-test", "m", {"n": 1}, resume=True) != a
