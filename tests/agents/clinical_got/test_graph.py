@@ -79,3 +79,17 @@ def test_graph_builds_with_a_checkpointer(tmp_path):
 
     with checkpointer("clinical_got", path=tmp_path / "c.sqlite") as saver:
         assert build_graph("direct", checkpointer=saver).checkpointer is saver
+
+
+def test_vision_models_get_the_slice_triples_and_text_models_the_findings():
+    from agents.clinical_got.nodes import build_prompt, use_images
+
+    case = prepare_case(BENCH, "case000")
+    images = ClinicalGotConfig(model="scripted/x", bench=BENCH, visual="images")
+    n1 = build_prompt("n1", {"case_id": "case000"}, case, images, chained=True)
+    n2 = build_prompt("n2", {"case_id": "case000"}, case, images, chained=True)
+    assert sum(isinstance(p, dict) for p in n1) == 20 and sum(isinstance(p, dict) for p in n2) == 30
+    assert "ZMAP Slice 7" in n1 and "ROI Slice 16" in n2 and not any("Visual findings" in str(p) for p in n2)
+    assert use_images(ClinicalGotConfig(), "openai/gpt-4o") == (False, True)
+    assert use_images(ClinicalGotConfig(), "local/smollm2-135m-instruct") == (True, False)
+    assert use_images(ClinicalGotConfig(visual="both"), "local/smollm2-135m-instruct") == (True, True)
