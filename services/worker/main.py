@@ -25,7 +25,13 @@ def main(argv: list[str] | None = None) -> None:
         "--without-mingle",
         "--without-heartbeat",
     ]
-    args += list(argv if argv is not None else sys.argv[1:]) or ["--pool=solo"]
+    extra = list(argv if argv is not None else sys.argv[1:]) or ["--pool=solo"]
+    solo = "--pool=solo" in extra or any(a == "--pool" and b == "solo" for a, b in zip(extra, extra[1:], strict=False))
+    if solo and not any(a in ("-c", "--concurrency") or a.startswith("--concurrency=") for a in extra):
+        # Celery sizes a solo worker's prefetch by the CPU count: on 2 cores it reserved a second message while
+        # running one, and a SIGKILL took that reserved message with it (back only after the visibility timeout)
+        extra.append("--concurrency=1")
+    args += extra
     app.worker_main(args)
 
 
