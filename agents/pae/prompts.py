@@ -59,4 +59,6 @@ EVALUATOR_USER = """TASK: {task}
 Result Response: {answer}
 {n} states at the end:
 {states}
-Your verdict:"""
+First say in one or two sentences whether the states show the information the answer gives and whether it answers
+the task; then write the verdict line "Verdict: SUCCESS" or "Verdict: NOT SUCCESS".
+Thoughts:"""
