@@ -1,0 +1,118 @@
+"""Jobs ``lsa.synthetic`` and ``lsa.lm`` and the reproducer ``long_short_alignment`` (spec §6).
+
+Both jobs are CPU-sized (a 2-layer transformer, minutes) and registered on the ``cpu`` queue.
+The reproducer fans the synthetic runs out as ``lsa.synthetic`` jobs when a job sender is registered
+(a worker or the API process) and runs them in process otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from methods.long_short_alignment.config import PRESETS
+
+PE = Literal["nope", "rope", "sinusoidal", "learned"]
+
+
+class SyntheticParams(BaseModel):
+    task: Literal["mean", "length", "outrep"] = Field("mean", description="Target: mean, length, or 1/√l (OutRep).")
+    pe: PE = Field("nope", description="Position encoding.")
+    steps: int = Field(300, ge=1, le=20000, description="Adam steps (spec: 3000).")
+    seed: int = Field(0, ge=0, le=10_000, description="Seed.")
+    eval_per_length: int = Field(500, ge=10, le=5000, description="Test sequences per length (spec: 2000).")
+
+
+@register_method("lsa.synthetic", title="Long-short alignment: synthetic length generalization", queue="cpu")
+def synthetic(params: SyntheticParams, progress: JobContext) -> Report:
+    """Train the small causal transformer on l ~ U{1..10} and report MSE at test lengths up to 50."""
+    from methods.long_short_alignment.synthetic import SynthConfig, evaluate, train
+
+    cfg = SynthConfig(
+        task=params.task, pe=params.pe, steps=params.steps, seed=params.seed, eval_per_length=params.eval_per_length
+    )
+    model, losses = train(cfg, progress)
+    mse = evaluate(model, cfg)
+    report = Report(
+        title=f"Synthetic {params.task} / {params.pe}",
+        summary=f"final train MSE {losses[-1]:.3g}; test MSE at l=50: {mse[50]}",
+    )
+    report.add_table(
+        "MSE by test length", ["l", "MSE"], [[k, v if v is not None else "refused"] for k, v in mse.items()]
+    )
+    report.data = {
+        "params": params.model_dump(),
+        "mse": {str(k): v for k, v in mse.items()},
+        "final_train_loss": losses[-1],
+        "losses": losses[:: max(1, len(losses) // 100)],
+    }
+    return report
+
+
+class LMParams(BaseModel):
+    l_train: int = Field(64, ge=16, le=512, description="Training length.")
+    d: int = Field(64, ge=16, le=256, description="Model width.")
+    layers: int = Field(2, ge=1, le=6, description="Layers.")
+    stage_a_steps: int = Field(300, ge=1, le=5000, description="Pretraining steps (α = 0).")
+    stage_b_steps: int = Field(150, ge=2, le=5000, description="Continued-training steps per α.")
+    alphas: list[float] = Field([0.0, 0.1, 1.0], min_length=1, max_length=6, description="Regularizer weights.")
+    saves: int = Field(2, ge=1, le=5, description="Evaluations per α run (checkpoints for the correlation).")
+    seed: int = Field(0, ge=0, le=10_000, description="Seed.")
+
+
+@register_method("lsa.lm", title="Long-short alignment: regularized byte LM", queue="cpu")
+def lm(params: LMParams, progress: JobContext) -> Report:
+    """Pretrain a byte LM on GSM8K+MATH text, continue with L_CE + α·L_misalign per α; perplexity by length."""
+    from core.config import get_settings
+    from methods.long_short_alignment.lm import LMConfig, run_experiment
+    from methods.long_short_alignment.report import lm_tables
+
+    lengths = tuple(params.l_train * k for k in (1, 2, 4))
+    cfg = LMConfig(
+        l_train=params.l_train,
+        d=params.d,
+        layers=params.layers,
+        stage_a_steps=params.stage_a_steps,
+        stage_b_steps=params.stage_b_steps,
+        alphas=tuple(params.alphas),
+        saves=params.saves,
+        seed=params.seed,
+        eval_lengths=lengths,
+    )
+    result = run_experiment(cfg, get_settings().data_dir, progress)
+    report = Report(title="Long-short alignment regularizer on a byte LM", summary="")
+    lm_tables(report, result, cfg)
+    report.data = {"params": params.model_dump(), **result}
+    return report
+
+
+class Options(ReproducerOptions):
+    PRESETS = PRESETS
+    preset: Literal["quick", "spec"] = Field("quick", description="quick (~5-8 min, 1 seed) or spec (5 seeds).")
+    seeds: int = Field(1, ge=1, le=10, description="Seeds per synthetic configuration.")
+    synth_steps: int = Field(200, ge=1, le=20000, description="Synthetic training steps.")
+    eval_per_length: int = Field(300, ge=10, le=5000, description="Synthetic test sequences per length.")
+    pes: list[PE] = Field(["nope", "rope", "sinusoidal"], min_length=1, description="Position encodings.")
+    lm_l_train: int = Field(64, ge=16, le=512, description="LM training length.")
+    lm_d: int = Field(64, ge=16, le=256, description="LM width.")
+    lm_layers: int = Field(2, ge=1, le=6, description="LM layers.")
+    lm_stage_a_steps: int = Field(200, ge=1, le=5000, description="LM pretraining steps.")
+    lm_stage_b_steps: int = Field(100, ge=2, le=5000, description="LM continued-training steps per α.")
+    lm_alphas: list[float] = Field([0.0, 0.1, 1.0], min_length=1, max_length=6, description="Regularizer weights.")
+    lm_saves: int = Field(2, ge=1, le=5, description="Checkpoints per α for the correlation.")
+    skip_lm: bool = Field(False, description="Only the synthetic study.")
+    dispatch: Literal["auto", "inline", "jobs"] = Field("auto", description="Synthetic runs as sub-jobs or inline.")
+
+
+@register_reproducer(
+    "long_short_alignment",
+    options=Options,
+    description="Long-Short Alignment (ICML 2025): synthetic tasks and the misalignment regularizer",
+)
+def reproduce(options: Options, progress: JobContext) -> Report:
+    """Synthetic §6.1 grid and the §6.2 regularized byte LM with the misalignment/perplexity correlation."""
+    from methods.long_short_alignment.report import build_report
+
+    return build_report(options, progress)
