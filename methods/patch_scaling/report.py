@@ -1,0 +1,221 @@
+"""The ``patch_scaling`` reproduction: runs every (backbone, p, seed), aggregates, plots and checks §7."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from core.jobs import JobContext, Report
+from methods.patch_scaling.config import PAPER
+
+
+def _use_jobs(dispatch: str) -> bool:
+    if dispatch == "inline":
+        return False
+    from core.jobs.dispatch import NoSender, get_sender
+
+    try:
+        get_sender()
+        return True
+    except NoSender:
+        if dispatch == "jobs":
+            raise
+        return False
+
+
+def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
+    """One result dict per (backbone, p, seed): sub-jobs when a worker is configured, else in-process."""
+    from methods.patch_scaling.jobs import TrainParams
+
+    runs = [
+        TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.epochs)
+        for b in options.backbones
+        for p in options.patches
+        for s in range(options.seeds)
+    ]
+    if _use_jobs(options.dispatch):
+        from core.db import crud
+        from core.db.session import session_scope
+        from core.jobs.dispatch import enqueue, wait
+
+        run = progress.job_id or uuid.uuid4().hex
+        ids = [
+            enqueue("patch_scaling.train", r.model_dump(), idempotency_key=f"patch_scaling:{run}:{k}")
+            for k, r in enumerate(runs)
+        ]
+        progress(0.0, f"{len(ids)} sub-jobs queued")
+        wait(ids, timeout=12 * 3600, steal_after=60.0, progress=progress)
+        with session_scope() as s:
+            return [crud.get_report_for_job(s, job_id=j).body["data"]["result"] for j in ids]
+    from methods.patch_scaling.train import train_eval
+
+    out = []
+    for k, r in enumerate(runs):
+        sub = progress.sub(k / len(runs), (k + 1) / len(runs))
+        out.append(train_eval(r.backbone, r.patch, r.seed, image_size=r.image_size, epochs=r.epochs, progress=sub))
+    return out
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    """Spearman's ρ (average ranks for ties)."""
+    from scipy.stats import spearmanr
+
+    rho = spearmanr(x, y).statistic
+    return float(rho) if np.isfinite(rho) else 0.0
+
+
+def aggregate(results: list[dict[str, Any]]) -> dict[str, dict[int, dict[str, float]]]:
+    out: dict[str, dict[int, dict[str, float]]] = {}
+    for r in results:
+        out.setdefault(r["backbone"], {}).setdefault(r["patch"], {"acc": [], "flops": r["flops"], "s": []})
+        cell = out[r["backbone"]][r["patch"]]
+        cell["acc"].append(r["accuracy"])
+        cell["s"].append(r["train_s"])
+        cell["tokens"] = r["tokens"]
+    for per_p in out.values():
+        for cell in per_p.values():
+            acc = np.array(cell["acc"])
+            cell["mean"], cell["std"], cell["n"] = float(acc.mean()), float(acc.std()), len(acc)
+            cell["wall"] = float(np.mean(cell["s"]))
+    return out
+
+
+def checks(agg: dict[str, dict[int, dict[str, float]]]) -> dict[str, dict[str, Any]]:
+    """§7.5: acc(p=1) − acc(p=max) ≥ 2 points and Spearman(−p, per-seed acc) ≥ 0.8, per backbone."""
+    out = {}
+    for b, per_p in agg.items():
+        ps = sorted(per_p)
+        gap = 100 * (per_p[1]["mean"] - per_p[ps[-1]]["mean"]) if 1 in per_p else float("nan")
+        xs = [-p for p in ps for _ in per_p[p]["acc"]]
+        ys = [a for p in ps for a in per_p[p]["acc"]]
+        rho = spearman(xs, ys)
+        out[b] = {"gap_points": gap, "gap_ok": bool(gap >= 2.0), "rho": rho, "rho_ok": bool(rho >= 0.8)}
+    return out
+
+
+def plot(agg: dict[str, dict[int, dict[str, float]]], image_size: int) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for b, per_p in agg.items():
+        ps = sorted(per_p, reverse=True)
+        tok = [per_p[p]["tokens"] for p in ps]
+        ax.errorbar(
+            tok,
+            [100 * per_p[p]["mean"] for p in ps],
+            yerr=[100 * per_p[p]["std"] for p in ps],
+            marker="o",
+            capsize=3,
+            label={"vit": "Tiny-ViT", "adventurer": "Tiny-Adventurer"}[b],
+        )
+        for t, p in zip(tok, ps, strict=True):
+            ax.annotate(f"p={p}", (t, 100 * per_p[p]["mean"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"patch tokens N = ({image_size}/p)²  (log)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"digits {image_size}×{image_size}: accuracy vs tokens")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def run_reproduction(options: Any, progress: JobContext) -> Report:
+    results = run_all(options, progress)
+    agg = aggregate(results)
+    chk = checks(agg)
+    report = Report(
+        title="Scaling laws in patchification — digits",
+        summary=(
+            f"{len(results)} runs: {', '.join(options.backbones)} × p ∈ {options.patches} × {options.seeds} seed(s), "
+            f"{options.epochs} epochs, digits {options.image_size}×{options.image_size} (540 held-out test images)."
+        ),
+    )
+    rows = []
+    for b, per_p in agg.items():
+        for p in sorted(per_p, reverse=True):
+            c = per_p[p]
+            rows.append(
+                [
+                    b,
+                    p,
+                    int(c["tokens"]) + 1,
+                    f"{100 * c['mean']:.1f} ± {100 * c['std']:.1f}",
+                    c["n"],
+                    f"{c['flops'] / 1e6:.2f}",
+                    f"{c['wall']:.1f}",
+                ]
+            )
+    report.add_table(
+        "Test accuracy per backbone and patch size",
+        ["backbone", "p", "tokens (+cls)", "accuracy % (mean ± std)", "seeds", "MFLOPs / image", "train s / run"],
+        rows,
+        note="Baselines: majority class ≈ 10.2 % (the 540-image test split is stratified over 10 classes); "
+        "std is over seeds (0 with one seed). Wall-clock is on a shared, loaded 2-core CPU.",
+    )
+    report.add_table(
+        "§7.5 checks",
+        ["backbone", "acc(p=1) − acc(p=max) (points)", "≥ 2?", "Spearman ρ(−p, acc)", "≥ 0.8?"],
+        [[b, f"{c['gap_points']:.1f}", c["gap_ok"], f"{c['rho']:.2f}", c["rho_ok"]] for b, c in chk.items()],
+    )
+    report.add_table(
+        "Paper (ImageNet-1k top-1, 224² input) — context, not comparable",
+        ["model", "p", "input", "tokens", "top-1 %"],
+        [list(r) for r in PAPER],
+    )
+    report.add_figure("scaling.png", plot(agg, options.image_size), caption="accuracy vs tokens (log axis)")
+    report.add_section("Plot", "![accuracy vs tokens](artifact:scaling.png)")
+    report.add_section("What was shrunk", _shrunk(options))
+    report.add_section("Reading", _reading(agg, chk, options))
+    for b, c in chk.items():
+        report.metrics[f"{b}_gap_points"] = round(c["gap_points"], 2)
+        report.metrics[f"{b}_spearman"] = round(c["rho"], 3)
+    report.data = {"results": results, "checks": chk}
+    return report
+
+
+def _shrunk(options: Any) -> str:
+    return (
+        "ImageNet-1k at 224² → scikit-learn digits at "
+        f"{options.image_size}×{options.image_size} (1,257 train / 540 test, fixed stratified split); "
+        "Adventurer-Tiny (12 layers, d = 256, d_state 64, headdim 64) → 4 layers, d = 64, d_state 16, headdim 16; "
+        "DeiT → a 4-layer, 4-head, d = 64 ViT; the three-stage 420-epoch recipe → one stage of "
+        f"{options.epochs} epoch(s) (AdamW 1e-3, wd 0.05, cosine, batch 64, ±1 px shifts, label smoothing 0.1); "
+        f"{options.seeds} seed(s) per cell (spec: 5 seeds × 100 epochs — `-o preset=spec`). "
+        "Kept: only p changes between runs; kernel = stride = p patch conv; learned (N+1)-long position "
+        "embedding; class token last (Adventurer) / first (ViT); heading-average token; the released flip rule "
+        "(layers 2 and 3); SwiGLU ×2.5; gated RMSNorm; the Mamba-2 scalar-A-per-head recurrence "
+        "(chunked PyTorch scan on CPU, the Triton kernel on CUDA)."
+    )
+
+
+def _reading(agg: dict, chk: dict, options: Any) -> str:
+    parts = []
+    names = {"vit": "Tiny-ViT", "adventurer": "Tiny-Adventurer"}
+    for b, c in chk.items():
+        per_p = agg[b]
+        ps = sorted(per_p, reverse=True)
+        curve = " → ".join(f"{100 * per_p[p]['mean']:.1f}" for p in ps)
+        held = "holds" if c["gap_ok"] and c["rho_ok"] else "does not fully hold"
+        parts.append(
+            f"{names[b]}: accuracy over p = {', '.join(map(str, ps))} is {curve} %; p = 1 vs p = {ps[0]} "
+            f"is {c['gap_points']:+.1f} points and Spearman ρ(−p, acc) = {c['rho']:.2f}, so the §7.5 law {held} here."
+        )
+    scale = (
+        "These are short runs (fewer epochs and seeds than the spec), so the curve is noisier and lower than "
+        "at convergence, and one seed gives no error bar: read the ordering, not the decimals."
+        if options.seeds < 5 or options.epochs < 100
+        else "These runs use the spec's 5 seeds × 100 epochs."
+    )
+    return (
+        " ".join(parts)
+        + " p = 8 on 8×8 inputs is a single token, a strong information bottleneck, so the largest gap is "
+        "expected there; the paper's ImageNet gains (e.g. Adventurer-Base 82.6 → 84.6 from p = 16 to 1) are "
+        "context for the direction of the law only — the tasks differ. "
+        + scale
+        + " FLOPs grow roughly linearly with tokens for Adventurer and super-linearly for ViT (attention)."
+    )

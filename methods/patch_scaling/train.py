@@ -1,0 +1,92 @@
+"""Train and evaluate one (backbone, p, seed) run with the §6 recipe through :func:`core.train.fit`.
+
+AdamW (lr 1e-3, wd 0.05), linear warm-up then cosine, batch 64, ±1 px shifts, label smoothing
+0.1. Only p changes between runs of one backbone.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from core.train import fit, pin_threads, seed_everything
+from methods.patch_scaling.data import load_split, random_shift
+from methods.patch_scaling.model import build, forward_flops
+
+
+def train_eval(
+    backbone: str,
+    patch: int,
+    seed: int,
+    *,
+    image_size: int = 8,
+    epochs: int = 100,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 0.05,
+    warmup_epochs: float = 5.0,
+    label_smoothing: float = 0.1,
+    dim: int = 64,
+    depth: int = 4,
+    flip_rule: str = "released",
+    threads: int = 1,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Returns test accuracy, FLOPs per image, tokens, parameter count, train wall-clock and final loss."""
+    xtr, ytr, xte, yte = load_split(image_size)
+    with pin_threads(threads):
+        seed_everything(seed)
+        kw: dict[str, Any] = {"dim": dim, "depth": depth}
+        if backbone == "adventurer":
+            kw["flip_rule"] = flip_rule
+        model = build(backbone, image_size=image_size, patch=patch, **kw)
+        gen = torch.Generator().manual_seed(seed)
+        per_epoch = math.ceil(len(ytr) / batch_size)
+        steps = epochs * per_epoch
+        order: list[torch.Tensor] = []
+
+        def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+            k = step % per_epoch
+            if k == 0:
+                order[:] = [torch.randperm(len(ytr), generator=gen)]
+            idx = order[0][k * batch_size : (k + 1) * batch_size]
+            return random_shift(xtr[idx], gen), ytr[idx]
+
+        def loss_fn(m: torch.nn.Module, b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+            return F.cross_entropy(m(b[0]), b[1], label_smoothing=label_smoothing)
+
+        t0 = time.perf_counter()
+        losses = fit(
+            model,
+            batch,
+            loss_fn,
+            steps=steps,
+            lr=lr,
+            warmup=min(int(warmup_epochs * per_epoch), steps // 10),
+            weight_decay=weight_decay,
+            clip=None,
+            progress=progress,
+            message=f"{backbone} p={patch} seed={seed}",
+        )
+        train_s = time.perf_counter() - t0
+        with torch.no_grad():
+            pred = torch.cat([model(xte[i : i + 270]).argmax(1) for i in range(0, len(yte), 270)])
+        acc = float((pred == yte).float().mean())
+        flops = forward_flops(model, image_size)
+    return {
+        "backbone": backbone,
+        "patch": patch,
+        "seed": seed,
+        "image_size": image_size,
+        "tokens": (image_size // patch) ** 2,
+        "accuracy": acc,
+        "flops": flops,
+        "params": sum(p.numel() for p in model.parameters()),
+        "train_s": train_s,
+        "epochs": epochs,
+        "final_loss": losses[-1],
+    }

@@ -1,0 +1,42 @@
+"""The registered train job and the reproducer, at a tiny size, in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.jobs import JobContext
+from methods.patch_scaling.jobs import Options, TrainParams, reproduce, run_train
+from methods.patch_scaling.report import aggregate, checks
+
+
+def test_train_job_reports_accuracy_tokens_and_flops():
+    r = run_train(TrainParams(backbone="adventurer", patch=4, epochs=1), JobContext())
+    assert r.metrics["tokens"] == 4
+    assert 0.15 < r.metrics["accuracy"] <= 1.0  # one epoch already beats the 10 % majority class
+    assert r.metrics["flops"] > 0 and r.data["result"]["patch"] == 4
+
+
+def test_params_reject_patch_larger_than_image():
+    with pytest.raises(ValueError):
+        TrainParams(patch=16, image_size=8)
+
+
+def test_checks_use_gap_and_spearman():
+    res = [
+        {"backbone": "vit", "patch": p, "accuracy": a, "flops": 1, "train_s": 1.0, "tokens": (8 // p) ** 2}
+        for p, a in [(8, 0.5), (4, 0.7), (2, 0.8), (1, 0.9)]
+    ]
+    c = checks(aggregate(res))["vit"]
+    assert c["gap_points"] == pytest.approx(40.0) and c["gap_ok"] and c["rho"] == pytest.approx(1.0)
+    res[-1]["accuracy"] = 0.4
+    c = checks(aggregate(res))["vit"]
+    assert not c["gap_ok"] and not c["rho_ok"]
+
+
+def test_reproducer_tiny_inline():
+    opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="inline")
+    report = reproduce(opts, JobContext())
+    assert len(report.data["results"]) == 2
+    assert {r["tokens"] for r in report.data["results"]} == {1, 4}
+    assert any(t.title.startswith("§7.5") for t in report.tables)
+    assert "vit_spearman" in report.metrics
