@@ -177,7 +177,22 @@ def combine(
             f"{wall_s:.0f} s on {platform.machine()}."
         ),
     )
-    rep.add_section("Command", f"`{command}`\n\nOptions: `{options}`")
+    from methods.llm_eval.harness import run_seconds
+
+    cost = []
+    for label, r in reports.items():
+        n, secs = 0, 0.0
+        for x in r.data.get("results", []):
+            if x.get("run_id"):
+                dn, ds = run_seconds(x["run_id"])
+                n, secs = n + dn, secs + ds
+        cost.append(f"{label}: {n} generations, {secs:.0f} s of request latency")
+    rep.add_section(
+        "Command",
+        f"`{command}`\n\nOptions: `{options}`\n\nWall time counts this invocation; generations already stored for "
+        "an identical configuration are reused from the database (greedy decoding). Model time recorded with the "
+        "stored outputs (requests overlap, 4 at a time): " + "; ".join(cost) + ".",
+    )
     rows = []
     for label, r in reports.items():
         for x in r.data.get("results", []):

@@ -137,6 +137,13 @@ def stored_outputs(run_id: str, keys: Sequence[str] | None = None) -> dict[str, 
         }
 
 
+def run_seconds(run_id: str) -> tuple[int, float]:
+    """(outputs stored, sum of their request latencies in seconds) — the model time a run cost when it was
+    generated, whether or not this invocation reused it."""
+    outs = stored_outputs(run_id)
+    return len(outs), float(sum(o.latency_s for o in outs.values()))
+
+
 def store_output(run_id: str, req: GenRequest, out: GenOutput) -> None:
     """Insert one output (a key already stored for the run is left as it is)."""
     with session_scope() as s:
