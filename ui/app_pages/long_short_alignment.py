@@ -1,0 +1,96 @@
+"""Long-short alignment page: run a synthetic length-generalization job or the regularized byte LM and
+see loss against test length (MSE per length for the synthetic tasks, perplexity per evaluation length
+and α for the LM).
+
+Talks to the API only: ``POST /v1/jobs`` with ``lsa.synthetic`` or ``lsa.lm``, then the job's report.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any
+
+import streamlit as st
+
+from ui.client import ApiError
+from ui.components import follow_job, get_client, schema_form
+
+PAGE = {"title": "Long-short alignment", "icon": ":material/straighten:", "section": "Methods", "order": 75}
+METHODS = {"Synthetic tasks": "lsa.synthetic", "Byte LM + regularizer": "lsa.lm"}
+
+
+def _schema(client, method: str) -> dict[str, Any] | None:
+    try:
+        spec = next((m for m in client.methods() if m["name"] == method), None)
+    except ApiError as exc:
+        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        return None
+    if spec is None:
+        st.error(f"The API has no {method} method.")
+    return spec["params_schema"] if spec else None
+
+
+def _log10(v: Any) -> float | None:
+    return math.log10(v) if isinstance(v, int | float) and v > 0 else None
+
+
+def _show_synthetic(data: dict[str, Any]) -> None:
+    mse = data["mse"]
+    st.caption("log10 MSE against test length (trained on l ≤ 10); missing points = refused by learned positions")
+    st.line_chart({"l": [int(k) for k in mse], "log10 MSE": [_log10(v) for v in mse.values()]}, x="l", y="log10 MSE")
+    st.table({"l": list(mse), "MSE": [v if v is not None else "refused" for v in mse.values()]})
+
+
+def _show_lm(data: dict[str, Any]) -> None:
+    runs = data["runs"]
+    final: dict[float, dict[str, Any]] = {}
+    for r in runs:
+        final[r["alpha"]] = r
+    lengths = sorted({int(k.split("@")[1]) for k in next(iter(final.values()))["ppl"]})
+    chart: dict[str, list[Any]] = {"eval length": lengths}
+    for a, r in final.items():
+        chart[f"α={a}"] = [r["ppl"][f"heldout@{k}"]["ppl"] for k in lengths]
+    st.caption("Held-out perplexity (GSM8K+MATH test text) against evaluation length, per α")
+    st.line_chart(chart, x="eval length", y=[k for k in chart if k != "eval length"])
+    st.table(
+        {
+            "α": list(final),
+            "L_misalign SCE": [r["misalign"]["sce"] for r in final.values()],
+            "SKL": [r["misalign"]["skl"] for r in final.values()],
+            "train NLL": [r["train_loss"] for r in final.values()],
+        }
+    )
+
+
+def render() -> None:
+    st.title("Long-short alignment")
+    st.write(
+        "Length generalization depends on the output side: outputs whose range grows with length (predicting l) "
+        "fail beyond the training lengths; the misalignment regularizer keeps next-token distributions of long "
+        "and short views of the same ending consistent."
+    )
+    client = get_client()
+    kind = st.radio("Experiment", list(METHODS), horizontal=True, key="lsa-kind")
+    method = METHODS[kind]
+    schema = _schema(client, method)
+    if schema is None:
+        return
+    params = schema_form(schema, key=f"lsa-{method}", columns=3, submit_label="Train")
+    if params is not None:
+        try:
+            job = client.submit(method, params, idempotency_key=uuid.uuid4().hex)
+            st.session_state[f"lsa-job-{method}"] = job["id"]
+        except ApiError as exc:
+            st.error(f"Submit failed ({exc.status}): {exc.detail}")
+    job_id = st.session_state.get(f"lsa-job-{method}")
+    if not job_id:
+        return
+    job = follow_job(client, job_id, label=kind, cancel="Cancel")
+    if job is None or job["status"] != "succeeded":
+        return
+    data = client.report(job_id)["body"].get("data") or {}
+    if method == "lsa.synthetic":
+        _show_synthetic(data)
+    else:
+        _show_lm(data)
