@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.patch_scaling.config import PRESETS
@@ -59,18 +59,41 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
     return report
 
 
-class Options(ReproducerOptions):
+class SweepParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    image_size: Literal[8, 16] = Field(8, description="Input size S.")
+    patches: list[Literal[16, 8, 4, 2, 1]] = Field(
+        [8, 4, 2, 1], min_length=2, max_length=5, description="Patch sizes p."
+    )
+    seeds: int = Field(1, ge=1, le=10, description="Seeds per (backbone, p).")
+    epochs: int = Field(4, ge=1, le=300, description="Training epochs per run.")
+    backbones: list[BackboneName] = Field(["vit", "adventurer"], min_length=1, max_length=2, description="Backbones.")
+    dispatch: Literal["auto", "jobs", "inline"] = Field(
+        "auto", description="auto: sub-jobs when a worker is configured, else in this process."
+    )
+
+    @model_validator(mode="after")
+    def _fits(self) -> SweepParams:
+        if any(p > self.image_size for p in self.patches):
+            raise ValueError("every patch size must be <= image_size")
+        self.patches = sorted(set(self.patches), reverse=True)
+        self.backbones = list(dict.fromkeys(self.backbones))
+        return self
+
+
+@register_method("patch_scaling.sweep", title="Patch scaling: accuracy vs patch size", queue="cpu")
+def run_sweep(params: SweepParams, progress: JobContext) -> Report:
+    """Train every (backbone, p, seed) (as sub-jobs when a worker runs); curve, table and the §7.5 checks."""
+    from methods.patch_scaling.report import run_reproduction
+
+    return run_reproduction(params, progress)
+
+
+class Options(ReproducerOptions, SweepParams):
     PRESETS = PRESETS
     preset: Literal["quick", "spec", "spec16"] = Field(
         "quick", description="quick (1 seed, 4 epochs, ~10 min CPU), spec (5 seeds, 100 epochs), spec16 (16×16)."
-    )
-    image_size: Literal[8, 16] = Field(8, description="Input size S.")
-    patches: list[Literal[16, 8, 4, 2, 1]] = Field([8, 4, 2, 1], min_length=2, description="Patch sizes p.")
-    seeds: int = Field(1, ge=1, le=10, description="Seeds per (backbone, p).")
-    epochs: int = Field(4, ge=1, le=300, description="Training epochs per run.")
-    backbones: list[BackboneName] = Field(["vit", "adventurer"], min_length=1, description="Backbones.")
-    dispatch: Literal["auto", "jobs", "inline"] = Field(
-        "auto", description="auto: sub-jobs when a worker is configured, else in this process."
     )
 
 
