@@ -101,3 +101,19 @@ def extract_mr(output: str, alice: str, rng: random.Random) -> tuple[str, str | 
 def alice_answer(prompt: str) -> str:
     m = re.search(r"Alice's answer: ([A-E])", prompt)
     return m[1] if m else ""
+
+
+def parsable(task: str, output: str) -> bool:
+    """Whether an output is read by the rules rather than padded with a random guess (SV: counted wrong)."""
+    text = output.strip()
+    if task == "MCQ":
+        first = text.split("\n\n")[0] if text else ""
+        return bool(first) and any(re.findall(p, first, re.DOTALL) for p in _MCQ_PATTERNS)
+    if task == "SV":
+        return extract_sv(output) is not None
+    if task == "AE":
+        low = text.lower()
+        return low.startswith(("yes", "no")) or bool(re.findall(r"answer: (yes|no)", low))
+    found = re.findall(r"answer: (correct|incorrect, the correct answer is [A-E])", text, re.IGNORECASE)
+    head = found[0] if found else text
+    return head.startswith("correct") or bool(re.search(r"^incorrect, the correct answer is ([A-E])", head))

@@ -115,9 +115,24 @@ def build_report(
         if r.lowmid:
             for s in r.lowmid.scores:
                 task_rows.append(
-                    [r.label, s.dataset, s.task, s.chance, _pm(s.acc, s.acc_se), _pm(s.norm, s.norm_se), s.n_items]
+                    [
+                        r.label,
+                        s.dataset,
+                        s.task,
+                        s.chance,
+                        _pm(s.acc, s.acc_se),
+                        _pm(s.norm, s.norm_se),
+                        s.n_items,
+                        f"{s.unparsed:.0%}",
+                    ]
                 )
-    rep.add_table("Per task", ["model", "dataset", "task", "chance r", "accuracy", "normalised", "items"], task_rows)
+    rep.add_table(
+        "Per task",
+        ["model", "dataset", "task", "chance r", "accuracy", "normalised", "items", "unparsed outputs"],
+        task_rows,
+        note="Unparsed outputs are padded with the reference's seeded random guess (MCQ, AE, MR) or counted wrong "
+        "(SV): a task whose outputs are mostly unparsed measures the padding, not the model.",
+    )
     dis_rows = []
     for r in results:
         if r.high:
@@ -201,7 +216,15 @@ def reading(results: list[ModelResult]) -> str:
         se = max((v[1] for v in lv.values() if v is not None), default=0)
         parts.append(
             f"{r.label}: " + ", ".join(f"{k} {v:+.3f}" for k, v in vals.items()) + f" (order {order}; {pattern}, "
-            f"but with SEs up to {se:.2f} on this few items the order is not resolved)"
+            f"but with SEs up to {se:.2f} on this few items the order is not resolved"
+            + (
+                "; unparsed outputs: "
+                + ", ".join(f"{s.task} {s.unparsed:.0%}" for s in (r.lowmid.scores if r.lowmid else []))
+                + " — where most are unparsed the score is the random padding's"
+                if r.lowmid
+                else ""
+            )
+            + ")"
             + (
                 ". A 135M model is expected near chance at low/mid and near 0 at high (spec §7): the pipeline is "
                 "validated by the oracle and constant rows, not by the tiny model"

@@ -14,7 +14,15 @@ import numpy as np
 
 from methods.llm_eval.stats import mean_se
 from methods.medcog.data import Dataset, Task, variants
-from methods.medcog.extract import alice_answer, extract_ae, extract_mcq, extract_mr, extract_sv, options_of
+from methods.medcog.extract import (
+    alice_answer,
+    extract_ae,
+    extract_mcq,
+    extract_mr,
+    extract_sv,
+    options_of,
+    parsable,
+)
 
 MR_WEIGHTS: dict[str, tuple[float, float]] = {"medqa": (0.2, 0.8), "medmcqa": (0.25, 0.75)}
 LEVEL_TASKS = {"low": ("MCQ",), "mid": ("SV", "AE", "MR")}
@@ -62,6 +70,7 @@ class TaskScore:
     norm: float
     norm_se: float
     n_items: int
+    unparsed: float = 0.0  # share of outputs the rules could not read (padded randomly, or wrong for SV)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -83,6 +92,8 @@ def score_task(
         per_run.append(float(np.mean(scores)))
     ms = mean_se(per_run)
     c = chance(dataset, task)
+    texts = [o for it in items for run in outputs[it[0]] for o in run]
+    unparsed = sum(not parsable(task, o) for o in texts) / max(1, len(texts))
     return TaskScore(
         dataset=dataset,
         task=task,
@@ -93,6 +104,7 @@ def score_task(
         norm=normalise(ms.mean, c),
         norm_se=ms.se / (1.0 - c),
         n_items=len(items),
+        unparsed=unparsed,
     )
 
 

@@ -62,3 +62,12 @@ def test_score_task_averages_variants_then_runs():
     assert s.run_acc == pytest.approx([1.0, 0.2])
     assert s.norm == pytest.approx((0.6 - 0.2) / 0.8)
     assert s.norm_se == pytest.approx(s.acc_se / 0.8)
+
+
+def test_parsable_flags_outputs_that_fall_to_padding():
+    from methods.medcog.extract import parsable
+
+    assert parsable("MCQ", " C") and not parsable("MCQ", "I think it is the second option")
+    assert parsable("AE", "Yes.") and not parsable("AE", "C: Increased Aa gradient")
+    assert parsable("MR", " incorrect, the correct answer is E") and not parsable("MR", "C")
+    assert parsable("SV", "False") and not parsable("SV", "hmm")
