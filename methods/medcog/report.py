@@ -175,7 +175,13 @@ def _shrunk(o: dict[str, Any]) -> str:
         "- Cost: on this 2-core machine, shared with other jobs, one few-shot prompt of ~1.6k tokens took 10–40 s "
         "with the 135M model; the 1.5B model reads prompts ~10× slower (≈ 35 tokens/s on one core), so its "
         "low/mid run alone is ≥ 30 min at this size.\n"
-        "- Baselines (scripted gateway models): the oracle returns the gold answer in the demo format and, at the "
+        + (
+            ""
+            if o.get("high", True)
+            else "- The models' high level was NOT run in this results run (`-o high=false`): on this shared machine "
+            "the 135M model's two 30-turn episodes had not finished after 30 min; the scripted baselines ran it.\n"
+        )
+        + "- Baselines (scripted gateway models): the oracle returns the gold answer in the demo format and, at the "
         "high level, orders every exam and names the gold disease; the constant model answers A / true / yes / "
         "correct; 'output at once' diagnoses correctly without ordering anything."
     )
