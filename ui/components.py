@@ -457,7 +457,8 @@ def _follow_live(
     interval: float,
 ) -> None:
     """The live part: with a client that streams (``client.events``, the API's Server-Sent Events) the
-    progress is pushed and redrawn as it changes; otherwise it is re-read every ``interval`` seconds."""
+    progress is pushed and redrawn as it changes, and the end reruns the page at once; otherwise (and to
+    reconnect) it is re-read every ``interval`` seconds."""
     stream = getattr(client, "events", None)
 
     def show(job: dict[str, Any], name: str, bar, lines) -> None:
@@ -499,13 +500,14 @@ def _follow_live(
             except ApiError as exc:
                 st.warning(f"Live updates of job {job_id} stopped: {exc.detail}")
                 return
-        st.rerun(scope="fragment")  # the stream closed after STREAM_S (so a click is seen): reconnect
 
-    st.fragment(run_every=None if stream is not None else interval)(body)()
+    # re-run every `interval` even when streaming: another fragment's timer (the jobs table) interrupts a
+    # running one, and a stream that ends without the job's end must reconnect
+    st.fragment(run_every=interval)(body)()
 
 
 STREAM_S = 5.0
-"""How long one live stream lasts before the fragment reconnects (bounds how late a click is noticed)."""
+"""How long one live stream lasts at most (bounds how late a click is noticed)."""
 
 
 # --- reports -----------------------------------------------------------------------------------
