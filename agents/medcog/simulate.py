@@ -11,11 +11,11 @@ from pydantic import BaseModel, Field
 
 from agents.medcog.graph import run_episode
 from core.jobs import JobContext, null_context
-from methods.llm_eval.harness import GenOutput, GenRequest, create_run, finish_run, store_output
+from methods.llm_eval.harness import GenOutput, GenRequest, create_run, finish_run, store_output, stored_outputs
 from methods.llm_eval.tokens import token_counter
 from methods.medcog.cases import DISEASES, make_cases
 from methods.medcog.environment import CONTEXT_TOKENS, MAX_TURNS, TEMPERATURE
-from methods.medcog.highlevel import Episode, HighLevelSummary, score_episode, summarise
+from methods.medcog.highlevel import Episode, HighLevelSummary, replay, score_episode, summarise
 
 Disease = Literal[DISEASES]  # type: ignore[valid-type]
 
@@ -52,10 +52,19 @@ def run_high(
     count = count or token_counter(model)
     budget = context_budget(model)
     cases = make_cases(list(params.diseases), params.cases_per_disease, data_dir=data_dir)
-    run_id = create_run("medcog.high", model, params.model_dump() | {"budget": budget})
+    run_id = create_run("medcog.high", model, params.model_dump() | {"budget": budget}, resume=True)
+    done = stored_outputs(run_id)
     jobs = [(c, s) for s in params.seeds for c in cases]
 
     def one(case, seed):
+        key = f"high/{case.case_id}/s{seed}"
+        if key in done:  # a stored episode (same config): rebuild its state from the transcript
+            try:
+                transcript = json.loads(_stored_prompt(run_id, key) or "")
+            except json.JSONDecodeError:  # cut at 60 000 characters: run it again
+                transcript = None
+            if transcript is not None:
+                return seed, score_episode(case, replay(case, transcript, data_dir))
         final = run_episode(
             case,
             model=model,
@@ -67,7 +76,6 @@ def run_high(
             data_dir=data_dir,
         )
         ep = score_episode(case, final)
-        key = f"high/{case.case_id}/s{seed}"
         store_output(
             run_id,
             GenRequest(key=key, prompt=json.dumps(ep.transcript)[:60000]),
@@ -85,3 +93,15 @@ def run_high(
     summary = summarise(by_seed)
     finish_run(run_id, {"macro_strict": summary.macro_strict, "per_disease": summary.per_disease})
     return summary, by_seed, run_id
+
+
+def _stored_prompt(run_id: str, key: str) -> str:
+    from sqlalchemy import select
+
+    from core.db.session import session_scope
+    from methods.llm_eval.models import LlmEvalOutput
+
+    with session_scope() as s:
+        return s.scalar(
+            select(LlmEvalOutput.prompt).where(LlmEvalOutput.run_id == run_id, LlmEvalOutput.item_key == key)
+        )

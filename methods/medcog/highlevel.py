@@ -103,3 +103,20 @@ def summarise(episodes_by_seed: dict[int, list[Episode]]) -> HighLevelSummary:
         n_episodes=sum(len(v) for v in episodes_by_seed.values()),
         seeds=sorted(episodes_by_seed),
     )
+
+
+def replay(case: Case, transcript: list[dict[str, str]], data_dir=None) -> dict[str, Any]:
+    """The final environment state of a stored episode, rebuilt by feeding its assistant turns through the
+    (deterministic) environment again; summaries change only the live messages, never the exam state."""
+    from methods.medcog.environment import respond, start_state
+
+    state = start_state(case)
+    state["summaries"] = sum(1 for m in transcript if m["role"] == "user" and m["content"].startswith("[summary]"))
+    state["transcript"] = transcript
+    for m in transcript:
+        if m["role"] != "assistant" or state["done"]:
+            continue
+        state["turn"] += 1
+        state["messages"] = state["messages"] + [m]
+        state.update(respond(case, state, m["content"], data_dir))
+    return state

@@ -47,3 +47,20 @@ def test_over_budget_dialogue_is_summarised_and_turns_are_capped(data_dir, scrip
     assert final["summaries"] >= 1 and final["turn"] == 6 and not final.get("done")
     assert any("Summary of the consultation so far: tired patient" in m["content"] for m in final["messages"])
     assert len(provider.calls["sim-chatty"]) >= 7
+
+
+def test_a_rerun_replays_stored_episodes_without_calling_the_model(data_dir, scripted_llm):
+    from agents.medcog.simulate import HighParams, run_high
+    from methods.medcog.cases import make_case as mk
+
+    case = mk("Sepsis", 0)
+    with high_baselines([case]) as m:
+        p = HighParams(model=m["oracle"], diseases=["Sepsis"], seeds=[7], temperature=0.0)
+        first, _, run_a = run_high(p, count=words_counter)
+        from core.llm.providers import SCRIPTED
+
+        n_calls = len(SCRIPTED.calls["medcog-hi-oracle"])
+        again, eps, run_b = run_high(p, count=words_counter)
+        assert len(SCRIPTED.calls["medcog-hi-oracle"]) == n_calls and run_a == run_b
+    assert first.macro_strict == again.macro_strict == pytest.approx(1.0)
+    assert eps[7][0].actions == ["PE", "LAB", "MICRO", "IMAGE"] and eps[7][0].turns == 8
