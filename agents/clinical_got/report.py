@@ -328,6 +328,13 @@ def _shrunk(options: dict[str, Any], results: list[Any]) -> str:
     )
 
 
+def _answers(result: Any) -> str:
+    """How the arm answered N4: ``1×4, 0×2`` (``?`` = unparsable)."""
+    got = [r["parsed"].get("n4") for r in result.rows]
+    counts = {k: got.count(k) for k in (1, 0, None) if got.count(k)}
+    return ", ".join(f"{'?' if k is None else k}×{v}" for k, v in counts.items())
+
+
 def _reading(results: list[Any], models: list[str], ceiling: Any) -> str:
     out = []
     for model in models:
@@ -339,35 +346,48 @@ def _reading(results: list[Any], models: list[str], ceiling: Any) -> str:
         n = by["cgot"].metrics["n_cases"]
         lo, hi = c["accuracy_ci"]
         gap = 100 * (c["accuracy"] - d["accuracy"])
-        verdict = "CGoT ≥ direct" if gap >= 0 else "CGoT < direct"
-        out.append(
-            f"- **{model}** ({n} cases): outcome accuracy CGoT {c['accuracy']:.3f} [{lo:.2f}, {hi:.2f}] vs direct "
-            f"{d['accuracy']:.3f} ({verdict}, {gap:+.1f} points; majority class {maj:.3f}). Balanced accuracy "
-            f"{c['balanced_accuracy']:.3f} vs {d['balanced_accuracy']:.3f}: "
-            + (
-                "a balanced accuracy near 0.5 means the answers barely depend on the case. "
-                if max(c["balanced_accuracy"], d["balanced_accuracy"]) < 0.6
-                else "the answers carry case information. "
+        both_classes = not (math.isnan(c["recall_0"]) or math.isnan(c["recall_1"]))
+        text = (
+            f"- **{model}** ({n} case{'s' if n != 1 else ''}): outcome accuracy CGoT {c['accuracy']:.3f} "
+            f"[{lo:.2f}, {hi:.2f}] vs direct {d['accuracy']:.3f} ({gap:+.1f} points = {round(gap * n / 100):+d} "
+            f"case(s)); majority class {maj:.3f}, so CGoT is {'above' if c['accuracy'] > maj else 'not above'} the "
+            f"majority-class baseline. N4 answers: CGoT {_answers(by['cgot'])}, direct {_answers(by['direct'])}"
+        )
+        if not both_classes:
+            text += "; only one outcome class among these cases, so balanced accuracy says nothing here."
+        elif max(c["balanced_accuracy"], d["balanced_accuracy"]) <= 0.55:
+            text += (
+                f"; balanced accuracy {c['balanced_accuracy']:.2f} vs {d['balanced_accuracy']:.2f}: the answers barely "
+                "depend on the case."
             )
-            + f"Upstream tasks (CGoT): grade accuracy {by['cgot'].metrics['task1']['accuracy']:.2f}, anatomy F1 "
+        else:
+            text += f"; balanced accuracy {c['balanced_accuracy']:.2f} vs {d['balanced_accuracy']:.2f}."
+        if n < 20:
+            text += f" With {n} case(s) a difference of this size is within noise (see the CI)."
+        text += (
+            f" Upstream (CGoT): grade accuracy {by['cgot'].metrics['task1']['accuracy']:.2f}, anatomy F1 "
             f"{by['cgot'].metrics['task2']['f1']:.2f}, score accuracy {by['cgot'].metrics['task3']['accuracy']:.2f}."
         )
+        out.append(text)
         if "cgot-oracle-upstream" in by:
             o = by["cgot-oracle-upstream"].metrics["task4"]
+            bayes = by["cgot-oracle-upstream"].baselines["bayes"]
             out.append(
-                f"  With the true N1–N3 answers upstream, N4 reaches {o['accuracy']:.3f} (balanced "
-                f"{o['balanced_accuracy']:.3f}): "
+                f"  With the true N1–N3 answers upstream, N4 reaches {o['accuracy']:.3f} (Bayes ceiling {bayes:.3f}; "
+                f"answers {_answers(by['cgot-oracle-upstream'])}): "
                 + (
-                    "the model uses the parents' answers."
-                    if o["balanced_accuracy"] > 0.6
-                    else "even perfect upstream answers do not help this model map score → outcome."
+                    "it follows the true score on these cases."
+                    if both_classes and o["balanced_accuracy"] > 0.6
+                    else "too few cases or classes to tell whether it uses the parents' answers."
+                    if not both_classes
+                    else "even perfect upstream answers do not make this model map score → outcome."
                 )
             )
     if ceiling is not None:
         m = ceiling.metrics
         out.append(
             f"- The all-oracle arm scores tasks 1–3 at {m['task1']['accuracy']:.2f} / {m['task2']['f1']:.2f} / "
-            f"{m['task3']['accuracy']:.2f} and outcome {m['task4']['accuracy']:.3f} = the Bayes ceiling "
+            f"{m['task3']['accuracy']:.2f} and outcome {m['task4']['accuracy']:.3f} against the Bayes ceiling "
             f"{ceiling.baselines['bayes']:.3f} of the generator (outcomes are drawn, so even perfect reasoning "
             "misses some)."
         )
