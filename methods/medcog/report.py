@@ -93,7 +93,21 @@ def build_report(
             f"and constant baselines; {wall_s:.0f} s on {platform.machine()} ({platform.processor() or 'cpu'})."
         ),
     )
-    rep.add_section("Command", f"`{command}`\n\nOptions: `{options}`")
+    from methods.llm_eval.harness import run_seconds
+
+    cost = []
+    for r in models:
+        if r.lowmid:
+            n, secs = run_seconds(r.lowmid.run_id)
+            cost.append(f"{r.label}: {n} low/mid generations, {secs:.0f} s of request latency")
+    rep.add_section(
+        "Command",
+        f"`{command}`\n\nOptions: `{options}`\n\nWall time counts this invocation; outputs already stored for an "
+        "identical configuration are reused (greedy low/mid generations; high-level episodes are rebuilt from their "
+        "stored transcripts). Model time recorded with the stored outputs (4 requests at a time): "
+        + ("; ".join(cost) or "none")
+        + ".",
+    )
     rows = []
     for r in results:
         lv = _levels(r)
