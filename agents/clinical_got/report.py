@@ -223,9 +223,11 @@ def reproduce_report(
         d_bal = _gain(results, model, "cgot", "direct", "balanced_accuracy")
         d_or = _gain(results, model, "cgot-oracle-upstream", "direct", "accuracy")
         if d_acc is not None:
+            r = next(x for x in results if x.model == model)
             lines.append(
-                f"{model}: CGoT − direct = {d_acc:+.1f} points outcome accuracy ({d_bal:+.1f} balanced); "
-                f"with oracle N1–N3 upstream {d_or:+.1f}"
+                f"{model} ({r.metrics['n_cases']} cases, majority class "
+                f"{r.baselines['majority_outcome_accuracy']:.2f}): CGoT − direct = {d_acc:+.1f} points outcome "
+                f"accuracy ({d_bal:+.1f} balanced); with oracle N1–N3 upstream {d_or:+.1f}"
             )
     report = Report(
         title="Clinical GoT vs the direct question on the synthetic HIE-Reasoning stand-in",
@@ -273,7 +275,10 @@ def reproduce_report(
     report.add_section(
         "Run",
         f"`{command}` — wall {wall_s / 60:.1f} min on {platform.machine()} ({platform.python_version()}), "
-        f"benchmark seed {options.get('seed')}.",
+        f"benchmark seed {options.get('seed')}. Node answer time summed over all answers, as recorded when each was "
+        f"generated: {_answer_seconds(results) / 60:.1f} min (parallel nodes such as N1 ∥ N2 overlap, so this exceeds "
+        "the generating run's wall time; a rerun takes finished cases from the LangGraph checkpoints, so its own "
+        "wall time can be far shorter).",
     )
     first = next((r for r in results if r.arm.name == "cgot"), None)
     if first is not None and first.rows:
@@ -306,6 +311,10 @@ def reproduce_report(
         ]
     }
     return report
+
+
+def _answer_seconds(results: list[Any]) -> float:
+    return sum(float(a.get("seconds") or 0.0) for r in results for row in r.rows for a in row["answers"].values())
 
 
 def _shrunk(options: dict[str, Any], results: list[Any]) -> str:
