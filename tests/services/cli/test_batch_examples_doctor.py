@@ -117,7 +117,9 @@ def test_doctor_lists_checks_and_methods(monkeypatch):
     monkeypatch.setattr(doctor, "run_checks", lambda: fake)
     from services.cli import progress
 
-    monkeypatch.setattr(progress.console, "file", buf)
+    # the private slot, not the ``file`` property: undoing a property set would pin the console to
+    # whatever stream sys.stderr was at that moment (a closed capture), silencing later tests
+    monkeypatch.setattr(progress.console, "_file", buf)
     r = CliRunner().invoke(app, ["doctor"])
     out = buf.getvalue()
     assert r.exit_code == 0, r.output
