@@ -94,6 +94,13 @@ class Settings(BaseSettings):
         description="Seconds before an unacknowledged message (Redis, the embedded broker) is redelivered; "
         "a job whose worker died is re-enqueued sooner by the reaper (job_stale_after_s).",
     )
+    api_key_cache_s: float = Field(
+        2.0,
+        ge=0.0,
+        le=60.0,
+        description="Seconds the API trusts a verified API key without asking the database again (0: every "
+        "request asks). A key revoked by another process (`paperworks keys revoke`) stops working within this time.",
+    )
     job_heartbeat_s: float = Field(5.0, description="How often a running job refreshes its heartbeat.")
     job_stale_after_s: float = Field(
         30.0, description="A running job whose heartbeat is older than this is taken over on redelivery."

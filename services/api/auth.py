@@ -14,16 +14,13 @@ import json
 
 from starlette.concurrency import run_in_threadpool
 
-from core.db.session import session_scope
-
 PROTECTED_PREFIX = "/v1/"
 
 
 def _check(authorization: str | None):
     from services.api.deps import authenticate
 
-    with session_scope() as session:
-        return authenticate(session, authorization)
+    return authenticate(None, authorization)  # opens a session only on a cache miss
 
 
 class AuthenticateFirst:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
+from core.config import get_settings
 from core.db import crud
 from core.db.models import ApiKey, Job
 from core.db.session import session_scope
@@ -26,14 +29,72 @@ SessionDep = Annotated[Session, Depends(get_session)]
 ADMIN_SCOPE = "admin"
 
 
-def authenticate(session: Session, authorization: str | None) -> ApiKey | str:
-    """The live key named by an ``Authorization: Bearer <key>`` header, else the 401 message."""
+class _KeyCache:
+    """Verified keys for ``settings.api_key_cache_s`` seconds, so a burst of requests costs one lookup.
+
+    Keyed by the key's SHA-256 digest (the plaintext is never stored); holds detached rows. Only
+    live keys are cached: a wrong key always asks the database. A revocation through this process
+    (:func:`forget_api_keys`) applies at once; one made by another process within the TTL.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[float, ApiKey]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, digest: str) -> ApiKey | None:
+        with self._lock:
+            hit = self._rows.get(digest)
+            if hit is None:
+                return None
+            if hit[0] < time.monotonic():
+                del self._rows[digest]
+                return None
+            return hit[1]
+
+    def put(self, digest: str, row: ApiKey, ttl_s: float) -> None:
+        with self._lock:
+            if len(self._rows) >= 1024:  # bounded: drop the oldest entries
+                for k in sorted(self._rows, key=lambda k: self._rows[k][0])[:256]:
+                    del self._rows[k]
+            self._rows[digest] = (time.monotonic() + ttl_s, row)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
+
+_key_cache = _KeyCache()
+
+
+def forget_api_keys() -> None:
+    """Drop every cached key (after a revocation in this process, and between tests)."""
+    _key_cache.clear()
+
+
+def authenticate(session: Session | None, authorization: str | None) -> ApiKey | str:
+    """The live key named by an ``Authorization: Bearer <key>`` header, else the 401 message.
+
+    ``session`` may be ``None``: one is opened only when the key is not in the short-lived cache.
+    """
     if not authorization or not authorization.lower().startswith("bearer "):
         return "missing API key: send 'Authorization: Bearer <key>'"
-    row = crud.verify_api_key(session, key=authorization.split(" ", 1)[1].strip())
+    key = authorization.split(" ", 1)[1].strip()
+    if not key or len(key) > 200:
+        return "invalid or revoked API key"
+    settings = get_settings()
+    ttl = settings.api_key_cache_s
+    digest = f"{settings.database_url}|{crud.hash_key(key)}"  # one cache entry per database
+    if ttl > 0 and (cached := _key_cache.get(digest)) is not None:
+        return cached
+    if session is None:
+        with session_scope() as own:
+            return authenticate(own, authorization)
+    row = crud.verify_api_key(session, key=key)
     if row is None:
         return "invalid or revoked API key"
     session.expunge(row)
+    if ttl > 0:
+        _key_cache.put(digest, row, ttl)
     return row
 
 
@@ -76,6 +137,13 @@ def enqueue(job: Job) -> None:
     from services.worker.tasks.jobs import enqueue as send
 
     send(job)
+
+
+def one_connection():
+    """A block whose :func:`enqueue` calls share one broker producer (batch submissions)."""
+    from services.worker.tasks.jobs import one_connection as block
+
+    return block()
 
 
 def submit(

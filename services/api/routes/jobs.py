@@ -77,7 +77,9 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
             refused[i] = exc.detail
     kept = [i for i in range(len(body.jobs)) if i not in refused]
     items = [BatchItem(body.jobs[i].method, body.jobs[i].params, body.jobs[i].idempotency_key) for i in kept]
-    done = dict(zip(kept, submit_jobs(items, owner=key.id, enqueue=lambda job: deps.enqueue(job)), strict=True))
+    with deps.one_connection():  # the batch's broker messages go out over one producer
+        results = submit_jobs(items, owner=key.id, enqueue=lambda job: deps.enqueue(job))
+    done = dict(zip(kept, results, strict=True))
     out: list[BatchItemPublic] = []
     for i in range(len(body.jobs)):
         if i in refused:

@@ -7,6 +7,9 @@ Tasks take ids and re-read rows (Celery's best practice); the job lifecycle in
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from celery import Task
 from celery.signals import worker_ready, worker_shutdown
@@ -62,9 +65,31 @@ def _stop_reaper(**_: object) -> None:
         _reaper.stop.set()
 
 
+_producer: ContextVar = ContextVar("paperworks_producer", default=None)
+
+
+@contextmanager
+def one_connection() -> Iterator[None]:
+    """Send every :func:`enqueue` inside the block through one broker producer (a batch's messages
+    share a connection and channel instead of taking one from the pool per message)."""
+    try:
+        block = app.producer_or_acquire()
+        producer = block.__enter__()
+    except Exception:  # broker down: each enqueue then fails on its own and its job is marked failed
+        log.warning("could not open a broker producer for a batch", exc_info=True)
+        yield
+        return
+    token = _producer.set(producer)
+    try:
+        yield
+    finally:
+        _producer.reset(token)
+        block.__exit__(None, None, None)
+
+
 def enqueue(job) -> None:
     """Send a recorded job to its queue (the API's and CLI's ``enqueue`` callback)."""
-    run_job.apply_async(args=[job.id], queue=job.queue, task_id=f"job-{job.id}")
+    run_job.apply_async(args=[job.id], queue=job.queue, task_id=f"job-{job.id}", producer=_producer.get())
 
 
 # Agents that fan out sub-jobs (core.jobs.dispatch.enqueue) send through this; core cannot import services.

@@ -185,3 +185,53 @@ def test_invalid_utf8_in_a_multipart_claim_is_400_and_valid_text_still_works(api
     ok = api_client.post("/v1/factcheck", files={"claim": (None, "café — ☕ claim".encode())})
     assert ok.status_code == 201, ok.text
     assert ok.json()["params"]["claim"] == "café — ☕ claim"
+
+
+# --- the verified-key cache (issue #28: one database lookup per burst, not per request) -------------
+def test_key_cache_skips_the_database_within_its_ttl_and_keeps_wrong_keys_out(api_client, api_key, monkeypatch):
+    from core.db import crud
+    from services.api import deps
+
+    deps.forget_api_keys()
+    calls = []
+    real = crud.verify_api_key
+    monkeypatch.setattr(crud, "verify_api_key", lambda s, *, key: calls.append(key) or real(s, key=key))
+    for _ in range(5):
+        assert api_client.get("/v1/jobs").status_code == 200
+    assert len(calls) == 1  # the first request verified the key; the next four used the cache
+    bad = {"Authorization": "Bearer pw_not-a-key"}
+    for _ in range(3):
+        assert api_client.get("/v1/jobs", headers=bad).status_code == 401
+    assert len(calls) == 4  # a wrong key is never cached: each try asks the database
+
+
+def test_revoked_key_stops_working_once_the_cache_expires(api_client, api_key, monkeypatch):
+    from core.config import get_settings
+    from core.db import crud
+    from services.api import deps
+
+    deps.forget_api_keys()
+    monkeypatch.setattr(get_settings(), "api_key_cache_s", 0.3)
+    assert api_client.get("/v1/jobs").status_code == 200
+    with session_scope() as s:
+        crud.revoke_api_key(s, key_id=crud.verify_api_key(s, key=api_key).id)
+    import time
+
+    time.sleep(0.4)
+    r = api_client.get("/v1/jobs")
+    assert r.status_code == 401 and r.json()["detail"] == "invalid or revoked API key"
+
+
+def test_key_cache_off_asks_every_time(api_client, monkeypatch):
+    from core.config import get_settings
+    from core.db import crud
+    from services.api import deps
+
+    deps.forget_api_keys()
+    monkeypatch.setattr(get_settings(), "api_key_cache_s", 0.0)
+    calls = []
+    real = crud.verify_api_key
+    monkeypatch.setattr(crud, "verify_api_key", lambda s, *, key: calls.append(key) or real(s, key=key))
+    for _ in range(3):
+        assert api_client.get("/v1/jobs").status_code == 200
+    assert len(calls) == 3
