@@ -1,0 +1,166 @@
+"""One GMAIL experiment: the pairs at one artifact strength, stage 1 (with and without L_align), the
+stage-2 arms, the captioning demo and the gap, evaluated on held-out real renders.
+
+:func:`prepare` does the seed-independent part once (pairs, frozen f_r features, frozen caption
+embeddings); :func:`run_seed` trains and evaluates every arm for one seed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from methods.gmail.caption import bleu_of, constant_bleu, train_captioner
+from methods.gmail.config import GmailConfig
+from methods.gmail.data import PairSet, load_pairs
+from methods.gmail.evaluate import (
+    attribute_accuracy,
+    attribute_chance,
+    domain_separability,
+    paired_cosine,
+    retrieval,
+    retrieval_chance,
+)
+from methods.gmail.model import GmailEncoders, batched
+from methods.gmail.train import caption_embeddings, stage1, stage2
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Prepared:
+    """What every seed at one strength shares."""
+
+    backbone: object
+    train: PairSet
+    test: PairSet
+    pooled: dict[str, torch.Tensor] = field(default_factory=dict)  # f_r tower features: real/gen × train/test
+    real_emb_train: torch.Tensor | None = None
+    text_emb_train: torch.Tensor | None = None
+    seconds: float = 0.0
+
+
+def get_backbone(preset: str, progress=None):
+    from methods.vlm.cache import get_tiny_clip
+
+    backbone, _folder = get_tiny_clip(preset, progress=progress)
+    return backbone.eval().requires_grad_(False)
+
+
+def prepare(cfg: GmailConfig, backbone=None, progress=None) -> Prepared:
+    """Pairs at ``cfg.artifact_strength`` and the frozen f_r / h features they need."""
+    start = time.perf_counter()
+    backbone = backbone if backbone is not None else get_backbone(cfg.backbone)
+    with torch.no_grad():
+        return _prepare(cfg, backbone, start, progress)
+
+
+def _prepare(cfg: GmailConfig, backbone, start: float, progress) -> Prepared:
+    train = load_pairs("train", cfg.n_train, cfg.artifact_strength, generator=cfg.generator)
+    test = load_pairs("test", cfg.n_test, cfg.artifact_strength, generator=cfg.generator)
+    if progress is not None:
+        progress(0.5, "encoding the pairs with the frozen real encoder")
+    probe = GmailEncoders.__new__(GmailEncoders)  # only f_r's tower is used here; no copy needed
+    torch.nn.Module.__init__(probe)
+    probe.backbone = backbone
+    prep = Prepared(backbone, train, test)
+    for name, images in (("real_train", train.real), ("gen_train", train.gen), ("real_test", test.real),
+                         ("gen_test", test.gen)):  # fmt: skip
+        prep.pooled[name] = batched(probe.real_tower, images)
+    proj = backbone.model.visual_projection
+    prep.real_emb_train = torch.nn.functional.normalize(proj(prep.pooled["real_train"]), dim=-1)
+    prep.text_emb_train = caption_embeddings(backbone, train.captions)
+    prep.seconds = time.perf_counter() - start
+    return prep
+
+
+def _emb(proj, pooled: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return torch.nn.functional.normalize(proj(pooled), dim=-1)
+
+
+def _downstream(model_text_fn, real_test_emb: torch.Tensor, test: PairSet) -> dict[str, float]:
+    caps = test.specific_captions()
+    out = retrieval(real_test_emb, model_text_fn(caps), caps)
+    out.update({f"attr_{k}": v for k, v in attribute_accuracy(real_test_emb, model_text_fn, test.attributes).items()})
+    return out
+
+
+def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
+    """Every arm for ``cfg.seed``: gap metrics, stage-2 retrieval/attributes, captioning BLEU-4, losses."""
+    from methods.vlm.zeroshot import text_features
+
+    sub = (lambda lo, hi: progress.sub(lo, hi)) if progress is not None else (lambda lo, hi: None)
+    bb, train, test, pooled = prep.backbone, prep.train, prep.test, prep.pooled
+    start = time.perf_counter()
+    encoders, losses = {}, {}
+    for i, (arm, align) in enumerate((("gmail", True), ("dual-noalign", False))):
+        torch.manual_seed(cfg.seed)
+        enc = GmailEncoders(bb, rank=cfg.rank, alpha=cfg.lora_alpha)
+        losses[f"stage1_{arm}"] = stage1(enc, train.gen, prep.real_emb_train, prep.text_emb_train, cfg,
+                                         align=align, progress=sub(0.3 * i, 0.3 * (i + 1)))  # fmt: skip
+        encoders[arm] = enc
+    stage1_s = time.perf_counter() - start
+
+    # gap on the held-out pairs: real through f_r; generated through f_r (before) or each f_g (after)
+    proj_real = bb.model.visual_projection
+    real_test = _emb(proj_real, pooled["real_test"])
+    gen_embs = {"naive": _emb(proj_real, pooled["gen_test"])}
+    gen_pooled_train = {"naive": pooled["gen_train"], "real-only": pooled["real_train"]}
+    for arm, enc in encoders.items():
+        gen_embs[arm] = batched(enc.f_g, test.gen)
+        gen_pooled_train[arm] = batched(enc.gen_tower, train.gen)
+    gap = {arm: {"paired_cosine": paired_cosine(real_test, g), "separability": domain_separability(real_test, g, cfg.seed)}
+           for arm, g in gen_embs.items()}  # fmt: skip
+
+    # real test images through the router (f_r unless real_inference_encoder == "lora")
+    def real_pooled_for(arm: str) -> torch.Tensor:
+        if cfg.real_inference_encoder == "lora" and arm in encoders:
+            return batched(lambda x: encoders[arm].real_pooled(x, "lora"), test.real)
+        return pooled["real_test"]
+
+    down: dict[str, dict] = {"zero-shot": _downstream(lambda t: text_features(bb, t), real_test, test)}
+    specs = {"real-only": ("real", proj_real), "naive": ("real", proj_real),
+             "dual-noalign": ("generated", encoders["dual-noalign"].gen_proj),
+             "gmail": ("generated", encoders["gmail"].gen_proj)}  # fmt: skip
+    for i, (arm, (modality, proj_gen)) in enumerate(specs.items()):
+        model, losses[f"stage2_{arm}"] = stage2(bb, proj_gen, gen_pooled_train[arm], modality, train.captions, cfg,
+                                                progress=sub(0.6 + 0.07 * i, 0.6 + 0.07 * (i + 1)))  # fmt: skip
+        real_emb = model.image(real_pooled_for(arm), "real").detach()
+        down[arm] = _downstream(model.text_features, real_emb, test)
+
+    caps_out: dict[str, dict] = {}
+    if cfg.caption_steps > 0:
+        cap_train = {"real-only": _emb(proj_real, pooled["real_train"]), "naive": _emb(proj_real, pooled["gen_train"])}
+        for arm, enc in encoders.items():
+            cap_train[arm] = batched(enc.f_g, train.gen)
+        for i, (arm, emb) in enumerate(cap_train.items()):
+            if progress is not None:
+                progress(0.88 + 0.03 * i, f"captioner for {arm}")
+            model, vocab, closs = train_captioner(emb, train.captions, steps=cfg.caption_steps, seed=cfg.seed)
+            real_emb = real_test if cfg.real_inference_encoder == "original" or arm not in encoders else \
+                batched(lambda x, a=arm: encoders[a].encode(x, "real", "lora"), test.real)  # fmt: skip
+            bleu, hyps = bleu_of(model, vocab, real_emb, test.captions)
+            caps_out[arm] = {"bleu4": bleu, "examples": hyps[:6]}
+            losses[f"caption_{arm}"] = closs
+        const, common = constant_bleu(train.captions, test.captions)
+        caps_out["constant"] = {"bleu4": const, "examples": [common]}
+
+    return {
+        "seed": cfg.seed,
+        "strength": cfg.artifact_strength,
+        "gap": gap,
+        "downstream": down,
+        "captioning": caps_out,
+        "losses": losses,
+        "chance": {
+            **{f"retrieval_{k}": v for k, v in retrieval_chance(test.specific_captions()).items()},
+            **{f"attr_{k}": v for k, v in attribute_chance(test.attributes).items()},
+        },  # fmt: skip
+        "seconds": {"stage1": stage1_s, "total": time.perf_counter() - start},
+        "lora_trainable": sum(p.numel() for p in encoders["gmail"].trainable_parameters()),
+        "embeddings": {"real": real_test, **gen_embs},
+    }
