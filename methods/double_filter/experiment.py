@@ -64,8 +64,8 @@ def run_task(task: str, seed: int, pre, tok, opts: Any, progress) -> dict[str, A
         acc = evaluate(tm_full, data["val"], tok, top_k=8)["score"]
         return acc - opts.gamma * arm_flops(pre, task, Arm("g", genome=g), data["val"], tok, ipfc)["total"] / full_flops
 
-    progress(0.1 + 0.85 / n_arms, f"{task}: GA over {n_genes} sub-layers")
-    ga = run_ga(fitness, _groups(pre), ga_cfg)
+    lo = 0.1 + 0.85 / n_arms
+    ga = run_ga(fitness, _groups(pre), ga_cfg, progress=progress.sub(lo, lo + 0.02))
     tm_full.vlp.set_genome([1] * n_genes)
     best = ga.best
     run_arm(Arm("ipf", "ipf", opts.rho))

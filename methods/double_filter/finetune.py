@@ -58,7 +58,7 @@ class TaskModel(nn.Module):
             n = images.shape[0]
             img = m.encode_image(images.flatten(0, 1), None if keep is None else keep.flatten(0, 1))
             fused = m.fuse(txt.repeat_interleave(2, 0), pad.repeat_interleave(2, 0), img)
-            return self.head(fused.view(n, -1))
+            return self.head(fused.reshape(n, -1))
         return self.head(m.fuse(txt, pad, m.encode_image(images, keep)))
 
 

@@ -141,6 +141,7 @@ def build_report(options: Any, runs: list[dict], checks: list[tuple[str, bool, s
                      ["model", "task", "quantity", "reported"], [list(r) for r in PAPER])  # fmt: skip
     for name, (fig, caption) in figs.items():
         report.add_figure(name, fig, caption=caption)
+    report.add_json("runs.json", runs, caption="every (task, seed) run: arms, scores, FLOPs, latency, GA curves")
     report.add_section("Figures", "\n\n".join(f"![{c}](artifact:{n})" for n, (_, c) in figs.items()))
     report.add_section("What was shrunk", _shrunk(options, info))
     report.add_section("Reading", _reading(summary, checks, base, options))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 from core.jobs import JobContext, Report
@@ -30,7 +34,7 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
         for i, (task, seed) in enumerate(plan):
             sub = progress.sub(0.12 + 0.85 * i / len(plan), 0.12 + 0.85 * (i + 1) / len(plan))
             sub(0.0, f"{task} seed {seed}")
-            runs.append(run_task(task, seed, pre, tok, options, sub))
+            runs.append(_cached_run(task, seed, pre, tok, options, info, sub, run_task))
         _, imgs, gt = scenes("test", 6)
         boxes = ipf.detect_all(ipf.make_detector(options.detector, pre.cfg.image_size), imgs, gt)
         keep, fgs = ipf.ipf_keep(pre, imgs, boxes, options.rho, r_fg=options.r_fg, tau=options.tau,
@@ -47,3 +51,26 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
     }
     info["total_seconds"] = time.perf_counter() - t0
     return build_report(options, runs, checks, info, figs)
+
+
+RUN_FIELDS = ("rho", "r_fg", "tau", "score_layers", "detector", "backbone", "steps", "batch_size", "lr", "n_train",
+              "n_val", "n_test", "gamma", "population", "generations", "max_drop", "directional")  # fmt: skip
+
+
+def _cached_run(task: str, seed: int, pre, tok, options: Any, info: dict, progress, run_task) -> dict:
+    """One (task, seed) run, stored under ``<cache_dir>/double_filter/runs`` keyed by every option that changes it
+    and the pretrained weights' folder: a re-run (or a run resumed after a crash) reuses finished (task, seed)s."""
+    from core.config import get_settings
+
+    key = {f: getattr(options, f) for f in RUN_FIELDS} | {"task": task, "seed": seed, "weights": info.get("folder")}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    path = Path(get_settings().cache_dir) / "double_filter" / "runs" / f"{task}-{seed}-{digest}.json"
+    if path.is_file():
+        progress(1.0, f"{task} seed {seed}: stored run reused")
+        return json.loads(path.read_text())
+    result = run_task(task, seed, pre, tok, options, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(path)
+    return result

@@ -16,7 +16,9 @@ Scene i of a split depends only on (split, i); the splits use seeds disjoint fro
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -37,6 +39,8 @@ from methods.vlm.render import (
     sample_scene,
 )
 from methods.vlm.tokenizer import WordTokenizer
+
+CACHE_VERSION = 1
 
 TASKS = ("vqa", "nlvr", "retrieval")
 SPLIT_SEEDS = {"pretrain": 7000, "train": 7001, "val": 7002, "test": 7003}
@@ -60,17 +64,31 @@ class TaskData:
         return len(self.texts)
 
 
+def _scene(split: str, i: int) -> Scene:
+    return sample_scene(np.random.default_rng([SPLIT_SEEDS[split], i]))
+
+
 @functools.lru_cache(maxsize=8)
 def scenes(split: str, n: int) -> tuple[list[Scene], torch.Tensor, list[np.ndarray]]:
-    """The first ``n`` scenes of ``split`` with their rendered images and boxes."""
-    out, imgs, boxes = [], [], []
-    for i in range(n):
-        s = sample_scene(np.random.default_rng([SPLIT_SEEDS[split], i]))
+    """The first ``n`` scenes of ``split`` with their rendered images and boxes (rendered images cached on disk)."""
+    from core.config import get_settings
+
+    out = [_scene(split, i) for i in range(n)]  # cheap: no pixels
+    path = Path(get_settings().cache_dir) / "double_filter" / "scenes" / f"{split}-{n}-v{CACHE_VERSION}.pt"
+    if path.is_file():
+        blob = torch.load(path, weights_only=False)
+        return out, blob["images"], blob["boxes"]
+    imgs, boxes = [], []
+    for s in out:
         img, box = render(s)
-        out.append(s)
         imgs.append(img)
         boxes.append(box)
-    return out, torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).contiguous(), boxes
+    images = torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).contiguous()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save({"images": images, "boxes": boxes}, tmp)
+    tmp.replace(path)
+    return out, images, boxes
 
 
 def retrieval_caption(s: Scene) -> str:

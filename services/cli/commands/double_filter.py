@@ -49,9 +49,9 @@ def patches(
 def experiment(
     tasks: Annotated[str, typer.Option(help="Comma-separated: vqa, nlvr, retrieval.")] = "vqa",
     seeds: Annotated[int, typer.Option(min=1, max=10, help="Seeds.")] = 1,
-    steps: Annotated[int, typer.Option(min=1, help="Fine-tuning steps per arm.")] = 250,
+    steps: Annotated[int, typer.Option(min=1, help="Fine-tuning steps per arm.")] = 120,
     rho: Annotated[float, typer.Option(help="IPF keep ratio ρ.")] = 0.5,
-    generations: Annotated[int, typer.Option(min=1, help="GA generations.")] = 30,
+    generations: Annotated[int, typer.Option(min=1, help="GA generations.")] = 20,
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Score vs FLOPs/latency for no filter, IPF, the GA layer filter and both."""
