@@ -92,8 +92,10 @@ def run_sweep(params: SweepParams, progress: JobContext) -> Report:
 
 class Options(ReproducerOptions, SweepParams):
     PRESETS = PRESETS
-    preset: Literal["quick", "spec", "spec16"] = Field(
-        "quick", description="quick (1 seed, 4 epochs, ~10 min CPU), spec (5 seeds, 100 epochs), spec16 (16×16)."
+    preset: Literal["quick", "mid", "spec", "spec16"] = Field(
+        "quick",
+        description="quick (1 seed, 4 epochs, ~10 min CPU), mid (5 seeds, 6 epochs, ~45 min), "
+        "spec (5 seeds, 100 epochs), spec16 (16×16).",
     )
 
 

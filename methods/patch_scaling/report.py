@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,8 +57,35 @@ def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
     out = []
     for k, r in enumerate(runs):
         sub = progress.sub(k / len(runs), (k + 1) / len(runs))
-        out.append(train_eval(r.backbone, r.patch, r.seed, image_size=r.image_size, epochs=r.epochs, progress=sub))
+        path = _cache_path(r.model_dump())
+        if path is not None and path.exists():
+            out.append(json.loads(path.read_text()))
+            sub(1.0, f"{r.backbone} p={r.patch} seed={r.seed}: cached")
+            continue
+        res = train_eval(r.backbone, r.patch, r.seed, image_size=r.image_size, epochs=r.epochs, progress=sub)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(res))
+        out.append(res)
     return out
+
+
+RECIPE_VERSION = 2  # bump when train_eval's recipe changes (2: DeiT no-decay groups, min lr 1e-5)
+
+
+def _cache_root() -> Path | None:
+    from core.config import get_settings
+
+    return get_settings().cache_dir
+
+
+def _cache_path(params: dict[str, Any]) -> Path | None:
+    """``<cache_dir>/patch_scaling/runs/<hash>.json``: one finished run, keyed by its params and the recipe."""
+    cache = _cache_root()
+    if cache is None:
+        return None
+    key = hashlib.sha256(json.dumps({**params, "recipe": RECIPE_VERSION}, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cache) / "patch_scaling" / "runs" / f"{key}.json"
 
 
 def spearman(x: list[float], y: list[float]) -> float:

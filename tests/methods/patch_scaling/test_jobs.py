@@ -33,9 +33,31 @@ def test_checks_use_gap_and_spearman():
     assert not c["gap_ok"] and not c["rho_ok"]
 
 
-def test_reproducer_tiny_inline():
+def test_param_groups_follow_deit_no_decay():
+    from methods.patch_scaling.model import build
+    from methods.patch_scaling.train import param_groups
+
+    m = build("adventurer", image_size=8, patch=4)
+    decay, no_decay = param_groups(m, 0.05)
+    assert decay["weight_decay"] == 0.05 and no_decay["weight_decay"] == 0.0
+    names = {id(p): n for n, p in m.named_parameters()}
+    nd = {names[id(p)] for p in no_decay["params"]}
+    assert {"pos_embed", "cls_token", "blocks.0.mixer.A_log", "blocks.0.mixer.dt_bias", "blocks.0.mixer.D"} <= nd
+    assert "blocks.0.norm1.weight" in nd and "head.bias" in nd
+    d = {names[id(p)] for p in decay["params"]}
+    assert {"patch_embed.proj.weight", "head.weight", "blocks.0.mixer.in_proj.weight"} <= d
+    assert len(d) + len(nd) == len(names)
+
+
+def test_reproducer_tiny_inline(tmp_path, monkeypatch):
+    from methods.patch_scaling import report as rep
+
+    monkeypatch.setattr(rep, "_cache_root", lambda: tmp_path)
     opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="inline")
     report = reproduce(opts, JobContext())
+    assert len(list((tmp_path / "patch_scaling" / "runs").iterdir())) == 2  # one cached result per run
+    again = reproduce(opts, JobContext())
+    assert again.data["results"] == report.data["results"]
     assert len(report.data["results"]) == 2
     assert {r["tokens"] for r in report.data["results"]} == {1, 4}
     assert any(t.title.startswith("§7.5") for t in report.tables)
