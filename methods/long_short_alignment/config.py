@@ -17,6 +17,27 @@ PRESETS: dict[str, dict] = {
         "lm_alphas": [0.0, 0.1, 1.0],
         "lm_saves": 2,
     },
+    # 5 independent LM seeds with vs without the regularizer, both stage-B variants (B1: l_train kept; B2: context
+    # extended ×2 with RoPE interpolation ×½), one checkpoint per run; the synthetic grid at quick size
+    # (NoPE, RoPE; 1 seed); the SmolLM2-135M smoke test. ~35 min on 2 busy shared CPU cores.
+    "seeds5": {
+        "seeds": 1,
+        "synth_steps": 200,
+        "eval_per_length": 300,
+        "pes": ["nope", "rope"],
+        "lm_l_train": 64,
+        "lm_d": 64,
+        "lm_layers": 2,
+        "lm_stage_a_steps": 200,
+        "lm_stage_b_steps": 100,
+        "lm_alphas": [0.0, 0.1],
+        "lm_saves": 1,
+        "lm_seeds": 5,
+        "lm_variants": ["b1", "b2"],
+        "lm_eval_tokens": 8192,
+        "smollm2_samples": 4,
+        "smollm2_l_train": 64,
+    },
     # The spec's scale: 3,000 synthetic steps, 5 seeds, l_train=128, 4 layers d=128, α ∈ {0, .1, .3, 1}.
     "spec": {
         "seeds": 5,
@@ -30,6 +51,10 @@ PRESETS: dict[str, dict] = {
         "lm_stage_b_steps": 500,
         "lm_alphas": [0.0, 0.1, 0.3, 1.0],
         "lm_saves": 3,
+        "lm_seeds": 5,
+        "lm_variants": ["b1", "b2"],
+        "smollm2_samples": 64,
+        "smollm2_l_train": 512,
     },
 }
 

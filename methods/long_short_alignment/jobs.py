@@ -60,6 +60,12 @@ class LMParams(BaseModel):
     alphas: list[float] = Field([0.0, 0.1, 1.0], min_length=1, max_length=6, description="Regularizer weights.")
     saves: int = Field(2, ge=1, le=5, description="Evaluations per α run (checkpoints for the correlation).")
     seed: int = Field(0, ge=0, le=10_000, description="Seed.")
+    variants: list[Literal["b1", "b2"]] = Field(
+        ["b1"],
+        min_length=1,
+        max_length=2,
+        description="Stage B: b1 keeps l_train; b2 extends to 2·l_train with RoPE position interpolation (scale ½).",
+    )
 
 
 @register_method("lsa.lm", title="Long-short alignment: regularized byte LM", queue="cpu")
@@ -80,6 +86,7 @@ def lm(params: LMParams, progress: JobContext) -> Report:
         saves=params.saves,
         seed=params.seed,
         eval_lengths=lengths,
+        variants=tuple(dict.fromkeys(params.variants)),
     )
     result = run_experiment(cfg, get_settings().data_dir, progress)
     report = Report(title="Long-short alignment regularizer on a byte LM", summary="")
@@ -88,9 +95,40 @@ def lm(params: LMParams, progress: JobContext) -> Report:
     return report
 
 
+class SmolParams(BaseModel):
+    l_train: int = Field(128, ge=16, le=1024, description="l1, l2 ~ U[l_train/2, l_train] tokens (spec: 512).")
+    n_samples: int = Field(8, ge=2, le=128, description="Suffix pairs (spec: 64).")
+    seed: int = Field(0, ge=0, le=10_000, description="Seed of the lengths and end positions.")
+
+
+@register_method("lsa.smollm2", title="Long-short alignment: misalignment of SmolLM2-135M", queue="cpu")
+def smollm2(params: SmolParams, progress: JobContext) -> Report:
+    """L_misalign (SCE, SKL) of the local SmolLM2-135M on WikiText-2, with l1 = l2 and shuffled-context controls."""
+    from core.config import get_settings
+    from methods.long_short_alignment.report import smol_table
+    from methods.long_short_alignment.smol import smollm2_misalignment
+
+    res = smollm2_misalignment(
+        get_settings().data_dir, l_train=params.l_train, n_samples=params.n_samples, seed=params.seed, progress=progress
+    )
+    report = Report(title="Long-short misalignment of SmolLM2-135M (WikiText-2)", summary="")
+    smol_table(report, res)
+    s = res["summary"]
+    report.summary = (
+        f"SCE {s['sce']['mean']:.3f}, SKL {s['skl']['mean']:.3f} over {params.n_samples} suffix pairs "
+        f"(l ∈ [{params.l_train // 2}, {params.l_train}])"
+    )
+    report.metrics.update({"sce": s["sce"]["mean"], "skl": s["skl"]["mean"], "skl_same": s["skl_same"]["mean"]})
+    report.data = {"params": params.model_dump(), **res}
+    return report
+
+
 class Options(ReproducerOptions):
     PRESETS = PRESETS
-    preset: Literal["quick", "spec"] = Field("quick", description="quick (~5-8 min, 1 seed) or spec (5 seeds).")
+    preset: Literal["quick", "seeds5", "spec"] = Field(
+        "quick",
+        description="quick (~10 min, 1 seed), seeds5 (5 LM seeds, B1 + B2, SmolLM2; ~35 min) or spec (spec scale).",
+    )
     seeds: int = Field(1, ge=1, le=10, description="Seeds per synthetic configuration.")
     synth_steps: int = Field(200, ge=1, le=20000, description="Synthetic training steps.")
     eval_per_length: int = Field(300, ge=10, le=5000, description="Synthetic test sequences per length.")
@@ -102,6 +140,13 @@ class Options(ReproducerOptions):
     lm_stage_b_steps: int = Field(100, ge=2, le=5000, description="LM continued-training steps per α.")
     lm_alphas: list[float] = Field([0.0, 0.1, 1.0], min_length=1, max_length=6, description="Regularizer weights.")
     lm_saves: int = Field(2, ge=1, le=5, description="Checkpoints per α for the correlation.")
+    lm_seeds: int = Field(1, ge=1, le=10, description="Independent LM runs (stage A + B) for mean ± std and CIs.")
+    lm_variants: list[Literal["b1", "b2"]] = Field(
+        ["b1"], min_length=1, max_length=2, description="Stage-B variants: b1 (l_train), b2 (2·l_train, RoPE ×½)."
+    )
+    lm_eval_tokens: int = Field(16384, ge=512, le=262_144, description="Held-out tokens per perplexity length.")
+    smollm2_samples: int = Field(0, ge=0, le=128, description="SmolLM2-135M misalignment pairs (0: skip).")
+    smollm2_l_train: int = Field(128, ge=16, le=1024, description="SmolLM2 l_train (l1, l2 drawn from l/2 to l).")
     skip_lm: bool = Field(False, description="Only the synthetic study.")
     dispatch: Literal["auto", "inline", "jobs"] = Field("auto", description="Synthetic runs as sub-jobs or inline.")
 

@@ -43,7 +43,21 @@ class LMConfig:
     saves: int = 2
     seed: int = 0
     max_chars: int = 2_000_000
+    variants: tuple[str, ...] = ("b1",)
     extra: dict = field(default_factory=dict)
+
+    def stage_b(self, variant: str) -> tuple[int, float, tuple[int, ...]]:
+        """(training length, RoPE scale, evaluation lengths) of stage B for ``variant``.
+
+        B1 keeps l_train (pure length generalization); B2 extends the context to 2·l_train with RoPE
+        position interpolation (scale ½), the CLEX/LongQLoRA-style adaptation of spec §6.2. Evaluation
+        lengths are the configured ones (×1, ×2, ×4 of l_train) scaled by the same factor.
+        """
+        if variant == "b1":
+            return self.l_train, 1.0, self.eval_lengths
+        if variant == "b2":
+            return 2 * self.l_train, 0.5, tuple(2 * k for k in self.eval_lengths)
+        raise ValueError(f"unknown stage-B variant {variant!r} (b1 or b2)")
 
 
 def _docs(path: Path, keys: tuple[str, ...], limit: int) -> list[str]:
@@ -100,36 +114,39 @@ def perplexity(model: CausalTransformer, ids: torch.Tensor, length: int, n_token
     return {"ppl": math.exp(tot / n_win), "ppl_last": math.exp(last / n_win), "nll": tot / n_win}
 
 
-def _batches(ids: torch.Tensor, cfg: LMConfig, seed: int, two_window: bool):
+def _batches(ids: torch.Tensor, cfg: LMConfig, seed: int, two_window: bool, l_train: int | None = None):
     rng = random.Random(seed)
     gen = torch.Generator().manual_seed(seed)
+    length = l_train or cfg.l_train
 
     def take(_step: int):
-        l_extra = sample_l_extra(cfg.l_train, rng) if two_window else 0
-        span = cfg.l_train + l_extra + 1
+        l_extra = sample_l_extra(length, rng) if two_window else 0
+        span = length + l_extra + 1
         starts = torch.randint(0, len(ids) - span, (cfg.batch,), generator=gen)
         return torch.stack([ids[s : s + span] for s in starts.tolist()]), l_extra
 
     return take
 
 
-def evaluate(model, corpus, cfg: LMConfig) -> dict:
+def evaluate(model, corpus, cfg: LMConfig, variant: str = "b1") -> dict:
+    """L_misalign at the stage's l_train, PPL at its evaluation lengths, and the in-distribution train loss."""
+    l_train, _, lengths = cfg.stage_b(variant)
     out = {
         "misalign": misalignment_metric(
-            model, corpus["heldout"], l_train=cfg.l_train, n_samples=cfg.misalign_samples, seed=cfg.seed
+            model, corpus["heldout"], l_train=l_train, n_samples=cfg.misalign_samples, seed=cfg.seed
         )
     }
     ppl = {}
     for split in ("heldout", "wikitext2"):
-        for length in cfg.eval_lengths:
+        for length in lengths:
             ppl[f"{split}@{length}"] = perplexity(model, corpus[split], length, cfg.eval_tokens, min(32, length))
     out["ppl"] = ppl
-    out["train_loss"] = perplexity(model, corpus["train"], cfg.l_train, cfg.eval_tokens // 2, 16)["nll"]
+    out["train_loss"] = perplexity(model, corpus["train"], l_train, cfg.eval_tokens // 2, 16)["nll"]
     return out
 
 
 def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
-    """Stage A, then stage B for every α (same seed/data order), evaluating at ``saves`` points each."""
+    """Stage A, then stage B for every (variant, α) (same seed/data order), evaluating at ``saves`` points each."""
     seed_everything(cfg.seed)
     corpus = load_corpus(data_dir, cfg.max_chars)
     with pin_threads(1):
@@ -150,18 +167,21 @@ def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
         )
         runs = []
         per = cfg.stage_b_steps // cfg.saves
-        for k, alpha in enumerate(cfg.alphas):
+        jobs = [(v, a) for v in cfg.variants for a in cfg.alphas]
+        for k, (variant, alpha) in enumerate(jobs):
+            l_b, scale, _ = cfg.stage_b(variant)
             model = copy.deepcopy(base)
-            take = _batches(corpus["train"], cfg, cfg.seed + 1, two_window=True)
+            model.set_rope_scale(scale)  # B2: position interpolation for the extended context
+            take = _batches(corpus["train"], cfg, cfg.seed + 1, two_window=True, l_train=l_b)
             step = 0
             for save in range(cfg.saves):
                 p_b = None
                 if progress is not None:
-                    lo = 0.3 + 0.7 * (k * cfg.saves + save) / (len(cfg.alphas) * cfg.saves)
-                    p_b = progress.sub(lo, lo + 0.7 / (len(cfg.alphas) * cfg.saves))
+                    lo = 0.3 + 0.7 * (k * cfg.saves + save) / (len(jobs) * cfg.saves)
+                    p_b = progress.sub(lo, lo + 0.7 / (len(jobs) * cfg.saves))
 
-                def loss_fn(m, b, a=alpha):
-                    return two_window_loss(m, b[0], l_train=cfg.l_train, l_extra=b[1], alpha=a)[0]
+                def loss_fn(m, b, a=alpha, lb=l_b):
+                    return two_window_loss(m, b[0], l_train=lb, l_extra=b[1], alpha=a)[0]
 
                 fit(
                     model,
@@ -173,10 +193,20 @@ def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
                     weight_decay=0.01,
                     min_lr_ratio=1.0,
                     progress=p_b,
-                    message=f"stage B α={alpha}",
+                    message=f"stage B {variant} α={alpha}",
                 )
                 step += per
-                runs.append({"alpha": alpha, "step": step, **evaluate(model, corpus, cfg)})
+                runs.append(
+                    {
+                        "variant": variant,
+                        "alpha": alpha,
+                        "seed": cfg.seed,
+                        "step": step,
+                        "l_train": l_b,
+                        "rope_scale": scale,
+                        **evaluate(model, corpus, cfg, variant),
+                    }
+                )
     return {"runs": runs, "corpus_tokens": {k: len(v) for k, v in corpus.items()}}
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import statistics
 import uuid
+from pathlib import Path
 from typing import Any
 
 from core.jobs import JobContext, Report
@@ -46,7 +50,14 @@ def run_synthetic(options: Any, progress: JobContext) -> list[dict]:
         wait(ids, timeout=6 * 3600, steal_after=60.0, progress=progress)
         with session_scope() as s:
             return [crud.get_report_for_job(s, job_id=j).body["data"] for j in ids]
-    return [synthetic(p, progress.sub(k / len(grid), (k + 1) / len(grid))).data for k, p in enumerate(grid)]
+    return [
+        _cached(
+            "synthetic",
+            p.model_dump(),
+            lambda p=p, k=k: synthetic(p, progress.sub(k / len(grid), (k + 1) / len(grid))).data,
+        )
+        for k, p in enumerate(grid)
+    ]
 
 
 def _agg(vals: list[float | None]) -> str:
@@ -94,47 +105,218 @@ def synthetic_tables(report: Report, results: list[dict], pes: list[str]) -> dic
     return {"means": {f"{t}/{p}": v for (t, p), v in means.items()}, "checks": checks}
 
 
+def _ms(v: list[float], fmt: str = ".4g") -> str:
+    if len(v) == 1:
+        return format(v[0], fmt)
+    return f"{format(statistics.mean(v), fmt)} ± {format(statistics.stdev(v), '.2g')}"
+
+
+def _t_ci(d: list[float]) -> tuple[float, float, float]:
+    """Mean and two-sided 95 % t-interval of paired differences (nan bounds with one value)."""
+    from scipy import stats
+
+    m = statistics.mean(d)
+    if len(d) < 2:
+        return m, float("nan"), float("nan")
+    h = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
+    return m, m - h, m + h
+
+
+def _fisher_ci(r: float, n: int) -> tuple[float, float]:
+    """95 % CI of a Pearson r by Fisher's z (nan when n ≤ 3 or r is not finite)."""
+    if n <= 3 or not math.isfinite(r) or abs(r) >= 1:
+        return float("nan"), float("nan")
+    z, se = math.atanh(r), 1 / math.sqrt(n - 3)
+    return math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
+
+
+def _final(runs: list[dict], variant: str) -> dict[float, list[dict]]:
+    """The last checkpoint of every (seed, α) run of ``variant``, grouped by α."""
+    last: dict[tuple[int, float], dict] = {}
+    for r in runs:
+        if r.get("variant", "b1") == variant:
+            key = (r.get("seed", 0), r["alpha"])
+            if key not in last or r["step"] > last[key]["step"]:
+                last[key] = r
+    out: dict[float, list[dict]] = {}
+    for (_, a), r in sorted(last.items()):
+        out.setdefault(a, []).append(r)
+    return out
+
+
 def lm_tables(report: Report, result: dict, cfg: Any) -> dict:
+    """Per variant: the regularizer's effect per evaluation length (mean ± std over seeds), the paired
+    difference to α = 0 with 95 % CIs, and the correlation of misalignment / train loss with long-length
+    NLL and with the length-generalization gap across all checkpoints."""
     from methods.long_short_alignment.lm import pearson
 
     runs = result["runs"]
-    lengths = list(cfg.eval_lengths)
-    final = {}
-    for r in runs:
-        final[r["alpha"]] = r  # last save per α
-    rows = []
-    for a, r in final.items():
-        rows.append(
-            [a, r["misalign"]["sce"], r["misalign"]["skl"], r["train_loss"]]
-            + [r["ppl"][f"heldout@{k}"]["ppl"] for k in lengths]
-            + [r["ppl"][f"heldout@{k}"]["ppl_last"] for k in lengths]
-            + [r["ppl"][f"wikitext2@{k}"]["ppl"] for k in lengths]
+    out: dict[str, Any] = {}
+    for variant in dict.fromkeys(r.get("variant", "b1") for r in runs):
+        l_b, scale, lengths = cfg.stage_b(variant)
+        final = _final(runs, variant)
+        seeds = max(len(v) for v in final.values())
+        name = "B1 (l_train kept)" if variant == "b1" else f"B2 (extended to {l_b}, RoPE interpolation ×{scale})"
+        rows = []
+        for a, rs in final.items():
+            rows.append(
+                [a, len(rs), _ms([r["misalign"]["sce"] for r in rs]), _ms([r["misalign"]["skl"] for r in rs])]
+                + [_ms([r["train_loss"] for r in rs])]
+                + [_ms([r["ppl"][f"heldout@{k}"]["ppl"] for r in rs]) for k in lengths]
+                + [_ms([r["ppl"][f"heldout@{k}"]["ppl_last"] for r in rs]) for k in lengths]
+                + [_ms([r["ppl"][f"wikitext2@{k}"]["ppl"] for r in rs]) for k in lengths]
+            )
+        report.add_table(
+            f"LM {name}: regularizer effect per evaluation length (l_train = {l_b}, end of stage B)",
+            ["α", "seeds", "L_misalign SCE", "SKL", "train NLL"]
+            + [f"PPL@{k}" for k in lengths]
+            + [f"PPL-last@{k}" for k in lengths]
+            + [f"WikiText-2 PPL@{k}" for k in lengths],
+            rows,
+            note="mean ± std over independent seeds (own stage A each); PPL on GSM8K+MATH test text (held-out); "
+            "PPL-last = loss over the last 32 tokens of each window only (long-context positions).",
         )
+        base = {r.get("seed", 0): r for r in final.get(0.0, [])}
+        paired: dict[str, Any] = {}
+        prow = []
+        for a, rs in final.items():
+            if a == 0.0 or not base:
+                continue
+            pairs = [(r, base[r.get("seed", 0)]) for r in rs if r.get("seed", 0) in base]
+            cells = []
+            for k in lengths:
+                d = [r["ppl"][f"heldout@{k}"]["nll"] - b["ppl"][f"heldout@{k}"]["nll"] for r, b in pairs]
+                m, lo, hi = _t_ci(d)
+                paired[f"{a}@{k}"] = {"mean": m, "lo": lo, "hi": hi, "better": sum(x < 0 for x in d), "n": len(d)}
+                cells.append(f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] ({sum(x < 0 for x in d)}/{len(d)} lower)")
+            d = [r["misalign"]["skl"] - b["misalign"]["skl"] for r, b in pairs]
+            m, lo, hi = _t_ci(d)
+            paired[f"{a}@skl"] = {"mean": m, "lo": lo, "hi": hi, "better": sum(x < 0 for x in d), "n": len(d)}
+            prow.append([a, f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}]"] + cells)
+        if prow:
+            report.add_table(
+                f"LM {name}: paired difference to α = 0, per evaluation length (same seed, same data order)",
+                ["α", "Δ SKL"] + [f"Δ NLL@{k} (nats/byte)" for k in lengths],
+                prow,
+                note="mean over seeds [95 % t-interval]; negative = lower than without the regularizer.",
+            )
+        ckpts = [r for r in runs if r.get("variant", "b1") == variant]
+        long_key, short_key = f"heldout@{lengths[-1]}", f"heldout@{lengths[0]}"
+        long = [r["ppl"][long_key]["nll"] for r in ckpts]
+        gap = [r["ppl"][long_key]["nll"] - r["ppl"][short_key]["nll"] for r in ckpts]
+        n = len(ckpts)
+        nan = float("nan")
+        corr = {}
+        for q, vals in (
+            ("sce", [r["misalign"]["sce"] for r in ckpts]),
+            ("skl", [r["misalign"]["skl"] for r in ckpts]),
+            ("train", [r["train_loss"] for r in ckpts]),
+        ):
+            corr[q] = {"long": pearson(vals, long), "gap": pearson(vals, gap)} if n >= 3 else {"long": nan, "gap": nan}
+        crow = []
+        for q, label, paper in (
+            ("sce", "L_misalign (SCE)", PAPER["table1_abs_r"]["misalign"]),
+            ("skl", "L_misalign (SKL)", "—"),
+            ("train", "training loss", PAPER["table1_abs_r"]["train_loss"]),
+        ):
+            cells = []
+            for target_ in ("long", "gap"):
+                r_ = corr[q][target_]
+                lo, hi = _fisher_ci(r_, n)
+                cells.append(f"{r_:+.2f} [{lo:+.2f}, {hi:+.2f}]")
+            crow.append([label] + cells + [paper])
+        report.add_table(
+            f"LM {name}: correlation across {n} checkpoints ({seeds} seed(s) × {len(final)} α × {cfg.saves} saves)",
+            ["quantity", f"r with NLL@{lengths[-1]}", f"r with NLL@{lengths[-1]} − NLL@{lengths[0]}", "|r| paper"],
+            crow,
+            note="Pearson r [95 % Fisher-z CI]. The paper's |r| are over real long-context models against "
+            "LongBench-E scores, not checkpoints of one tiny model.",
+        )
+        out[variant] = {
+            "final": {str(a): rs for a, rs in final.items()},
+            "paired": paired,
+            "corr": corr,
+            "n_ckpt": n,
+            "lengths": list(lengths),
+            "l_train": l_b,
+            "seeds": seeds,
+        }
+    return out
+
+
+def smol_table(report: Report, res: dict) -> None:
+    s = res["summary"]
+
+    def f(k: str) -> str:
+        return f"{s[k]['mean']:.4f} ± {s[k]['se']:.2g}"
+
     report.add_table(
-        f"LM: regularizer effect per evaluation length (l_train = {cfg.l_train}, after stage B)",
-        ["α", "L_misalign SCE", "SKL", "train NLL"]
-        + [f"PPL@{k}" for k in lengths]
-        + [f"PPL-last@{k}" for k in lengths]
-        + [f"WikiText-2 PPL@{k}" for k in lengths],
-        rows,
-        note="PPL on GSM8K+MATH test text (held-out); PPL-last = loss over the last tokens of each window only.",
-    )
-    long_key = f"heldout@{lengths[-1]}"
-    long = [r["ppl"][long_key]["nll"] for r in runs]
-    r_sce = pearson([r["misalign"]["sce"] for r in runs], long)
-    r_skl = pearson([r["misalign"]["skl"] for r in runs], long)
-    r_tr = pearson([r["train_loss"] for r in runs], long)
-    report.add_table(
-        f"Correlation with long-length NLL (eval length {lengths[-1]}), over {len(runs)} checkpoints",
-        ["quantity", "|r| ours", "|r| paper (Table 1, LongBench-E)"],
+        f"SmolLM2-135M on WikiText-2: long-short misalignment (l1, l2 ~ U[{res['l_train'] // 2}, {res['l_train']}], "
+        f"{res['n_samples']} pairs)",
+        ["quantity", "mean ± s.e."],
         [
-            ["L_misalign (SCE)", abs(r_sce), PAPER["table1_abs_r"]["misalign"]],
-            ["L_misalign (SKL)", abs(r_skl), "—"],
-            ["training loss", abs(r_tr), PAPER["table1_abs_r"]["train_loss"]],
+            ["SCE(long, short)", f("sce")],
+            ["SKL(long, short)", f("skl")],
+            ["H(long) (nats)", f("h_long")],
+            ["H(short) (nats)", f("h_short")],
+            ["control: SKL(short, same short) — must be 0", f("skl_same")],
+            ["control: SKL with the extra left context shuffled in from elsewhere", f("skl_shuffled")],
+            ["max |SCE − (H + H + SKL)| over pairs", f"{res['max_sce_identity_gap']:.2g}"],
         ],
-        note="few checkpoints: a Pearson r over so few points has a wide CI.",
+        note="Sanity of the metric on a real pretrained model (spec §6.3); no paper number to match.",
     )
-    return {"r_sce": r_sce, "r_skl": r_skl, "r_train": r_tr, "final": {str(a): r for a, r in final.items()}}
+
+
+def _cached(kind: str, params: dict, compute: Any) -> Any:
+    """``<cache_dir>/long_short_alignment/<kind>/<hash>.json``: a finished run keyed by its params."""
+    cache = _cache_root()
+    key = hashlib.sha256(json.dumps({**params, "v": CACHE_VERSION}, sort_keys=True).encode()).hexdigest()[:16]
+    path = None if cache is None else Path(cache) / "long_short_alignment" / kind / f"{key}.json"
+    if path is not None and path.exists():
+        return json.loads(path.read_text())
+    value = compute()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+    return value
+
+
+CACHE_VERSION = 1
+
+
+def _cache_root() -> Path | None:
+    from core.config import get_settings
+
+    return get_settings().cache_dir
+
+
+def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
+    """``lm_seeds`` independent runs (own stage A, then stage B per variant × α); all checkpoints."""
+    from dataclasses import asdict
+
+    from core.config import get_settings
+    from methods.long_short_alignment.lm import LMConfig, run_experiment
+
+    runs: list[dict] = []
+    cfg = None
+    for s in range(options.lm_seeds):
+        cfg = LMConfig(
+            l_train=options.lm_l_train,
+            d=options.lm_d,
+            layers=options.lm_layers,
+            stage_a_steps=options.lm_stage_a_steps,
+            stage_b_steps=options.lm_stage_b_steps,
+            alphas=tuple(options.lm_alphas),
+            saves=options.lm_saves,
+            eval_lengths=tuple(options.lm_l_train * k for k in (1, 2, 4)),
+            seed=s,
+            variants=tuple(dict.fromkeys(options.lm_variants)),
+            eval_tokens=options.lm_eval_tokens,
+        )
+        sub = progress.sub(s / options.lm_seeds, (s + 1) / options.lm_seeds)
+        res = _cached("lm", asdict(cfg), lambda c=cfg, p=sub: run_experiment(c, get_settings().data_dir, p))
+        runs += res["runs"]
+    return {"runs": runs}, cfg
 
 
 def _plot(report: Report, synth: dict, lm: dict | None, pes: list[str]) -> None:
@@ -157,48 +339,122 @@ def _plot(report: Report, synth: dict, lm: dict | None, pes: list[str]) -> None:
     axes[0].legend()
     report.add_figure("synthetic_mse.png", fig, caption="Synthetic tasks: MSE vs length (dotted: max train length)")
     plt.close(fig)
+    if not lm:
+        return
+    variants = list(lm["tables"])
+    fig, axes = plt.subplots(2, len(variants), figsize=(5.2 * len(variants), 7.2), squeeze=False)
+    for j, v in enumerate(variants):
+        t = lm["tables"][v]
+        ax = axes[0][j]
+        for a, rs in t["final"].items():
+            ks = t["lengths"]
+            ys = [[r["ppl"][f"heldout@{k}"]["nll"] for r in rs] for k in ks]
+            ax.errorbar(
+                ks,
+                [statistics.mean(y) for y in ys],
+                yerr=[statistics.stdev(y) if len(y) > 1 else 0 for y in ys],
+                marker="o",
+                capsize=3,
+                label=f"α = {a}",
+            )
+        ax.axvline(t["l_train"], color="grey", ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("evaluation length (bytes)")
+        ax.set_ylabel("held-out NLL (nats/byte)")
+        ax.set_title(f"{v.upper()}: NLL by length (mean ± std over seeds)")
+        ax.legend(fontsize=7)
+        ax = axes[1][j]
+        ck = [r for r in lm["runs"] if r.get("variant", "b1") == v]
+        for a in sorted({r["alpha"] for r in ck}):
+            pts = [r for r in ck if r["alpha"] == a]
+            ax.scatter(
+                [r["misalign"]["skl"] for r in pts],
+                [r["ppl"][f"heldout@{t['lengths'][-1]}"]["nll"] for r in pts],
+                label=f"α = {a}",
+                s=18,
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("L_misalign (SKL) on held-out text")
+        ax.set_ylabel(f"NLL@{t['lengths'][-1]}")
+        ax.set_title(f"{v.upper()}: misalignment vs long-length NLL (checkpoints)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    report.add_figure("lm_lengths.png", fig, caption="Byte LM: NLL by evaluation length; misalignment vs long NLL")
+    plt.close(fig)
 
 
 def build_report(options: Any, progress: JobContext) -> Report:
-    from core.config import get_settings
-    from methods.long_short_alignment.lm import LMConfig, run_experiment
-
     report = Report(title="Long-Short Alignment (ICML 2025) — CPU reproduction", summary="")
-    p_syn = progress.sub(0.0, 0.5 if not options.skip_lm else 1.0)
+    has_lm = not options.skip_lm
+    p_syn = progress.sub(0.0, 0.3 if has_lm else 0.9)
     results = run_synthetic(options, p_syn)
     synth = synthetic_tables(report, results, list(options.pes))
     lm = None
-    if not options.skip_lm:
-        lengths = tuple(options.lm_l_train * k for k in (1, 2, 4))
-        cfg = LMConfig(
-            l_train=options.lm_l_train,
-            d=options.lm_d,
-            layers=options.lm_layers,
-            stage_a_steps=options.lm_stage_a_steps,
-            stage_b_steps=options.lm_stage_b_steps,
-            alphas=tuple(options.lm_alphas),
-            saves=options.lm_saves,
-            eval_lengths=lengths,
+    if has_lm:
+        result, cfg = run_lm(options, progress.sub(0.3, 0.9))
+        lm = {"tables": lm_tables(report, result, cfg), "runs": result["runs"]}
+    smol = None
+    if options.smollm2_samples:
+        from core.config import get_settings
+        from methods.long_short_alignment.smol import smollm2_misalignment
+
+        params = {"l_train": options.smollm2_l_train, "n_samples": options.smollm2_samples}
+        smol = _cached(
+            "smollm2",
+            params,
+            lambda: smollm2_misalignment(get_settings().data_dir, **params, progress=progress.sub(0.9, 1.0)),
         )
-        result = run_experiment(cfg, get_settings().data_dir, progress.sub(0.5, 1.0))
-        lm = lm_tables(report, result, cfg)
-        lm["runs"] = result["runs"]
+        smol_table(report, smol)
     _plot(report, synth, lm, list(options.pes))
-    _reading(report, options, synth, lm)
-    report.data = {"synthetic": synth, "lm": lm}
+    _reading(report, options, synth, lm, smol)
+    report.data = {"synthetic": synth, "lm": lm, "smollm2": smol and {k: v for k, v in smol.items() if k != "samples"}}
     report.metrics.update({f"{pe}_{k}": v for pe, c in synth["checks"].items() for k, v in c.items()})
     if lm is not None:
-        report.metrics.update({"r_misalign_sce": lm["r_sce"], "r_train_loss": lm["r_train"]})
+        for v, t in lm["tables"].items():
+            report.metrics[f"{v}_r_misalign_sce"] = t["corr"]["sce"]["long"]
+            report.metrics[f"{v}_r_train_loss"] = t["corr"]["train"]["long"]
+            if "0.1@skl" in t["paired"]:
+                report.metrics[f"{v}_alpha0.1_delta_skl"] = t["paired"]["0.1@skl"]["mean"]
+    if smol is not None:
+        report.metrics["smollm2_skl"] = smol["summary"]["skl"]["mean"]
     return report
 
 
-def _reading(report: Report, options: Any, synth: dict, lm: dict | None) -> None:
+def _lm_rows(lm: dict) -> list[list]:
+    rows = []
+    for v, t in lm["tables"].items():
+        ks = t["lengths"]
+        p = t["paired"]
+        tag = v.upper()
+        if "0.1@skl" in p:
+            d = p["0.1@skl"]
+            rows.append([f"{tag} α=0.1 vs 0", "lower L_misalign (paired Δ SKL < 0)", d["mean"], d["mean"] < 0])
+            for k in ks[1:]:
+                d = p[f"0.1@{k}"]
+                rows.append([f"{tag} α=0.1 vs 0", f"NLL@{k} lower or equal", d["mean"], d["mean"] <= 0])
+        if "1.0@" + str(ks[0]) in p:
+            d = p[f"1.0@{ks[0]}"]
+            rows.append([f"{tag} α=1 vs 0", f"in-distribution NLL@{ks[0]} rises", d["mean"], d["mean"] > 0])
+        c = t["corr"]
+        rows.append(
+            [
+                f"{tag} correlation",
+                "|r(misalign SCE, long NLL)| > |r(train loss, long NLL)|",
+                abs(c["sce"]["long"]) - abs(c["train"]["long"]),
+                abs(c["sce"]["long"]) > abs(c["train"]["long"]),
+            ]
+        )
+    return rows
+
+
+def _reading(report: Report, options: Any, synth: dict, lm: dict | None, smol: dict | None) -> None:
     """Scale, the §7 checks against their targets, paper numbers beside ours, and a plain reading."""
     report.summary = (
-        f"preset {options.preset}: {options.seeds} seed(s), {options.synth_steps} synthetic steps "
-        f"(spec: 3 seeds / 3,000 steps; a 5-seed `-o preset=spec` is available); byte LM d={options.lm_d}, "
-        f"{options.lm_layers} layers, l_train={options.lm_l_train}, stage A {options.lm_stage_a_steps} + stage B "
-        f"{options.lm_stage_b_steps} steps per α (spec: d=128, 4 layers, l_train=128, 1,500 + 500)."
+        f"preset {options.preset}: synthetic {options.seeds} seed(s) × {options.synth_steps} steps "
+        f"(spec: 3 seeds × 3,000); byte LM d={options.lm_d}, {options.lm_layers} layers, l_train={options.lm_l_train}, "
+        f"{options.lm_seeds} independent seed(s), stage A {options.lm_stage_a_steps} + stage B "
+        f"{options.lm_stage_b_steps} steps per α ∈ {list(options.lm_alphas)}, variants {list(options.lm_variants)} "
+        "(spec: d=128, 4 layers, l_train=128, 1,500 + 500 steps)."
     )
     rows = []
     for pe, c in synth["checks"].items():
@@ -207,72 +463,68 @@ def _reading(report: Report, options: Any, synth: dict, lm: dict | None) -> None
             [pe, "length MSE(50)/in-range ≥ 100", c["length_ratio_50_inrange"], c["length_ratio_50_inrange"] >= 100]
         )
         rows.append([pe, "OutRep cuts length MSE(50) ≥ 10×", c["outrep_gain_50"], c["outrep_gain_50"] >= 10])
-    lm_lines = ""
     if lm is not None:
-        fin = lm["final"]
-        alphas = sorted(float(a) for a in fin)
-        a0 = fin[str(alphas[0])]
-        for a in alphas[1:]:
-            r = fin[str(a)]
-            rows.append(
-                [
-                    f"α={a} vs α={alphas[0]}",
-                    "lower L_misalign (SKL)",
-                    r["misalign"]["skl"] - a0["misalign"]["skl"],
-                    r["misalign"]["skl"] < a0["misalign"]["skl"],
-                ]
-            )
-        longest = max(int(k.split("@")[1]) for k in a0["ppl"] if k.startswith("heldout@"))
-        if "0.1" in fin:
-            r = fin["0.1"]
-            rows.append(
-                [
-                    "α=0.1 vs α=0",
-                    f"PPL@{longest} lower or equal",
-                    r["ppl"][f"heldout@{longest}"]["ppl"] - a0["ppl"][f"heldout@{longest}"]["ppl"],
-                    r["ppl"][f"heldout@{longest}"]["ppl"] <= a0["ppl"][f"heldout@{longest}"]["ppl"],
-                ]
-            )
-        rows.append(
-            [
-                "correlation",
-                "|r(misalign)| > |r(train loss)|",
-                abs(lm["r_sce"]) - abs(lm["r_train"]),
-                abs(lm["r_sce"]) > abs(lm["r_train"]),
-            ]
-        )
-        lm_lines = (
-            f" On the byte LM, |r(L_misalign SCE, long NLL)| = {abs(lm['r_sce']):.2f} and "
-            f"|r(train loss, long NLL)| = {abs(lm['r_train']):.2f} over {len(lm['runs'])} checkpoints "
-            f"(paper, LongBench-E over real models: 0.85 vs 0.62). Signs: r(misalign) = {lm['r_sce']:+.2f}, "
-            f"r(train loss) = {lm['r_train']:+.2f}. The checkpoints here are one model continued with different α, "
-            "so the spread is dominated by the over-regularized α = 1 run (lowest misalignment, worst perplexity): "
-            "across these runs misalignment moves against long-length loss and training loss tracks it almost "
-            "perfectly, unlike the paper's comparison across independently adapted 7B models. α = 1.0 raising "
-            "in-distribution perplexity is the over-regularization the paper's ablation reports."
-        )
+        rows += _lm_rows(lm)
+    if smol is not None:
+        s = smol["summary"]
+        rows.append(["SmolLM2", "SKL(l1 = l2) = 0", s["skl_same"]["mean"], abs(s["skl_same"]["mean"]) < 1e-5])
+        rows.append(["SmolLM2", "SCE = H + H + SKL", smol["max_sce_identity_gap"], smol["max_sce_identity_gap"] < 1e-3])
+        rows.append(["SmolLM2", "SKL(long, short) > 0", s["skl"]["mean"], s["skl"]["mean"] > 0])
     report.add_table("§7 expected directions", ["where", "check", "value", "holds"], rows)
     report.add_table(
         "Paper numbers (spec §4, third-party summary, TO VERIFY) — not reproducible offline",
         ["setting", "paper", "ours"],
         [
             ["Llama-2-7B CLEX RedPajama LongBench-E, baseline → +0.1·L_misalign", "24.7 → 26.6", "n/a (no 7B model)"],
-            ["PPL baseline → +0.1·L_misalign", "6.12 → 5.88", "see LM table (byte PPL, tiny model)"],
+            ["PPL baseline → +0.1·L_misalign", "6.12 → 5.88", "see the LM tables (byte PPL, tiny model)"],
+            ["|r(misalign, score)| vs |r(train loss, score)|", "0.85 vs 0.62", "see the correlation tables"],
             ["synthetic mean, NoPE, test loss", "≈1e-5", _fmt(synth["means"].get("mean/nope", {}).get(50))],
         ],
     )
     holds = [r for r in rows if r[3]]
     fails = [f"{r[0]}: {r[1]}" for r in rows if not r[3]]
-    report.add_section(
-        "Reading",
-        f"{len(holds)} of {len(rows)} expected directions hold at this scale."
-        + lm_lines
-        + (" Not holding: " + "; ".join(fails) + "." if fails else "")
-        + " Learned absolute positions refuse lengths beyond 10 by design. The LM runs are one seed and a few "
-        "hundred steps on 2 CPU cores; differences between α values of a few percent are within run-to-run "
-        "noise, so they show the mechanics and direction, not a confirmed effect size. The Llama-2-7B "
-        "LongBench-E / BABILong numbers cannot be reproduced offline.",
+    text = f"{len(holds)} of {len(rows)} expected directions hold at this scale."
+    if lm is not None:
+        for v, t in lm["tables"].items():
+            ks, p, c = t["lengths"], t["paired"], t["corr"]
+            text += f" {v.upper()} (l_train {t['l_train']}, {t['seeds']} seed(s)):"
+            if "0.1@skl" in p:
+                d = p["0.1@skl"]
+                text += (
+                    f" α = 0.1 changes SKL by {d['mean']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}] (lower in "
+                    f"{d['better']}/{d['n']} seeds) and NLL@{ks[-1]} by {p[f'0.1@{ks[-1]}']['mean']:+.4f} "
+                    f"[{p[f'0.1@{ks[-1]}']['lo']:+.4f}, {p[f'0.1@{ks[-1]}']['hi']:+.4f}] nats/byte;"
+                )
+            text += (
+                f" across {t['n_ckpt']} checkpoints r(SCE, NLL@{ks[-1]}) = {c['sce']['long']:+.2f}, "
+                f"r(SKL, NLL@{ks[-1]}) = {c['skl']['long']:+.2f}, r(train loss, NLL@{ks[-1]}) = "
+                f"{c['train']['long']:+.2f}; against the length-generalization gap NLL@{ks[-1]} − NLL@{ks[0]}: "
+                f"SKL {c['skl']['gap']:+.2f}, train loss {c['train']['gap']:+.2f}."
+            )
+        text += (
+            " The checkpoints are tiny byte LMs (independent seeds, each continued with every α), not the "
+            "paper's independently adapted 7B models scored on LongBench-E, so the correlations answer a narrower "
+            "question; the paired per-seed differences are the cleaner test of the regularizer. SCE = H(p) + H(q) "
+            "+ SKL and at this scale SKL is a few thousandths of a nat while 2H is several nats, so α·SCE mostly "
+            "rewards sharper (lower-entropy) predictions rather than aligned ones — the entropy confound the spec "
+            "warns about (§3.2)."
+        )
+        if any(a >= 1.0 for t in lm["tables"].values() for a in map(float, t["final"])):
+            text += " α = 1 lowers misalignment and raises every NLL, the over-regularization of the paper's ablation."
+    if smol is not None:
+        s = smol["summary"]
+        text += (
+            f" On SmolLM2-135M (l ∈ [{smol['l_train'] // 2}, {smol['l_train']}] tokens) SKL between the long and "
+            f"short suffix is {s['skl']['mean']:.3f} ± {s['skl']['se']:.2g} vs {s['skl_shuffled']['mean']:.3f} "
+            "when the extra left context is unrelated text: the metric is small, finite and responds to context."
+        )
+    text += (
+        (" Not holding: " + "; ".join(fails) + "." if fails else "")
+        + " Learned absolute positions refuse lengths beyond 10 by design. What would change the conclusion: "
+        "the spec's 3,000 synthetic steps, a larger LM trained longer (the α effects here are a few hundredths "
+        "of a nat per byte), and the real setting (Llama-2-7B, CLEX, LongBench-E), which is not available offline."
     )
+    report.add_section("Reading", text)
 
 
 def _fmt(v: float | None) -> str:
