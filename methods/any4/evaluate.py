@@ -36,6 +36,48 @@ def perplexity(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 1, 
 
 
 @torch.no_grad()
+def window_nll(model: nn.Module, windows: torch.Tensor) -> list[float]:
+    """Summed next-token NLL of each window (n, L); every window predicts L − 1 tokens.
+
+    ``exp(sum(window_nll) / (n·(L − 1)))`` is :func:`perplexity`; keeping the windows apart lets two
+    models be compared window by window (:func:`paired_ppl_ratio`).
+    """
+    model.eval()
+    device = next(model.parameters()).device
+    out = []
+    for i in range(windows.shape[0]):
+        ids = windows[i : i + 1].to(device)
+        logits = model(input_ids=ids).logits[:, :-1].float()
+        nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="sum")
+        out.append(float(nll))
+    return out
+
+
+def ppl_from_nll(nll: list[float], tokens_per_window: int) -> float:
+    return math.exp(sum(nll) / (len(nll) * tokens_per_window))
+
+
+def paired_ppl_ratio(
+    nll_a: list[float], nll_b: list[float], tokens_per_window: int, n_boot: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
+    """ppl(a) / ppl(b) and its 95% paired percentile-bootstrap CI, resampling evaluation windows.
+
+    Both models are scored on the same windows, so each resample draws window indices once and
+    uses them for both: the interval reflects which windows were evaluated, not model noise.
+    """
+    import numpy as np
+
+    a, b = np.asarray(nll_a, dtype=float), np.asarray(nll_b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
+        raise ValueError("need the same non-empty set of windows for both models")
+    ratio = math.exp((a.sum() - b.sum()) / (len(a) * tokens_per_window))
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
+    boot = np.exp((a[idx].sum(1) - b[idx].sum(1)) / (len(a) * tokens_per_window))
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    return ratio, float(lo), float(hi)
+
+
+@torch.no_grad()
 def capture_inputs(model: nn.Module, input_ids: torch.Tensor, names: list[str]) -> dict[str, torch.Tensor]:
     """Each named module's input (T, K) during one forward pass of ``input_ids``."""
     store: dict[str, torch.Tensor] = {}

@@ -24,7 +24,7 @@ from methods.any4.clean_model import CleanModelConfig, load_or_train
 from methods.any4.config import QuantConfig
 from methods.any4.data import math_eval_text, math_train_text, text_windows, wikitext_text
 from methods.any4.diagnostics import block_diagnostics, gguf_tensor_types
-from methods.any4.evaluate import capture_inputs, layer_output_mse, perplexity
+from methods.any4.evaluate import capture_inputs, layer_output_mse, ppl_from_nll, window_nll
 from methods.any4.modules import QuantLinear
 from methods.any4.walker import linear_layers, quantize_model
 
@@ -66,6 +66,7 @@ class SuiteResult:
     model: str
     eval_sets: dict[str, str]
     fp_ppl: dict[str, float]
+    fp_window_nll: dict[str, list[float]] = field(default_factory=dict)  # eval set → summed NLL per window
     rows: list[dict] = field(default_factory=list)
     layer_mse: dict[str, dict[str, float]] = field(default_factory=dict)  # "fmt@g" → layer → output MSE
     lut_example: dict = field(default_factory=dict)
@@ -99,11 +100,14 @@ def run_suite(
     names = [n for n, _ in targets]
     fp_weights = {n: m.weight.detach().clone() for n, m in targets}
     inputs = capture_inputs(model, calib_ids, names)
+    fp_nll = {k: window_nll(model, v) for k, v in windows.items()}
     res = SuiteResult(
         model=name,
         eval_sets={k: f"{v.shape[0]}×{v.shape[1]} tokens" for k, v in windows.items()},
-        fp_ppl={k: perplexity(model, v) for k, v in windows.items()},
+        fp_ppl={k: ppl_from_nll(fp_nll[k], v.shape[1] - 1) for k, v in windows.items()},
+        fp_window_nll=fp_nll,
     )
+    res.notes["tokens_per_window"] = {k: v.shape[1] - 1 for k, v in windows.items()}
     lut_layer = lut_layer or names[len(names) // 2]
     res.lut_example = {"layer": lut_layer, "row": 0, "weights": fp_weights[lut_layer][0, :64].tolist(), "levels": {}}
     jobs = [(spec, variant_config(spec, g, opts.seed), calib_ids) for g in opts.group_sizes for spec in opts.variants]
@@ -112,7 +116,8 @@ def run_suite(
         sub = progress.sub(i / len(jobs), (i + 1) / len(jobs))
         qmodel = copy.deepcopy(model)
         summary = quantize_model(qmodel, cfg, calib_ids=ids, progress=sub.sub(0.0, 0.7))
-        ppl = {k: perplexity(qmodel, v) for k, v in windows.items()}
+        nll = {k: window_nll(qmodel, v) for k, v in windows.items()}
+        ppl = {k: ppl_from_nll(nll[k], v.shape[1] - 1) for k, v in windows.items()}
         out_mse = layer_output_mse(qmodel, fp_weights, inputs)
         res.layer_mse[f"{label}@{cfg.group_size}"] = out_mse
         res.rows.append(
@@ -123,6 +128,7 @@ def run_suite(
                 "calibration": cfg.calibration,
                 "group_size": cfg.group_size,
                 "ppl": ppl,
+                "window_nll": nll,
                 "weight_mse": summary.weight_mse,
                 "output_mse": sum(out_mse.values()) / len(out_mse),
                 "bits_per_weight": summary.bits_per_weight,

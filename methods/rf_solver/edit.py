@@ -24,7 +24,7 @@ import torch
 from methods.rf_solver.model import AttentionTap, RFDiT
 from methods.rf_solver.schedule import get_schedule
 from methods.rf_solver.solver import VelocityFn, invert, sample
-from methods.rf_solver.vcache import VCache, VSharing
+from methods.rf_solver.vcache import CfgHalves, Keying, VCache, VSharing
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,33 @@ class EditResult:
     missing_keys: int = 0
 
 
+def later_half(blocks: Sequence[int]) -> tuple[int, ...]:
+    """FLUX's choice scaled down: of n single-stream blocks, those with position > n/2 (FLUX: 20..37 of 0..37)."""
+    blocks = tuple(sorted(blocks))
+    return tuple(b for i, b in enumerate(blocks) if i > len(blocks) / 2)
+
+
+def resolve_blocks(model: EditableModel, blocks: Sequence[int] | str | None) -> tuple[int, ...]:
+    """``None``/"all" → every late single-stream block; "later_half" → :func:`later_half`; or explicit ids."""
+    if blocks is None or blocks == "all":
+        return tuple(model.late_blocks)
+    if blocks == "later_half":
+        return later_half(model.late_blocks)
+    if isinstance(blocks, str):
+        raise ValueError(f"blocks must be 'all', 'later_half' or a list of block ids, not {blocks!r}")
+    return tuple(int(b) for b in blocks)
+
+
+def _record_endpoint(model: EditableModel, source: Any, rec: VSharing, z1: torch.Tensor, t1: float) -> int:
+    """``keying="eval"``: one recording-only evaluation at the inverted noise, t = 1 (+1 NFE)."""
+    rec.arm(t1, 0)
+    try:
+        model.velocity(source, 1.0, rec)(z1, t1)
+    finally:
+        rec.disarm()
+    return 1
+
+
 def schedule_for(model: EditableModel, num_steps: int, shift: bool = True) -> list[float]:
     return get_schedule(num_steps, model.seq_len, shift)
 
@@ -123,24 +150,32 @@ def rf_edit(
     guidance: float = 2.0,
     shift: bool = True,
     offload_dir: Path | None = None,
-    blocks: Sequence[int] | None = None,
+    blocks: Sequence[int] | str | None = None,
+    keying: Keying = "interval",
+    cfg_halves: CfgHalves = "both",
 ) -> EditResult:
-    """RF-Edit one batch of images from ``source`` to ``target`` condition (spec §3.5)."""
+    """RF-Edit one batch of images from ``source`` to ``target`` condition (spec §3.5).
+
+    ``blocks`` ("all" late single-stream blocks by default, "later_half", or ids), ``keying``
+    and ``cfg_halves`` are ablation options (see :mod:`methods.rf_solver.vcache`); their
+    defaults are the spec's configuration.
+    """
     if not 0 <= inject_k <= num_steps:
         raise ValueError("inject_k must be in [0, num_steps]")
     ts = schedule_for(model, num_steps, shift)
-    with VCache(model.late_blocks if blocks is None else blocks, offload_dir) as cache:
-        rec = VSharing(cache, inject_k, "record")
+    with VCache(resolve_blocks(model, blocks), offload_dir) as cache:
+        rec = VSharing(cache, inject_k, "record", keying=keying)
         inv = invert(model.velocity(source, 1.0, rec), x0, ts, order, hooks=[rec])
+        extra = _record_endpoint(model, source, rec, inv.z, ts[0]) if keying == "eval" and inject_k > 0 else 0
         n_cached, nbytes = len(cache), cache.nbytes
-        inj = VSharing(cache, inject_k, "inject")
+        inj = VSharing(cache, inject_k, "inject", cfg_halves=cfg_halves)
         out = sample(model.velocity(target, guidance, inj), inv.z, ts, order, hooks=[inj])
     log.debug("edit: %d V tensors (%.1f MB) cached and freed", n_cached, nbytes / 1e6)
     return EditResult(
         source=x0,
         noise=inv.z,
         edited=out.z,
-        nfe=inv.nfe + out.nfe,
+        nfe=inv.nfe + out.nfe + extra,
         timesteps=ts,
         cached_tensors=n_cached,
         cache_bytes=nbytes,
@@ -160,18 +195,35 @@ def edit_sweep(
     order: int = 2,
     guidance: float = 2.0,
     shift: bool = True,
-) -> dict[int, torch.Tensor]:
+    blocks: Sequence[int] | str | None = None,
+    keying: Keying = "interval",
+    variants: Sequence[tuple[CfgHalves, float]] | None = None,
+) -> dict[Any, torch.Tensor]:
     """Edits for several k from one inversion: V is recorded for k_max steps, each k injects a prefix.
 
-    Equal to calling :func:`rf_edit` per k (inversion does not depend on k); cheaper.
+    Equal to calling :func:`rf_edit` per k (inversion does not depend on k); cheaper. Without
+    ``variants`` the result is ``{k: edited}`` at ``guidance`` with V fed to both guidance
+    halves. With ``variants``, a list of (cfg_halves, guidance) ablations sharing the
+    inversion, it is ``{(k, cfg_halves, guidance): edited}``; k = 0 (no injection) is
+    sampled once per guidance.
     """
     ts = schedule_for(model, num_steps, shift)
     k_max = max(ks)
-    out: dict[int, torch.Tensor] = {}
-    with VCache(model.late_blocks) as cache:
-        rec = VSharing(cache, k_max, "record")
+    out: dict[Any, torch.Tensor] = {}
+    with VCache(resolve_blocks(model, blocks)) as cache:
+        rec = VSharing(cache, k_max, "record", keying=keying)
         z1 = invert(model.velocity(source, 1.0, rec), x0, ts, order, hooks=[rec]).z
-        for k in ks:
-            inj = VSharing(cache, k, "inject")
-            out[k] = sample(model.velocity(target, guidance, inj), z1, ts, order, hooks=[inj]).z
+        if keying == "eval" and k_max > 0:
+            _record_endpoint(model, source, rec, z1, ts[0])
+        no_inject: dict[float, torch.Tensor] = {}
+        for half, g in variants or [("both", guidance)]:
+            for k in ks:
+                if k == 0 and g in no_inject:
+                    x = no_inject[g]
+                else:
+                    inj = VSharing(cache, k, "inject", cfg_halves=half)
+                    x = sample(model.velocity(target, g, inj), z1, ts, order, hooks=[inj]).z
+                    if k == 0:
+                        no_inject[g] = x
+                out[(k, half, g) if variants is not None else k] = x
     return out

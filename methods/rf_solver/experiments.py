@@ -190,3 +190,200 @@ def edit_tradeoff(
         sources=images[:8],
         targets=targets,
     )
+
+
+# --- RF-Edit ablation grid (issue #13) -------------------------------------------------------------
+
+#: The grid's factors. The first level of each is the spec's configuration (§3.5).
+ABLATION_KEYS = ("interval", "eval")
+ABLATION_CFG: tuple[tuple[str, str, float | None], ...] = (
+    # (name, cfg_halves, guidance; None = the edit's guidance)
+    ("V into both CFG halves", "both", None),
+    ("V into the conditional half only", "cond", None),
+    ("guidance 1 (no CFG)", "both", 1.0),
+)
+ABLATION_BLOCKS = ("all", "later_half")
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = successes / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return float(centre - half), float(centre + half)
+
+
+def bootstrap_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of per-item values (paired differences when given differences)."""
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
+    means = values[idx].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+@dataclass
+class AblationResult:
+    """Per cell (keys, cfg, blocks) and k: per-image target hits and MSE to the source; same-label reconstruction."""
+
+    ks: list[int]
+    num_steps: int
+    guidance: float
+    num_images: int
+    hits: dict[tuple[str, str, str, int], np.ndarray]
+    mses: dict[tuple[str, str, str, int], np.ndarray]
+    recon: dict[tuple[str, str, int], np.ndarray]  # (keys, blocks, k) → per-image MSE, same label, guidance 1
+    recon_ks: list[int]
+    blocks: dict[str, list[int]]
+    seconds: float = 0.0
+
+    def cells(self) -> list[tuple[str, str, str]]:
+        return [(k, c[0], b) for k in ABLATION_KEYS for c in ABLATION_CFG for b in ABLATION_BLOCKS]
+
+    def cell_rows(self, n_boot: int = 2000) -> list[dict[str, Any]]:
+        """Target accuracy (Wilson CI) and MSE to source per cell and k, with paired changes from k = 0."""
+        rows = []
+        for keys, cfg, blocks in self.cells():
+            h0 = self.hits[(keys, cfg, blocks, 0)].astype(float)
+            m0 = self.mses[(keys, cfg, blocks, 0)]
+            for k in self.ks:
+                h, m = self.hits[(keys, cfg, blocks, k)].astype(float), self.mses[(keys, cfg, blocks, k)]
+                rows.append(
+                    {
+                        "keys": keys,
+                        "cfg": cfg,
+                        "blocks": blocks,
+                        "k": k,
+                        "target_acc": float(h.mean()),
+                        "target_acc_ci": wilson(int(h.sum()), len(h)),
+                        "mse": float(m.mean()),
+                        "mse_ci": bootstrap_ci(m, n_boot),
+                        "d_acc": float((h - h0).mean()),
+                        "d_acc_ci": bootstrap_ci(h - h0, n_boot),
+                        "d_mse": float((m - m0).mean()),
+                        "d_mse_ci": bootstrap_ci(m - m0, n_boot),
+                    }
+                )
+        return rows
+
+    def factor_effects(self, k: int, n_boot: int = 2000) -> list[dict[str, Any]]:
+        """Main effect of each factor on the k-vs-0 change, averaged over the other factors, paired per image.
+
+        For each factor level, the per-image change (metric at k − metric at k = 0) is averaged over
+        the cells of the other factors; the effect is that average at each non-default level minus the
+        default level's, with a paired bootstrap CI over images.
+        """
+        out = []
+        levels = {
+            "keys": list(ABLATION_KEYS),
+            "cfg": [c[0] for c in ABLATION_CFG],
+            "blocks": list(ABLATION_BLOCKS),
+        }
+        for pos, (factor, lv) in enumerate(levels.items()):
+
+            def change(level: str, metric: str, pos: int = pos) -> np.ndarray:
+                store = self.hits if metric == "acc" else self.mses
+                per = [
+                    store[(*c, k)].astype(float) - store[(*c, 0)].astype(float) for c in self.cells() if c[pos] == level
+                ]
+                return np.mean(per, axis=0)
+
+            for level in lv[1:]:
+                for metric in ("acc", "mse"):
+                    diff = change(level, metric) - change(lv[0], metric)
+                    out.append(
+                        {
+                            "factor": factor,
+                            "level": level,
+                            "vs": lv[0],
+                            "metric": metric,
+                            "effect": float(diff.mean()),
+                            "ci": bootstrap_ci(diff, n_boot),
+                        }
+                    )
+        return out
+
+
+def edit_ablation(
+    model: EditableModel,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    ks: Sequence[int] = (0, 2, 15),
+    num_steps: int = 15,
+    guidance: float = 2.0,
+    seed: int = 0,
+    batch: int = 50,
+    recon_steps: int = 10,
+    progress: Any = None,
+) -> AblationResult:
+    """The RF-Edit grid {keys} × {CFG handling} × {blocks}, every image edited to a random other digit.
+
+    Same targets as :func:`edit_tradeoff` for the same ``seed``. For each (keys, blocks) one
+    inversion per batch serves every k and CFG variant; the same-label reconstruction (§7.6,
+    guidance 1, k ∈ {0, N}) is measured per (keys, blocks) on the same images.
+    """
+    if 0 not in ks:
+        raise ValueError("ks must include 0 (the no-injection reference)")
+    t_start = time.perf_counter()
+    g = torch.Generator().manual_seed(seed)
+    targets = (labels + torch.randint(1, 10, labels.shape, generator=g)) % 10
+    scorer = digit_scorer()
+    from methods.rf_solver.edit import resolve_blocks
+
+    variants = [(half, guidance if gv is None else gv) for _, half, gv in ABLATION_CFG]
+    hits: dict[tuple[str, str, str, int], list[np.ndarray]] = {}
+    mses: dict[tuple[str, str, str, int], list[np.ndarray]] = {}
+    recon: dict[tuple[str, str, int], list[np.ndarray]] = {}
+    pairs = [(kk, b) for kk in ABLATION_KEYS for b in ABLATION_BLOCKS]
+    starts = list(range(0, len(labels), batch))
+    injected = [k for k in ks if k > 0]
+    total, done = len(starts) * (len(pairs) + 1), 0
+    for i in starts:
+        sl = slice(i, i + batch)
+        x, y, tgt = images[sl], labels[sl], targets[sl]
+
+        def score(
+            out: torch.Tensor, keys: str, name: str, blocks: str, k: int, x=x, tgt=tgt
+        ) -> None:  # bound per batch
+            hits.setdefault((keys, name, blocks, k), []).append(scorer.predict(out) == tgt.numpy())
+            mses.setdefault((keys, name, blocks, k), []).append(mse(out, x).numpy())
+
+        # k = 0 injects nothing: one sample per guidance, shared by every (keys, blocks) cell
+        if progress is not None:
+            progress(done / total, "ablation: k = 0")
+        base = edit_sweep(model, x, y, tgt, (0,), num_steps=num_steps, variants=variants)
+        rec0 = mse(rf_edit(model, x, y, y, num_steps=recon_steps, inject_k=0, guidance=1.0).edited, x).numpy()
+        done += 1
+        for keys, blocks in pairs:
+            if progress is not None:
+                progress(done / total, f"ablation: V keys {keys}, blocks {blocks}")
+            res = edit_sweep(
+                model, x, y, tgt, injected, num_steps=num_steps, blocks=blocks, keying=keys, variants=variants
+            )
+            for (name, _, _), (half, gv) in zip(ABLATION_CFG, variants, strict=True):
+                score(base[(0, half, gv)], keys, name, blocks, 0)
+                for k in injected:
+                    score(res[(k, half, gv)], keys, name, blocks, k)
+            r = rf_edit(
+                model, x, y, y, num_steps=recon_steps, inject_k=recon_steps, guidance=1.0, blocks=blocks, keying=keys
+            )
+            recon.setdefault((keys, blocks, 0), []).append(rec0)
+            recon.setdefault((keys, blocks, recon_steps), []).append(mse(r.edited, x).numpy())
+            done += 1
+    cat = lambda d: {key: np.concatenate(v) for key, v in d.items()}  # noqa: E731
+    return AblationResult(
+        ks=list(ks),
+        num_steps=num_steps,
+        guidance=guidance,
+        num_images=len(labels),
+        hits=cat(hits),
+        mses=cat(mses),
+        recon=cat(recon),
+        recon_ks=[0, recon_steps],
+        blocks={b: list(resolve_blocks(model, b)) for b in ABLATION_BLOCKS},
+        seconds=time.perf_counter() - t_start,
+    )

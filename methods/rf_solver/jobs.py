@@ -45,6 +45,16 @@ class EditParams(ImageRef):
     order: Literal[1, 2] = Field(2, description="1 = Euler (vanilla RF), 2 = RF-Solver-2.")
     guidance: float = Field(2.0, ge=1.0, le=10.0, description="Guidance of the target pass (inversion uses 1).")
     offload: bool = Field(False, description="Keep the V cache on disk instead of memory.")
+    v_keys: Literal["interval", "eval"] = Field(
+        "interval",
+        description="Ablation: key V by the interval's upper time (spec §3.5) or by the time it was evaluated at.",
+    )
+    cfg_halves: Literal["both", "cond"] = Field(
+        "both", description="Ablation: inject the source V into both guidance halves (spec) or the conditional only."
+    )
+    blocks: Literal["all", "later_half"] = Field(
+        "all", description="Ablation: share V in every single-stream block (spec §6.2) or only the later half (FLUX)."
+    )
 
     @model_validator(mode="after")
     def _inject_le_steps(self) -> EditParams:
@@ -107,6 +117,9 @@ def run_edit(params: EditParams, progress: JobContext) -> Report:
         guidance=params.guidance,
         shift=params.shift,
         offload=params.offload,
+        v_keys=params.v_keys,
+        cfg_halves=params.cfg_halves,
+        blocks=params.blocks,
         progress=progress,
     )
 
@@ -127,6 +140,10 @@ class RfSolverOptions(ReproducerOptions):
 
     n_recon: int = Field(64, ge=1, le=297, description="Held-out digits reconstructed per solver and NFE.")
     n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited (after the reconstructed ones).")
+    ablation: bool = Field(
+        False,
+        description="Also run the RF-Edit ablation grid here (it has its own reproducer: rf_solver_ablation).",
+    )
     threads: int = Field(0, ge=0, le=256, description="torch threads (0 = torch's default).")
 
     @model_validator(mode="after")
@@ -145,4 +162,32 @@ def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
     from methods.rf_solver.report import run_reproduction
 
-    return run_reproduction(progress, n_recon=options.n_recon, n_edit=options.n_edit, threads=options.threads)
+    return run_reproduction(
+        progress, n_recon=options.n_recon, n_edit=options.n_edit, threads=options.threads, ablation=options.ablation
+    )
+
+
+class RfSolverAblationOptions(ReproducerOptions):
+    """Options of ``paperworks reproduce rf_solver_ablation``."""
+
+    n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited per grid cell.")
+    offset: int = Field(64, ge=0, le=296, description="First held-out digit (64 = the edits of `reproduce rf_solver`).")
+    threads: int = Field(0, ge=0, le=256, description="torch threads (0 = torch's default).")
+
+    @model_validator(mode="after")
+    def _fits(self) -> RfSolverAblationOptions:
+        if self.offset + self.n_edit > 297:
+            raise ValueError("offset + n_edit must be <= 297 (the held-out digits)")
+        return self
+
+
+@register_reproducer(
+    "rf_solver_ablation",
+    options=RfSolverAblationOptions,
+    description="RF-Edit ablation grid: V keys × CFG handling × blocks, with intervals over the edits",
+)
+def reproduce_ablation(options: RfSolverAblationOptions, progress: JobContext) -> Report:
+    """The 12-cell RF-Edit grid on the digits model: target accuracy and MSE to the source, factor effects."""
+    from methods.rf_solver.report import run_ablation_reproduction
+
+    return run_ablation_reproduction(progress, offset=options.offset, n_edit=options.n_edit, threads=options.threads)

@@ -74,3 +74,44 @@ def image_grid(rows: Sequence[torch.Tensor], scale: int = 4) -> np.ndarray:
         lines.append(np.concatenate(tiles, axis=1))
     grid = np.concatenate(lines, axis=0)
     return grid.repeat(scale, axis=0).repeat(scale, axis=1)
+
+
+def ablation(ab) -> plt.Figure:
+    """Two panels over the 12 grid cells: target accuracy per k (Wilson CIs) and Δ MSE (k = N − k = 0, bootstrap CI)."""
+    rows = ab.cell_rows()
+    cells = ab.cells()
+    kn = max(ab.ks)
+    by = {(r["keys"], r["cfg"], r["blocks"], r["k"]): r for r in rows}
+    short_cfg = {
+        "V into both CFG halves": "both",
+        "V into the conditional half only": "cond",
+        "guidance 1 (no CFG)": "g=1",
+    }
+    names = [f"{k[:4]}/{short_cfg.get(c, c)}/{'all' if b == 'all' else 'late'}" for k, c, b in cells]
+    xs = np.arange(len(cells))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
+    width = 0.8 / len(ab.ks)
+    for i, k in enumerate(ab.ks):
+        acc = np.array([by[(*c, k)]["target_acc"] for c in cells])
+        lo = np.array([by[(*c, k)]["target_acc_ci"][0] for c in cells])
+        hi = np.array([by[(*c, k)]["target_acc_ci"][1] for c in cells])
+        ax1.bar(
+            xs + (i - (len(ab.ks) - 1) / 2) * width, acc, width, yerr=[acc - lo, hi - acc], capsize=2, label=f"k={k}"
+        )
+    ax1.axhline(0.8, color="grey", ls=":", lw=1)
+    ax1.set_ylabel("target-label accuracy")
+    ax1.set_ylim(0, 1)
+    ax1.legend(fontsize=8, ncol=len(ab.ks))
+    d = np.array([by[(*c, kn)]["d_mse"] for c in cells])
+    lo = np.array([by[(*c, kn)]["d_mse_ci"][0] for c in cells])
+    hi = np.array([by[(*c, kn)]["d_mse_ci"][1] for c in cells])
+    ax2.bar(xs, d, 0.6, yerr=[d - lo, hi - d], capsize=2, color=["tab:green" if v < 0 else "tab:red" for v in d])
+    ax2.axhline(0, color="black", lw=0.8)
+    ax2.set_ylabel(f"Δ MSE to source\n(k={kn} − k=0)")
+    ax2.set_xticks(xs)
+    ax2.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
+    ax2.set_xlabel("V keys / CFG handling / blocks")
+    for ax in (ax1, ax2):
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

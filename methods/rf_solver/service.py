@@ -86,8 +86,14 @@ def edit_report(
     shift: bool,
     offload: bool,
     progress: JobContext,
+    v_keys: str = "interval",
+    cfg_halves: str = "both",
+    blocks: str = "all",
 ) -> Report:
-    """Source, reconstruction and edit side by side, with their errors and costs."""
+    """Source, reconstruction and edit side by side, with their errors and costs.
+
+    ``v_keys``, ``cfg_halves`` and ``blocks`` are the RF-Edit ablation options; defaults are the spec's.
+    """
     model = load_velocity_model(preset, progress.sub(0.0, 0.6))
     progress(0.65, "reconstructing")
     t0 = time.perf_counter()
@@ -107,6 +113,9 @@ def edit_report(
             guidance=guidance,
             shift=shift,
             offload_dir=Path(tmp) if offload else None,
+            keying=v_keys,  # type: ignore[arg-type]
+            cfg_halves=cfg_halves,  # type: ignore[arg-type]
+            blocks=blocks,
         )
     t_edit = time.perf_counter() - t0
     rec_m, edit_m = summary(rec, x0), summary(res.edited, x0)

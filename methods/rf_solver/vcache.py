@@ -13,7 +13,17 @@ Keys are written out explicitly, never left to loop variables:
 * ``block_id`` is one of the late single-stream blocks.
 
 Injection happens iff denoising step j < k; inversion therefore stores V during its last k
-steps (the same intervals). That is 2·k·len(blocks) tensors for RF-Solver-2 and k·len(blocks)
+steps (the same intervals).
+
+Two ablation options (the spec's behaviour is the default of each):
+
+* ``keying="eval"`` keys V by the time it was *evaluated* at instead of the interval's
+  upper end: a denoising main evaluation at t_j receives the V that inversion computed at
+  t_j (the start of the mirrored step j−1; for t_0 = 1, one extra recording-only
+  evaluation at the inverted noise, +1 NFE). Midpoints are unchanged (they already meet).
+* ``cfg_halves="cond"`` replaces V only in the conditional half of a classifier-free-guidance
+  batch (``[null ; conditional]``, the order :class:`~methods.rf_solver.edit.DiTVelocity`
+  uses); ``"both"`` (default) feeds the source V to both halves. That is 2·k·len(blocks) tensors for RF-Solver-2 and k·len(blocks)
 for Euler. Only V is replaced; q and k are passed through untouched. Tensors live in CPU
 memory or, with ``offload_dir``, on disk; :meth:`VCache.clear` frees them after each edit.
 """
@@ -35,6 +45,10 @@ log = logging.getLogger(__name__)
 
 CacheKey = tuple[float, bool, int]
 Mode = Literal["record", "inject", "off"]
+Keying = Literal["interval", "eval"]
+CfgHalves = Literal["both", "cond"]
+KEYINGS: tuple[str, ...] = ("interval", "eval")
+CFG_HALVES: tuple[str, ...] = ("both", "cond")
 
 
 class VCache:
@@ -118,8 +132,15 @@ class VSharing:
     for the denoising pass, both with the same ``inject_k`` and cache.
     """
 
-    def __init__(self, cache: VCache, inject_k: int, mode: Mode) -> None:
+    def __init__(
+        self, cache: VCache, inject_k: int, mode: Mode, *, keying: Keying = "interval", cfg_halves: CfgHalves = "both"
+    ) -> None:
+        if keying not in KEYINGS:
+            raise ValueError(f"keying must be one of {KEYINGS}")
+        if cfg_halves not in CFG_HALVES:
+            raise ValueError(f"cfg_halves must be one of {CFG_HALVES}")
         self.cache, self.inject_k, self.mode = cache, int(inject_k), mode
+        self.keying, self.cfg_halves = keying, cfg_halves
         self._key_time: tuple[float, bool] | None = None
         self._step = -1
         self.events: list[tuple[str, int, bool, int]] = []  # (mode, denoise_step, is_midpoint, block)
@@ -129,9 +150,24 @@ class VSharing:
     def before_eval(self, info: EvalInfo) -> None:
         if info.stage > 1 and self.mode != "off":
             raise ValueError("V sharing is defined for orders 1 and 2 (main and midpoint evaluations)")
-        active = self.mode != "off" and inject_mask(info.num_steps, self.inject_k)[info.denoise_step]
+        mask = inject_mask(info.num_steps, self.inject_k)
+        if self.keying == "eval" and self.mode == "record" and not info.is_midpoint:
+            # an inversion main evaluation at t_{j+1} is what denoising step j+1 evaluates at
+            step = info.denoise_step + 1 if info.direction == "invert" else info.denoise_step
+            active = step < info.num_steps and mask[step]
+            self._key_time = (info.t, False) if active else None
+            self._step = step
+            return
+        active = self.mode != "off" and mask[info.denoise_step]
         self._key_time = (info.upper_t, info.is_midpoint) if active else None
         self._step = info.denoise_step
+
+    def arm(self, t: float, step: int = 0) -> None:
+        """Record (or inject) at the next evaluation, keyed (t, main): ``keying="eval"``'s extra t = 1 evaluation."""
+        self._key_time, self._step = (float(t), False), int(step)
+
+    def disarm(self) -> None:
+        self._key_time = None
 
     # --- AttentionTap -------------------------------------------------------------
     def on_qkv(
@@ -149,5 +185,7 @@ class VSharing:
             reps = v.shape[0] // src.shape[0]
             if reps * src.shape[0] != v.shape[0] or src.shape[1:] != v.shape[1:]:
                 raise ValueError(f"cached V {tuple(src.shape)} does not fit {tuple(v.shape)}")
+            if self.cfg_halves == "cond":  # [null ; conditional]: the null half keeps its own V
+                return q, k, torch.cat([v[: v.shape[0] - src.shape[0]], src])
             src = src.repeat(reps, *([1] * (v.ndim - 1)))  # classifier-free guidance doubles the batch
         return q, k, src

@@ -140,6 +140,13 @@ def render() -> None:
     inject = c3.slider("Number of inject steps k", 0, steps, min(2, steps), key="rf-inject")
     guidance = c4.number_input("Guidance", 1.0, 10.0, 2.0, step=0.5, key="rf-guidance")
     shift = st.checkbox("FLUX-dev schedule shift", value=True, key="rf-shift")
+    with st.expander("Ablation options (defaults = the paper's RF-Edit)"):
+        a1, a2, a3 = st.columns(3)
+        v_keys = a1.radio(
+            "V keyed by", ["interval", "eval"], key="rf-vkeys", help="interval: the interval's upper time (spec §3.5)"
+        )
+        cfg_halves = a2.radio("Source V into guidance halves", ["both", "cond"], key="rf-cfg")
+        blocks = a3.radio("Single-stream blocks sharing V", ["all", "later_half"], key="rf-blocks")
     if not shift:
         st.warning(
             "Without the shift the grid is flux-schnell's linear one; few-step distilled models such as "
@@ -158,6 +165,9 @@ def render() -> None:
                 "guidance": guidance,
                 "model": model,
                 "shift": shift,
+                "v_keys": v_keys,
+                "cfg_halves": cfg_halves,
+                "blocks": blocks,
             }
             _submit(client, source, upload, edit)
     jobs = st.session_state.get("rf_jobs")

@@ -66,6 +66,11 @@ def edit(
     guidance: Annotated[float, typer.Option(min=1.0, max=10.0)] = 2.0,
     model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
     offload: Annotated[bool, typer.Option(help="Keep the V cache on disk.")] = False,
+    v_keys: Annotated[
+        str, typer.Option(help="Ablation: interval (spec: the interval's upper time) or eval (evaluation time).")
+    ] = "interval",
+    cfg_halves: Annotated[str, typer.Option(help="Ablation: both (spec) or cond (conditional half only).")] = "both",
+    blocks: Annotated[str, typer.Option(help="Ablation: all single-stream blocks (spec) or later_half.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Write source | reconstruction | edit PNG here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
@@ -81,6 +86,9 @@ def edit(
         "guidance": guidance,
         "model": model,
         "offload": offload,
+        "v_keys": v_keys,
+        "cfg_halves": cfg_halves,
+        "blocks": blocks,
     }
 
     def show(result: JobResult) -> None:

@@ -6,6 +6,7 @@ import pytest
 from PIL import Image
 
 from core.jobs import InvalidParams, get_method, get_reproducer, null_context
+from methods.rf_solver.edit import later_half
 
 
 def test_registration_and_queue():
@@ -25,6 +26,9 @@ def test_registration_and_queue():
         {"digit_index": 1000},
         {"image_sha256": "../../etc/passwd"},
         {"digit_index": 1, "guidance": 0.5},
+        {"digit_index": 1, "v_keys": "lower"},
+        {"digit_index": 1, "cfg_halves": "null"},
+        {"digit_index": 1, "blocks": "first_half"},
     ],
 )
 def test_edit_params_rejected(params):
@@ -77,6 +81,15 @@ def test_edit_job_runs_inline(monkeypatch, tiny_velocity):
     assert report.metrics["edit_nfe"] == 24 and report.metrics["recon_nfe"] == 24
     assert report.metrics["recon_psnr"] > 20
     assert {a.name for a in report.artifacts} >= {"source.png", "reconstruction.png", "edit.png", "side_by_side.png"}
+    # the ablation options reach the edit: V keyed at the evaluation time costs one recording-only NFE,
+    # and the later half of the single-stream blocks caches fewer tensors
+    params = spec.validate(
+        {"digit_index": 3, "source_label": "0", "target_label": "6", "steps": 6, "inject": 2, "v_keys": "eval"}
+        | {"blocks": "later_half", "cfg_halves": "cond"}
+    )
+    report = spec.run(params, null_context())
+    assert report.metrics["edit_nfe"] == 25
+    assert report.metrics["cached_v_tensors"] == 2 * 2 * len(later_half(tiny_velocity.late_blocks))
 
 
 def test_reconstruct_job_runs_inline(monkeypatch, tiny_velocity):

@@ -97,6 +97,9 @@ def test_page_submits_edit_and_reconstruction_and_shows_results(fake):
         "guidance": 2.0,
         "model": "digits",
         "shift": True,
+        "v_keys": "interval",
+        "cfg_halves": "both",
+        "blocks": "all",
     }
     assert recon["nfes"] == [4, 10, 20, 50] and recon["label"] == "3"
     text = " ".join(c.value for c in at.caption)
@@ -113,3 +116,14 @@ def test_example_photo_uses_photo_labels_and_shift_warning(fake):
     at.button(key="rf-go").click().run()
     method, params = fake.submitted[0]
     assert params["example"] == "boy.jpg" and params["target_label"] == "flower" and params["shift"] is False
+
+
+def test_page_sends_the_ablation_options(fake):
+    at = AppTest.from_function(_script, default_timeout=30).run()
+    at.radio(key="rf-vkeys").set_value("eval")
+    at.radio(key="rf-cfg").set_value("cond")
+    at.radio(key="rf-blocks").set_value("later_half")
+    at.button(key="rf-go").click().run()
+    assert not at.exception
+    edit = fake.submitted[0][1]
+    assert (edit["v_keys"], edit["cfg_halves"], edit["blocks"]) == ("eval", "cond", "later_half")
