@@ -1,8 +1,9 @@
-"""Jobs ``lsa.synthetic`` and ``lsa.lm`` and the reproducer ``long_short_alignment`` (spec §6).
+"""Jobs ``lsa.synthetic``, ``lsa.lm`` and ``lsa.smollm2`` and the reproducer ``long_short_alignment`` (spec §6).
 
-Both jobs are CPU-sized (a 2-layer transformer, minutes) and registered on the ``cpu`` queue.
-The reproducer fans the synthetic runs out as ``lsa.synthetic`` jobs when a job sender is registered
-(a worker or the API process) and runs them in process otherwise.
+All are CPU-sized (a 2-layer transformer, minutes; SmolLM2-135M on a few windows) and registered on the
+``cpu`` queue. The reproducer fans the synthetic runs out as ``lsa.synthetic`` jobs and the LM seeds as
+``lsa.lm`` jobs when a job sender is registered (a worker or the API process) and runs them in process
+otherwise (finished runs are cached under ``<cache_dir>/long_short_alignment/``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class LMParams(BaseModel):
         max_length=2,
         description="Stage B: b1 keeps l_train; b2 extends to 2·l_train with RoPE position interpolation (scale ½).",
     )
+    eval_tokens: int = Field(16384, ge=512, le=262_144, description="Held-out tokens per perplexity length.")
 
 
 @register_method("lsa.lm", title="Long-short alignment: regularized byte LM", queue="cpu")
@@ -87,6 +89,7 @@ def lm(params: LMParams, progress: JobContext) -> Report:
         seed=params.seed,
         eval_lengths=lengths,
         variants=tuple(dict.fromkeys(params.variants)),
+        eval_tokens=params.eval_tokens,
     )
     result = run_experiment(cfg, get_settings().data_dir, progress)
     report = Report(title="Long-short alignment regularizer on a byte LM", summary="")

@@ -299,6 +299,39 @@ def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
 
     runs: list[dict] = []
     cfg = None
+    if _use_jobs(options.dispatch):  # one ``lsa.lm`` job per seed, spread over the workers
+        from core.db import crud
+        from core.db.session import session_scope
+        from core.jobs.dispatch import enqueue, wait
+        from methods.long_short_alignment.jobs import LMParams
+
+        run = progress.job_id or uuid.uuid4().hex
+        params = [
+            LMParams(
+                l_train=options.lm_l_train,
+                d=options.lm_d,
+                layers=options.lm_layers,
+                stage_a_steps=options.lm_stage_a_steps,
+                stage_b_steps=options.lm_stage_b_steps,
+                alphas=list(options.lm_alphas),
+                saves=options.lm_saves,
+                seed=s,
+                variants=list(options.lm_variants),
+                eval_tokens=options.lm_eval_tokens,
+            )
+            for s in range(options.lm_seeds)
+        ]
+        ids = [enqueue("lsa.lm", p.model_dump(), idempotency_key=f"lsa-lm:{run}:{p.seed}") for p in params]
+        wait(ids, timeout=6 * 3600, steal_after=60.0, progress=progress)
+        with session_scope() as s:
+            for j in ids:
+                runs += crud.get_report_for_job(s, job_id=j).body["data"]["runs"]
+        cfg = LMConfig(
+            l_train=options.lm_l_train,
+            eval_lengths=tuple(options.lm_l_train * k for k in (1, 2, 4)),
+            saves=options.lm_saves,
+        )
+        return {"runs": runs}, cfg
     for s in range(options.lm_seeds):
         cfg = LMConfig(
             l_train=options.lm_l_train,

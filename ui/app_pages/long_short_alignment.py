@@ -1,8 +1,10 @@
-"""Long-short alignment page: run a synthetic length-generalization job or the regularized byte LM and
-see loss against test length (MSE per length for the synthetic tasks, perplexity per evaluation length
-and α for the LM).
+"""Long-short alignment page: run a synthetic length-generalization job, the regularized byte LM, or the
+SmolLM2 misalignment smoke test, and see loss against test length (MSE per length for the synthetic
+tasks; perplexity per evaluation length and α for the LM, one chart per stage-B variant: B1 keeps
+l_train, B2 extends it ×2 with RoPE interpolation) or the misalignment values with their controls.
 
-Talks to the API only: ``POST /v1/jobs`` with ``lsa.synthetic`` or ``lsa.lm``, then the job's report.
+Talks to the API only: ``POST /v1/jobs`` with ``lsa.synthetic``, ``lsa.lm`` or ``lsa.smollm2``, then the
+job's report.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from ui.client import ApiError
 from ui.components import follow_job, get_client, schema_form
 
 PAGE = {"title": "Long-short alignment", "icon": ":material/straighten:", "section": "Methods", "order": 75}
-METHODS = {"Synthetic tasks": "lsa.synthetic", "Byte LM + regularizer": "lsa.lm"}
+METHODS = {
+    "Synthetic tasks": "lsa.synthetic",
+    "Byte LM + regularizer": "lsa.lm",
+    "SmolLM2 misalignment": "lsa.smollm2",
+}
 
 
 def _schema(client, method: str) -> dict[str, Any] | None:
@@ -44,23 +50,46 @@ def _show_synthetic(data: dict[str, Any]) -> None:
 
 def _show_lm(data: dict[str, Any]) -> None:
     runs = data["runs"]
-    final: dict[float, dict[str, Any]] = {}
-    for r in runs:
-        final[r["alpha"]] = r
-    lengths = sorted({int(k.split("@")[1]) for k in next(iter(final.values()))["ppl"]})
-    chart: dict[str, list[Any]] = {"eval length": lengths}
-    for a, r in final.items():
-        chart[f"α={a}"] = [r["ppl"][f"heldout@{k}"]["ppl"] for k in lengths]
-    st.caption("Held-out perplexity (GSM8K+MATH test text) against evaluation length, per α")
-    st.line_chart(chart, x="eval length", y=[k for k in chart if k != "eval length"])
-    st.table(
-        {
-            "α": list(final),
-            "L_misalign SCE": [r["misalign"]["sce"] for r in final.values()],
-            "SKL": [r["misalign"]["skl"] for r in final.values()],
-            "train NLL": [r["train_loss"] for r in final.values()],
-        }
+    for variant in dict.fromkeys(r.get("variant", "b1") for r in runs):
+        final: dict[float, dict[str, Any]] = {}
+        for r in runs:
+            if r.get("variant", "b1") == variant:
+                final[r["alpha"]] = r  # last save per α
+        first = next(iter(final.values()))
+        lengths = sorted({int(k.split("@")[1]) for k in first["ppl"]})
+        chart: dict[str, list[Any]] = {"eval length": lengths}
+        for a, r in final.items():
+            chart[f"α={a}"] = [r["ppl"][f"heldout@{k}"]["ppl"] for k in lengths]
+        label = "B1, l_train kept" if variant == "b1" else "B2, context ×2 with RoPE interpolation"
+        st.caption(
+            f"{label} (l_train = {first.get('l_train', lengths[0])}): held-out perplexity (GSM8K+MATH test text) "
+            "against evaluation length, per α"
+        )
+        st.line_chart(chart, x="eval length", y=[k for k in chart if k != "eval length"])
+        st.table(
+            {
+                "α": list(final),
+                "L_misalign SCE": [r["misalign"]["sce"] for r in final.values()],
+                "SKL": [r["misalign"]["skl"] for r in final.values()],
+                "train NLL": [r["train_loss"] for r in final.values()],
+            }
+        )
+
+
+def _show_smol(data: dict[str, Any]) -> None:
+    s = data["summary"]
+    st.caption(
+        f"{data['model']}: next-token distributions after two suffixes of WikiText-2 with the same ending, "
+        f"lengths in [{data['l_train'] // 2}, {data['l_train']}] tokens, {data['n_samples']} pairs"
     )
+    rows = [
+        ("SCE(long, short)", "sce"),
+        ("SKL(long, short)", "skl"),
+        ("control: SKL, same input twice", "skl_same"),
+        ("control: SKL, extra context from elsewhere", "skl_shuffled"),
+        ("entropy H(long)", "h_long"),
+    ]
+    st.table({"quantity": [r[0] for r in rows], "mean": [s[k]["mean"] for _, k in rows]})
 
 
 def render() -> None:
@@ -92,5 +121,7 @@ def render() -> None:
     data = client.report(job_id)["body"].get("data") or {}
     if method == "lsa.synthetic":
         _show_synthetic(data)
-    else:
+    elif method == "lsa.lm":
         _show_lm(data)
+    else:
+        _show_smol(data)
