@@ -97,9 +97,12 @@ class EditResult:
 
 
 def later_half(blocks: Sequence[int]) -> tuple[int, ...]:
-    """FLUX's choice scaled down: of n single-stream blocks, those with position > n/2 (FLUX: 20..37 of 0..37)."""
+    """FLUX's choice scaled down: of n single-stream blocks, those with position > n/2 (FLUX: 20..37 of 0..37).
+
+    At least the last block (n = 2 would otherwise leave none).
+    """
     blocks = tuple(sorted(blocks))
-    return tuple(b for i, b in enumerate(blocks) if i > len(blocks) / 2)
+    return tuple(b for i, b in enumerate(blocks) if i > len(blocks) / 2) or blocks[-1:]
 
 
 def resolve_blocks(model: EditableModel, blocks: Sequence[int] | str | None) -> tuple[int, ...]:

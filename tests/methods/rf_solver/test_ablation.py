@@ -39,6 +39,7 @@ def _images(n=3):
 def test_later_half_matches_flux_and_scales_down(untrained):
     assert later_half(range(38)) == tuple(range(20, 38))  # FLUX: single blocks with index > 19
     assert later_half((3, 4, 5)) == (5,)
+    assert later_half((2, 3)) == (3,)  # never empty
     assert untrained.late_blocks == (2, 3, 4)
     assert resolve_blocks(untrained, "later_half") == (4,)
     assert resolve_blocks(untrained, None) == resolve_blocks(untrained, "all") == (2, 3, 4)
