@@ -98,3 +98,8 @@ ARMS: tuple[tuple[str, str, dict, str], ...] = (
     ("lada_noproto", "lada", dict(CPU_LADA, prototypes="none"), "BF + LADA, no old-task loss"),
     ("lada", "lada", CPU_LADA, "LADA (BF + DPT + memory)"),
 )
+
+#: The spec's β sweep (§3.2: {1, 3, 5, 7}); β = 5 is the ``lada`` arm itself.
+BETA_SWEEP: tuple[tuple[str, str, dict, str], ...] = tuple(
+    (f"lada_beta{b:g}", "lada", dict(CPU_LADA, beta=float(b)), f"LADA, β = {b:g}") for b in (1, 3, 7)
+)

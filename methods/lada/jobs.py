@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.continual.learner import ContinualLearner, register_learner
@@ -97,6 +97,8 @@ def make_rail(options: RailConfig, *, seed: int, stream) -> ContinualLearner:
 
 class XTailParams(BaseModel):
     """One X-TAIL run of a registered learner on the synthetic cross-domain stream."""
+
+    model_config = ConfigDict(extra="forbid")
 
     method: Literal[XTAIL_METHODS] = Field("lada", description="lada or a baseline (zero-shot, fine-tune, LwF, RAIL).")
     backbone: Literal["default", "test"] = Field(
