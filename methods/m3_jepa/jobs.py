@@ -72,7 +72,12 @@ class RetrieveParams(BaseModel):
     k: int = Field(8, ge=1, le=32, description="How many test digits to return.")
     variant: Variant = Field("m3_jepa", description="Which trained model answers.")
     seed: int = Field(0, ge=0, le=10_000, description="Seed of the model (trained once and cached).")
-    epochs: int = Field(50, ge=1, le=500, description="Training epochs of that model.")
+    epochs: int = Field(
+        25,
+        ge=1,
+        le=500,
+        description="Training epochs of that model (25 = the reproduction's, whose weights are cached).",
+    )
 
     @field_validator("caption")
     @classmethod
@@ -95,7 +100,7 @@ def run_retrieve(params: RetrieveParams, progress: JobContext) -> Report:
 class Options(ReproducerOptions, StudyParams):
     PRESETS = PRESETS
     preset: Literal["quick", "spec", "smoke"] = Field(
-        "quick", description="quick (all variants × 3 seeds, 50 epochs, early stopping), spec (no early stop), smoke."
+        "quick", description="quick (all variants × 3 seeds, 25 epochs), spec (50 epochs), smoke (1 seed, 3 epochs)."
     )
 
 

@@ -88,10 +88,17 @@ class MoE(nn.Module):
 
     def forward(self, z: torch.Tensor, *, return_weights: bool = False):
         w, _ = self.routing(z)
-        # Dense evaluation of the (few) experts, then the sparse weighted sum: equal to dispatching
-        # each token to its k experts only, since the other weights are exactly zero.
-        outs = torch.stack([e(z) for e in self.experts], dim=-2)  # (..., E, h)
-        y = (w.unsqueeze(-1) * outs).sum(-2)
+        if self.top_k == len(self.experts):  # dense: every expert sees every token
+            outs = torch.stack([e(z) for e in self.experts], dim=-2)  # (..., E, h)
+            y = (w.unsqueeze(-1) * outs).sum(-2)
+        else:  # sparse dispatch: each expert runs only on the tokens routed to it
+            flat_z, flat_w = z.reshape(-1, z.shape[-1]), w.reshape(-1, w.shape[-1])
+            y = torch.zeros_like(flat_z)
+            for j, expert in enumerate(self.experts):
+                rows = torch.nonzero(flat_w[:, j] > 0).flatten()
+                if len(rows):
+                    y = y.index_add(0, rows, flat_w[rows, j : j + 1] * expert(flat_z[rows]))
+            y = y.view_as(z)
         return (y, w) if return_weights else y
 
 
@@ -162,14 +169,16 @@ class M3Predictor(nn.Module):
         u = F.gelu(self.in_proj[SOURCE[direction]](src + self.dir_emb[direction]))
         o_pred, w_pred = self._branch(u, "pred")
         o_cl, w_cl = self._branch(u, "cl")
-        pred = masked_mean(self.pred_head[direction](o_pred), mask)
-        cl = masked_mean(self.cl_head[direction](o_cl), mask)
+        # Head then mean-pool (§3.2 steps 6-7), computed as pool then head: a Linear commutes with a
+        # (masked) mean exactly, so this is the same function at a fraction of the cost.
+        pred = self.pred_head[direction](masked_mean(o_pred, mask))
+        cl = self.cl_head[direction](masked_mean(o_cl, mask))
         weights = {"pred": w_pred, "cl": w_cl} if return_weights and w_pred is not None else None
         return PredictorOutput(pred=pred, cl=cl, weights=weights)
 
     def target_cl(self, modality: str, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """y_cl = mean_T(Linear_{d_τ→h}(target tokens))."""
-        return masked_mean(self.cl_target[modality](tokens), mask)
+        return self.cl_target[modality](masked_mean(tokens, mask))  # = mean_T(Linear(tokens)), see forward
 
     def direction_parameters(self, direction: str) -> dict[str, nn.Parameter]:
         """Parameters that only ``direction`` uses (its source projection, embedding, heads, target projection)."""
