@@ -1,0 +1,295 @@
+"""The SEFE experiment: every arm × seed through the task-incremental harness, with a resumable cache.
+
+:class:`SefeLearner` is one arm (ASD X %, RegLoRA λ) on one seed. For each task it attaches a
+fresh LoRA to the model merged so far, trains on the task's (ASD-rewritten) data with
+``CE + λ·L_reg``, reads the adapter's key positions into the :class:`KeyMemory` (always, so
+the "|B·A| at stored positions" diagnostic exists for arms without RegLoRA too), merges, and
+answers every seen task's native-style test items. Each stage's adapter and evaluation are
+cached under ``<cache>/sefe/<hash of everything that determines them>``; the hash of task 1
+does not depend on λ (no penalty on task 1), so arms share identical stages and an interrupted
+reproduce resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from core.jobs import JobContext, null_context
+from core.train import pin_threads
+from methods.continual.task_incremental import TaskEval, TaskIncrementalLearner, TIExperiment, TIRun, run_sequence
+from methods.sefe.asd import eval_examples, train_examples
+from methods.sefe.config import SefeConfig
+from methods.sefe.lora import apply_adapter, merge, train_task
+from methods.sefe.reglora import KeyMemory, magnitudes
+from methods.sefe.split import SplitLM, get_split
+from methods.sefe.tasks import TASKS, judge
+
+log = logging.getLogger(__name__)
+N_EXAMPLES = 6  # answers kept per (stage, task) for the report/UI, non-compliant ones first
+
+
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def default_cache_dir() -> Path:
+    from core.config import get_settings
+
+    return Path(get_settings().cache_dir) / "sefe"
+
+
+def load_base() -> tuple[Any, Any]:
+    """The shared local SmolLM2-135M-Instruct and its tokenizer (never mutated: SplitLM copies it)."""
+    from core.llm import get_local_model
+
+    lm = get_local_model()
+    return lm.model, lm.tokenizer
+
+
+def split_model(cfg: SefeConfig) -> SplitLM:
+    return get_split(cfg.adapt_layers, load_base)
+
+
+def evaluate_tasks(split: SplitLM, cfg: SefeConfig, tasks: list[str], progress: JobContext) -> dict:
+    """Greedy answers to every task's native test items, judged for format and correctness."""
+    out: dict[str, TaskEval] = {}
+    for k, name in enumerate(tasks):
+        items = eval_examples(name, n_test=cfg.n_test)
+        answers = split.generate(
+            [e.prompt for e in items],
+            max_new_tokens=cfg.max_new_tokens,
+            batch_size=cfg.eval_batch,
+            progress=progress.sub(k / len(tasks), (k + 1) / len(tasks)),
+        )
+        judged = [judge(TASKS[name], a, e.label) for a, e in zip(answers, items)]
+        rows = [
+            {"prompt": e.prompt, "output": a, "answer": e.answer, "compliant": c, "correct": ok}
+            for e, a, (c, ok) in zip(items, answers, judged)
+        ]
+        rows.sort(key=lambda r: r["compliant"])  # non-compliant (superficially forgotten) first
+        out[name] = TaskEval(
+            n=len(items),
+            correct=sum(ok for _, ok in judged),
+            compliant=sum(c for c, _ in judged),
+            examples=rows[:N_EXAMPLES],
+        )
+    return out
+
+
+def _eval_to_json(evals: dict[str, TaskEval]) -> dict:
+    return {
+        k: {"n": v.n, "correct": v.correct, "compliant": v.compliant, "examples": v.examples} for k, v in evals.items()
+    }
+
+
+def _eval_from_json(d: dict) -> dict[str, TaskEval]:
+    return {k: TaskEval(**v) for k, v in d.items()}
+
+
+def _current_split() -> SplitLM | None:
+    from methods.sefe.split import _SPLITS
+
+    return next(iter(_SPLITS.values()), None)
+
+
+class SefeLearner(TaskIncrementalLearner):
+    """One arm (ASD ``x_percent``, RegLoRA ``lam``) on one seed, cached stage by stage."""
+
+    def __init__(self, cfg: SefeConfig, *, x_percent: float, lam: float, seed: int, cache_dir: Path | None = None):
+        self.cfg, self.x, self.lam, self.seed = cfg, float(x_percent), float(lam), int(seed)
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.settings = cfg.train_settings()
+        self.memory = KeyMemory(cfg.key_fraction)
+        self.applied: list[list] = []  # every merged adapter so far, in order
+        self.lineage: list[dict] = [self._base_key()]
+
+    def _base_key(self) -> dict:
+        from core.llm import model_hash
+
+        c = self.cfg
+        return {
+            "v": 1,
+            "model": model_hash(),
+            "adapt_layers": c.adapt_layers,
+            "train": self.settings.__dict__,
+            "n_train": c.n_train,
+            "key_fraction": c.key_fraction,
+            "seed": self.seed,
+        }
+
+    def _stage_dir(self) -> Path:
+        return self.cache_dir / _hash(self.lineage)
+
+    def _ensure_model(self) -> SplitLM:
+        """The shared split model holding exactly this learner's merged adapters."""
+        split = split_model(self.cfg)
+        if split.owner is not self:
+            split.reset()
+            for pairs in self.applied:
+                apply_adapter(split.upper, pairs, self.settings.alpha / self.settings.rank)
+            split.owner = self
+        return split
+
+    def _record(self, pairs: list) -> None:
+        """Remember a merged adapter (applied to the shared model now only if this learner holds it)."""
+        self.applied.append(pairs)
+        split = _current_split()
+        if split is not None and split.owner is self:
+            apply_adapter(split.upper, pairs, self.settings.alpha / self.settings.rank)
+
+    def learn_task(self, t: int, task: str, progress: JobContext) -> dict[str, float]:
+        self.lineage.append({"task": task, "x": self.x, "lam": self.lam if t > 0 else 0.0})
+        d = self._stage_dir()
+        if (d / "adapter.pt").exists() and (d / "stats.json").exists():
+            pairs = torch.load(d / "adapter.pt", weights_only=True)
+            pairs = [(n, B, A) for n, B, A in pairs]
+            stats = json.loads((d / "stats.json").read_text())
+            self._record(pairs)
+            progress(1.0, f"{task}: cached")
+        else:
+            split = self._ensure_model()
+            examples = train_examples(task, n_train=self.cfg.n_train, seed=self.seed + 1000 * t, x_percent=self.x)
+            t0 = time.perf_counter()
+            peft_model, stats = train_task(
+                split.upper,
+                split.tokenizer,
+                examples,
+                self.settings,
+                seed=self.seed + 1000 * t,
+                memory=self.memory,
+                lam=self.lam,
+                progress=progress,
+                features=split.features,
+            )
+            split.upper, pairs = merge(peft_model, self.settings)
+            self.applied.append(pairs)
+            stats["train_s"] = time.perf_counter() - t0
+            stats["n_examples"] = len(examples)
+            stats["n_transformed"] = sum(e.transformed for e in examples)
+            if t > 0:  # |B·A| of this task's update at the positions stored for earlier tasks, and elsewhere
+                stats["key_mag"], stats["free_mag"] = magnitudes(pairs, self.memory)
+            d.mkdir(parents=True, exist_ok=True)
+            torch.save([(n, B, A) for n, B, A in pairs], d / "adapter.pt")
+            (d / "stats.json").write_text(json.dumps(stats))
+        self.memory.extend(pairs)
+        stats = {k: float(v) for k, v in stats.items() if isinstance(v, (int, float))}
+        stats["key_positions"] = float(len(self.memory))
+        return stats
+
+    def evaluate(self, t: int, tasks: list[str], progress: JobContext) -> dict[str, TaskEval]:
+        f = self._stage_dir() / f"eval_{_hash([tasks, self.cfg.n_test, self.cfg.max_new_tokens])}.json"
+        if f.exists():
+            return _eval_from_json(json.loads(f.read_text()))
+        evals = evaluate_tasks(self._ensure_model(), self.cfg, tasks, progress)
+        f.write_text(json.dumps(_eval_to_json(evals)))
+        return evals
+
+
+def run_multitask(cfg: SefeConfig, seed: int, progress: JobContext, cache_dir: Path | None = None) -> TIRun:
+    """The upper bound: one fresh LoRA trained jointly on every task's native data, evaluated once.
+
+    Only the last row of its matrices is filled (there are no intermediate stages)."""
+    import numpy as np
+
+    learner = SefeLearner(cfg, x_percent=0.0, lam=0.0, seed=seed, cache_dir=cache_dir)
+    tasks = list(cfg.tasks)
+    learner.lineage.append({"multitask": tasks})
+    d = learner._stage_dir()
+    if not (d / "stats.json").exists():
+        split = learner._ensure_model()
+        examples = [
+            e
+            for k, t in enumerate(tasks)
+            for e in train_examples(t, n_train=cfg.n_train, seed=seed + 1000 * k, x_percent=0.0)
+        ]
+        t0 = time.perf_counter()
+        peft_model, stats = train_task(
+            split.upper,
+            split.tokenizer,
+            examples,
+            learner.settings,
+            seed=seed,
+            progress=progress.sub(0, 0.8),
+            features=split.features,
+        )
+        split.upper, pairs = merge(peft_model, learner.settings)
+        learner.applied.append(pairs)
+        stats["train_s"] = time.perf_counter() - t0
+        d.mkdir(parents=True, exist_ok=True)
+        torch.save(pairs, d / "adapter.pt")
+        (d / "stats.json").write_text(json.dumps(stats))
+    else:
+        learner._record([(n, B, A) for n, B, A in torch.load(d / "adapter.pt", weights_only=True)])
+        stats = json.loads((d / "stats.json").read_text())
+    evals = learner.evaluate(len(tasks) - 1, tasks, progress.sub(0.8, 1.0))
+    T = len(tasks)
+    mats = {k: np.full((T, T), np.nan) for k in ("accuracy", "compliance", "essential")}
+    for j, name in enumerate(tasks):
+        e = evals[name]
+        mats["accuracy"][T - 1, j], mats["compliance"][T - 1, j], mats["essential"][T - 1, j] = (
+            e.accuracy,
+            e.compliance,
+            e.essential,
+        )
+    diag = [{} for _ in range(T - 1)] + [{k: float(v) for k, v in stats.items() if isinstance(v, (int, float))}]
+    examples = [{} for _ in range(T - 1)] + [{k: v.examples for k, v in evals.items()}]
+    return TIRun(
+        seed=seed,
+        tasks=tasks,
+        matrices={k: m.tolist() for k, m in mats.items()},
+        diagnostics=diag,
+        examples=examples,
+        task_seconds=[0.0] * (T - 1) + [float(stats.get("train_s", 0.0))],
+    )
+
+
+def run_experiment(
+    cfg: SefeConfig, progress: JobContext | None = None, *, cache_dir: Path | None = None
+) -> dict[str, TIExperiment]:
+    """Every arm of ``cfg`` over every seed → ``{arm id: TIExperiment}`` (zero-shot base model first)."""
+    progress = progress or null_context()
+    plan = cfg.arm_plan()
+    jobs: list[tuple[str, float, float]] = list(plan) + ([("multitask", 0.0, 0.0)] if "multitask" in cfg.arms else [])
+    out: dict[str, TIExperiment] = {}
+    n = len(jobs) * len(cfg.seeds)
+    k = 0
+    with pin_threads(cfg.threads):
+        for seed in cfg.seeds:  # seed-major: a partial run already has every arm for the first seeds
+            for arm, x, lam in jobs:
+                sub = progress.sub(k / n, (k + 1) / n)
+                label = f"{arm} seed {seed}: "
+                exp = out.setdefault(arm, TIExperiment(arm=arm, tasks=list(cfg.tasks)))
+                if arm == "multitask":
+                    exp.runs.append(run_multitask(cfg, seed, sub, cache_dir))
+                else:
+                    learner = SefeLearner(cfg, x_percent=x, lam=lam, seed=seed, cache_dir=cache_dir)
+                    exp.runs.append(run_sequence(learner, list(cfg.tasks), sub, seed=seed, label=label))
+                k += 1
+                log.info("%sdone (%d/%d)", label, k, n)
+    return out
+
+
+def zero_shot(cfg: SefeConfig, progress: JobContext | None = None, *, cache_dir: Path | None = None) -> dict:
+    """The untrained (possibly truncated) model on every task: its format compliance and accuracy."""
+    progress = progress or null_context()
+    cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / "zero_shot"
+    f = (
+        cache
+        / f"{_hash([SefeLearner(cfg, x_percent=0, lam=0, seed=0, cache_dir=cache)._base_key(), cfg.tasks, cfg.n_test, cfg.max_new_tokens])}.json"
+    )  # noqa: E501
+    if f.exists():
+        return _eval_from_json(json.loads(f.read_text()))
+    with pin_threads(cfg.threads):
+        split = split_model(cfg)
+        split.reset()
+        evals = evaluate_tasks(split, cfg, list(cfg.tasks), progress)
+    cache.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps(_eval_to_json(evals)))
+    return evals
