@@ -6,7 +6,9 @@ statistics, but moves old classes differently when the backbone changes:
 * ``ridge_uncal``  — no shift estimation (W_c = I): ridge on stale statistics;
 * ``tssp``         — W_c = P_t (task-wise projection only);
 * ``dpcr``         — W_c = P_t Π_c with the relative-tolerance projector (DPCR);
-* ``dpcr_literal`` — W_c = P_t Π_c with the reference's literal s > 0 projector.
+* ``dpcr_literal`` — W_c = P_t Π_c with the reference's literal s > 0 projector;
+* ``dpcr_revive``  — W_c = P_t (Π_c + E_c): as ``dpcr`` but units dead for the class under f_{t−1}
+  may revive (not in the paper; see :mod:`methods.dpcr.calibration`).
 
 After every task each arm rebuilds its classifier by RRCR (``ridge.py``).
 """
@@ -29,6 +31,7 @@ ARM_MODES: dict[str, tuple[ShiftMode, ProjectorRule]] = {
     "tssp": ("tssp", "relative"),
     "dpcr": ("dpcr", "relative"),
     "dpcr_literal": ("dpcr", "literal"),
+    "dpcr_revive": ("dpcr_revive", "relative"),
 }
 
 
@@ -46,9 +49,12 @@ class StatisticsArm:
         mode, rule = ARM_MODES[name]
         return cls(name=name, mode=mode, memory=ClassMemory(rule))
 
-    def shift(self, P: np.ndarray) -> None:
-        """Calibrate the stored classes for the backbone change estimated by P_t."""
-        calibrate(self.memory, P, self.mode)
+    def shift(self, P: np.ndarray) -> dict[int, tuple[float, float, int]]:
+        """Calibrate the stored classes for the backbone change estimated by P_t.
+
+        Returns per class the energy share the class projector removed (see :func:`calibrate`).
+        """
+        return calibrate(self.memory, P, self.mode)
 
     def add(self, feats: np.ndarray, labels: np.ndarray) -> None:
         self.memory.add(feats, labels)

@@ -10,14 +10,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Arm = Literal["lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_literal", "oracle"]
+Arm = Literal["lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_literal", "dpcr_revive", "oracle"]
+#: The spec's comparison arms (the default heads).
 ALL_ARMS: tuple[Arm, ...] = ("lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_literal", "oracle")
+#: Arms that rebuild a ridge classifier from stored statistics (they can be refit with other γ).
+RIDGE_ARMS: tuple[str, ...] = ("ridge_uncal", "tssp", "dpcr", "dpcr_literal", "dpcr_revive")
 ARM_LABELS: dict[str, str] = {
     "lwf": "(a) LwF, own cosine head",
     "ridge_uncal": "(b) LwF + ridge, uncalibrated stats",
     "tssp": "(c) TSSP only (W_c = P_t)",
     "dpcr": "(d) DPCR (P_t Π_c, relative tol)",
     "dpcr_literal": "(d') DPCR, literal s > 0 projector",
+    "dpcr_revive": "(d'') DPCR, dead units may revive [not in paper]",
     "oracle": "(e) oracle statistics (upper bound)",
 }
 
@@ -75,7 +79,13 @@ class DPCRConfig(BaseModel):
     gamma_sweep: tuple[float, ...] = Field(
         (),
         max_length=10,
-        description="Extra heads dpcr_g<γ>: the DPCR arm refit with each of these γ (stability/plasticity sweep).",
+        description="Extra heads <arm>_g<γ>: each arm of gamma_sweep_arms refit with each of these γ "
+        "(stability/plasticity sweep).",
+    )
+    gamma_sweep_arms: tuple[str, ...] = Field(
+        ("dpcr",),
+        max_length=5,
+        description="Ridge arms refit over gamma_sweep (default: the DPCR arm only).",
     )
     feature_batch: int = Field(512, ge=1, le=8192, description="Batch size for feature extraction.")
 
@@ -83,8 +93,10 @@ class DPCRConfig(BaseModel):
     def _check(self) -> DPCRConfig:
         if len(set(self.arms)) != len(self.arms):
             raise ValueError("arms must not repeat")
-        if self.gamma_sweep and "dpcr" not in self.arms:
-            raise ValueError("gamma_sweep needs the dpcr arm")
+        if self.gamma_sweep:
+            bad = [a for a in self.gamma_sweep_arms if a not in RIDGE_ARMS or a not in self.arms]
+            if bad:
+                raise ValueError(f"gamma_sweep_arms must be ridge arms that are in arms; not: {bad}")
         if any(g <= 0 for g in self.gamma_sweep):
             raise ValueError("gamma_sweep values must be > 0")
         return self

@@ -8,9 +8,14 @@ only in how old-class statistics are treated:
     tssp          RRCR after W_c = P_t
     dpcr          RRCR after W_c = P_t Π_c   (relative-tolerance Π_c)  ← the method
     dpcr_literal  as dpcr, with the reference's literal s > 0 projector
+    dpcr_revive   as dpcr, but units dead for the class under f_{t−1} may revive (optional, not in paper)
     oracle        RRCR on current-backbone features of all seen classes' training data
                   (upper bound; the only arm that keeps old data, also used for diagnostics)
-    dpcr_g<γ>     the dpcr arm's statistics refit with another γ (optional sweep)
+    <arm>_g<γ>    a ridge arm's statistics refit with another γ (optional sweep, ``gamma_sweep_arms``)
+
+Diagnostics per task: the chosen γ, ‖P_t − I‖, mean Π_c rank per arm, tr(R)/d (the data part of the
+ridge matrix, the scale γ competes with), and per old class the share of the TSSP-shifted energy
+(and prototype energy) that the class projector removes (``cip_energy.<arm>.c<label>``).
 
 After task t (t ≥ 2): P_t from TSSP on this task's augmented data through f_{t−1} and f_t, each
 arm calibrates its stored classes, adds the new classes' statistics (clean features of f_t) and
@@ -49,7 +54,11 @@ class DPCRLearner(ContinualLearner):
         self.generator = torch.Generator().manual_seed(seed)  # training: shuffling + augmentation
         # separate stream for the closed-form passes, so the training trajectory does not depend on them
         self.pass_generator = torch.Generator().manual_seed(seed + 7919)
-        self.sweep = {f"dpcr_g{g:g}": float(g) for g in cfg.gamma_sweep}
+        self.sweep = {
+            f"{a}_g{g:g}": (a, float(g))
+            for a in (cfg.gamma_sweep_arms if cfg.gamma_sweep else ())
+            for g in cfg.gamma_sweep
+        }
         self.sweep_classifiers: dict[str, RidgeClassifier] = {}
         self.heads = tuple(cfg.arms) + tuple(self.sweep)
         self.arms = {a: StatisticsArm.create(a) for a in cfg.arms if a in ARM_MODES}
@@ -105,8 +114,17 @@ class DPCRLearner(ContinualLearner):
             P = tssp_projection(np.concatenate(olds), np.concatenate(news), cfg.gamma_p)
             self.last_projection = P
             diag["tssp_dev"] = float(np.linalg.norm(P - np.eye(P.shape[0])) / np.sqrt(P.shape[0]))
-            for arm in self.arms.values():
-                arm.shift(P)
+            for name, arm in self.arms.items():
+                removed = arm.shift(P)
+                if name in ("tssp", "ridge_uncal"):
+                    continue
+                for c, (energy, proto, dead) in removed.items():
+                    diag[f"cip_energy.{name}.c{c}"] = energy
+                    diag[f"cip_proto.{name}.c{c}"] = proto
+                    diag[f"dead_units.{name}.c{c}"] = float(dead)
+                if removed:
+                    diag[f"cip_energy.{name}"] = float(np.mean([v[0] for v in removed.values()]))
+                    diag[f"cip_proto.{name}"] = float(np.mean([v[1] for v in removed.values()]))
         current = None
         if cfg.current_term == "augmented":
             terms = [CurrentTerm.from_features(f, task.y_train, classes) for f in news]
@@ -120,9 +138,10 @@ class DPCRLearner(ContinualLearner):
             arm.add(feats, task.y_train)
             arm.refit(self.gamma, cfg.count_constant, current)
             diag[f"rank.{name}"] = float(np.mean([s.rank for s in arm.memory.classes.values()]))
-        for name, g in self.sweep.items():
+            diag[f"gram_scale.{name}"] = float(_data_trace(arm.memory, current) / feats.shape[1])
+        for name, (a, g) in self.sweep.items():
             self.sweep_classifiers[name] = RidgeClassifier.from_solution(
-                ridge_solution(self.arms["dpcr"].memory, g, count_constant=cfg.count_constant, current=current)
+                ridge_solution(self.arms[a].memory, g, count_constant=cfg.count_constant, current=current)
             )
 
         if self.keep_data:
@@ -199,3 +218,10 @@ class DPCRLearner(ContinualLearner):
 
     def diagnostics(self) -> dict[str, float]:
         return dict(self._diag)
+
+
+def _data_trace(memory, current: CurrentTerm | None) -> float:
+    """tr of the data part of R (Σ_c Σ_c with the current term replacing its classes), as in ridge_solution."""
+    replaced = set(current.labels) if current is not None else set()
+    tr = sum(float(np.trace(st.gram)) for c, st in memory.classes.items() if c not in replaced)
+    return tr + (float(np.trace(current.gram)) if current is not None else 0.0)

@@ -17,7 +17,14 @@ def stream():
 
 
 def test_frozen_backbone_makes_dpcr_joint_ridge(stream):
-    cfg = tiny_config(epochs_first=0, epochs_inc=0, current_term="clean", gamma=10.0, gamma_p=1e-14)
+    cfg = tiny_config(
+        epochs_first=0,
+        epochs_inc=0,
+        current_term="clean",
+        gamma=10.0,
+        gamma_p=1e-14,
+        arms=("lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_literal", "dpcr_revive", "oracle"),
+    )
     learner = DPCRLearner(cfg, seed=0)
     with torch_threads(1):
         for task in stream:
@@ -29,7 +36,7 @@ def test_frozen_backbone_makes_dpcr_joint_ridge(stream):
         y = np.concatenate([t.y_train for t in stream])
         feats = extract_features(learner.net.backbone, x)
     J = joint_ridge(feats, y, 10.0, 6)
-    for arm in ("dpcr", "tssp", "ridge_uncal", "dpcr_literal"):
+    for arm in ("dpcr", "tssp", "ridge_uncal", "dpcr_literal", "dpcr_revive"):
         W = ridge_solution(learner.arms[arm].memory, 10.0)
         assert np.abs(W - J).max() < 1e-8, arm
     x_test, _ = stream.test_upto(2)
@@ -62,6 +69,31 @@ def test_two_tasks_of_training_grow_every_head(stream):
     uncal = learner.arms["ridge_uncal"].memory.classes[0].mean
     assert not np.allclose(learner.arms["tssp"].memory.classes[0].mean, uncal)
     assert res.summary("oracle")["A_f"] > 0.5  # trained features separate the 4 digits
+
+
+def test_sweep_over_every_ridge_arm_and_cip_energy_diagnostics(stream):
+    arms = ("lwf", "ridge_uncal", "tssp", "dpcr", "dpcr_revive")
+    cfg = tiny_config(tssp_passes=1, arms=arms, gamma_sweep=(1.0, 1e4), gamma_sweep_arms=("tssp", "dpcr_revive"))
+    learner = DPCRLearner(cfg, seed=2)
+    assert learner.heads == (*arms, "tssp_g1", "tssp_g10000", "dpcr_revive_g1", "dpcr_revive_g10000")
+    two = make_stream(load_digits_split(), classes_per_task=2, seed=1994, n_tasks=2)
+    with torch_threads(1):
+        res = run_sequence(learner, two, seed=2)
+    d = res.diagnostics[1]
+    for arm in ("dpcr", "dpcr_revive"):
+        per_class = [d[f"cip_energy.{arm}.c{c}"] for c in (0, 1)]
+        assert all(-1e-9 <= v <= 1.0 for v in per_class)
+        assert d[f"cip_energy.{arm}"] == pytest.approx(np.mean(per_class))
+        assert f"dead_units.{arm}.c0" in d and f"cip_proto.{arm}.c1" in d
+    assert "cip_energy.tssp.c0" not in d and d["gram_scale.dpcr"] > 0
+    # the revive arm never removes more of a class's shifted energy than plain DPCR (it only adds axes back)
+    assert d["cip_energy.dpcr_revive"] <= d["cip_energy.dpcr"] + 1e-9
+    # γ = 1 of the sweep is the learner's own γ (picked from the default grid, smallest wins on 2 classes)
+    x, _ = two.test_upto(1)
+    if learner.gamma == 1.0:
+        np.testing.assert_array_equal(learner.predict(x, "tssp_g1"), learner.predict(x, "tssp"))
+    with pytest.raises(ValueError, match="gamma_sweep_arms"):
+        tiny_config(gamma_sweep=(1.0,), gamma_sweep_arms=("lwf",))
 
 
 def test_kd_loss_and_shift_augmentation():
