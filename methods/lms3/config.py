@@ -118,6 +118,53 @@ class ExperimentConfig:
             raise ValueError(f"unknown datasets {sorted(unknown)}")
         return replace(self, datasets=tuple(names))
 
+    def with_limits(
+        self,
+        *,
+        accuracy: bool = True,
+        all_modes: bool = True,
+        nll_queries: int | None = None,
+        theory_queries: int | None = None,
+    ) -> ExperimentConfig:
+        """The same preset with accuracy decoding off, reference-only indexing, or fewer NLL / theory queries.
+
+        Returns ``self`` unchanged when nothing is limited, so the preset stays the default.
+        """
+        if accuracy and all_modes and nll_queries is None and theory_queries is None:
+            return self
+        sizes = {
+            k: replace(
+                v,
+                acc_queries=v.acc_queries if accuracy else 0,
+                all_modes=v.all_modes and all_modes,
+                nll_queries=v.nll_queries if nll_queries is None else min(v.nll_queries, nll_queries),
+                theory_queries=v.theory_queries if theory_queries is None else min(v.theory_queries, theory_queries),
+            )
+            for k, v in self.sizes.items()
+        }
+        return replace(self, sizes=sizes)
+
+    @property
+    def limited(self) -> list[str]:
+        """How this config departs from its named preset (empty = the preset as written)."""
+        base = PRESETS.get(self.name)
+        if base is None:
+            return []
+        out = []
+        for k in self.datasets:
+            a, b = self.sizes[k], base.sizes[k]
+            if a.acc_queries != b.acc_queries:
+                out.append(f"{k}: accuracy decoding skipped")
+            if a.all_modes != b.all_modes:
+                out.append(f"{k}: reference representation only in the query-dependence table")
+            if a.nll_queries != b.nll_queries:
+                out.append(f"{k}: {a.nll_queries} of {b.nll_queries} NLL queries")
+            if a.theory_queries != b.theory_queries:
+                out.append(f"{k}: {a.theory_queries} of {b.theory_queries} theory-check queries")
+        if tuple(self.datasets) != tuple(base.datasets):
+            out.append("datasets: " + ", ".join(self.datasets) + " of " + ", ".join(base.datasets))
+        return out
+
 
 PRESETS: dict[str, ExperimentConfig] = {
     # The spec's CPU default sizes (§6.1 item 2): hours on 2 shared cores.

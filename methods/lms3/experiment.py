@@ -36,15 +36,30 @@ from methods.lms3.pool import DemoPool, index_pool, load_pool
 from methods.lms3.projections import attention_projections
 from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
-from methods.lms3.scores import cosine_distance, lms3_select, rejection_lambda, similarity
+from methods.lms3.scores import (
+    NORMALIZATIONS,
+    cosine_distance,
+    lms3_select,
+    normalized_inputs,
+    rejection_lambda,
+    similarity,
+)
 from methods.lms3.selectors import ARMS, Selector
 
 log = logging.getLogger(__name__)
 
 MAIN_KEY = ("reference", "final_norm_output")
-NLL_ARMS = (*ARMS, "lms3_attention")
+# Extra NLL arms: (selector arm, orientation of P, normalisation of Sim). The ``*_unit`` and
+# ``*_centred`` arms are NOT the reference method: they remove the pool-norm effect (scores.py).
+EXTRA_ARMS: dict[str, tuple[str, str, str]] = {
+    "lms3_attention": ("lms3", "attention", "none"),
+    "score_unit": ("score_no_reject", "reference", "unit"),
+    "lms3_unit": ("lms3", "reference", "unit"),
+    "lms3_centred": ("lms3", "reference", "centred"),
+}
+NLL_ARMS = (*ARMS, *EXTRA_ARMS)
 ACC_ARMS = ("zero_shot", "random", "cosine", "score_no_reject", "lms3")
-THEORY_SCORES = ("sim", "stab", "score", "cosine")
+THEORY_SCORES = ("sim", "stab", "score", "cosine", "score_unit", "score_centred")
 
 
 @dataclass
@@ -58,6 +73,7 @@ class DatasetResult:
     n_queries: int
     min_lambda: int = 0
     selection_stats: list[dict[str, Any]] = field(default_factory=list)
+    norm_stats: list[dict[str, Any]] = field(default_factory=list)  # reference vs pool-norm-free Sim
     nll: dict[str, list[float]] = field(default_factory=dict)
     with_demo: dict[str, list[bool]] = field(default_factory=dict)
     accuracy: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -164,6 +180,7 @@ class Experiment:
         }
         res = DatasetResult(name, spec.name, len(problems), lambdas, len(queries), min_lambda=sel_cfg.min_lambda)
         res.selection_stats = self._selection_stats(pools, queries, xq, sel_cfg)
+        res.norm_stats = self._norm_stats(main, queries, xq[MAIN_KEY], sel_cfg)
         res.seconds["index_and_encode"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         self._arms_nll(
@@ -257,6 +274,45 @@ class Experiment:
                 )
         return rows
 
+    def _norm_stats(
+        self, pool: DemoPool, queries: list[Problem], xq: np.ndarray, sel_cfg: SelectionConfig
+    ) -> list[dict[str, Any]]:
+        """Query dependence of the reference Sim vs the pool-norm-free variants (main key, P = W̃_K W_Q)."""
+        rows = []
+        for norm in NORMALIZATIONS:
+            memo: dict[str, DemoPool] = {}
+            top_score, top_sim, chosen, shares = [], [], [], []
+            rejected = 0
+            for j, q in enumerate(queries):
+                sub = self._sub(pool, q, memo)
+                c = lms3_select(
+                    xq[j],
+                    sub.p["reference"],
+                    sub.stab,
+                    k=1,
+                    l=sel_cfg.l,
+                    min_lambda=sel_cfg.min_lambda,
+                    normalize=norm,
+                )
+                gidx = sub.indices
+                top_score.append(gidx[c.score_top].tolist())
+                top_sim.append([int(gidx[int(np.argmin(c.sim))])])
+                chosen.append(gidx[c.chosen].tolist())
+                rejected += int(c.rejected)
+                shares.append(share_explained_by_norm(c.sim[None, :], np.linalg.norm(sub.p["reference"], axis=1)))
+            rows.append(
+                {
+                    "normalize": norm,
+                    "queries": len(queries),
+                    "distinct_score_top1": distinct(top_score),
+                    "distinct_sim_top1": distinct(top_sim),
+                    "distinct_lms3": distinct(chosen),
+                    "rejection_rate": rejected / max(1, len(queries)),
+                    "share_explained_by_norm": float(np.nanmean(shares)),
+                }
+            )
+        return rows
+
     def _arm_prompts(
         self,
         arm: str,
@@ -267,8 +323,8 @@ class Experiment:
         sel_cfg: SelectionConfig,
         memo: dict[str, DemoPool],
     ) -> tuple[list[str], list[bool]]:
-        base_arm, orient = ("lms3", "attention") if arm == "lms3_attention" else (arm, "reference")
-        selector = Selector(base_arm, sel_cfg, orientation=orient, seed=self.cfg.seed)
+        base_arm, orient, norm = EXTRA_ARMS.get(arm, (arm, "reference", "none"))
+        selector = Selector(base_arm, sel_cfg, orientation=orient, seed=self.cfg.seed, normalize=norm)
         prompts, used = [], []
         for j in idx:
             q = queries[j]
@@ -340,11 +396,15 @@ class Experiment:
             rng = np.random.default_rng([self.cfg.seed, 7, q.index])
             demos = rng.choice(len(sub), size=min(n_demos, len(sub)), replace=False)
             sim = similarity(xq[j], sub.p["reference"])[demos]
+            sim_u = similarity(*normalized_inputs(xq[j], sub.p["reference"], "unit"))[demos]
+            sim_c = similarity(*normalized_inputs(xq[j], sub.p["reference"], "centred"))[demos]
             feats = {
                 "sim": sim,
                 "stab": sub.stab[demos],
                 "score": sim * sub.stab[demos],
                 "cosine": cosine_distance(xq[j], sub.x)[demos],
+                "score_unit": sim_u * sub.stab[demos],
+                "score_centred": sim_c * sub.stab[demos],
             }
             meta.append((len(pairs), len(demos), feats))
             pairs += [(build_prompt(q.text, [sub.demo(int(i))]), q.answer) for i in demos]

@@ -126,6 +126,21 @@ class Lms3Options(ReproducerOptions):
     datasets: list[DatasetName] = Field(
         default_factory=list, description="Subset of gsm8k, mawps, math (empty = the preset's)."
     )
+    accuracy: bool = Field(True, description="Greedy-decode the preset's accuracy queries (false skips decoding).")
+    all_modes: bool = Field(
+        True,
+        description="Index every representation mode and layer for the query-dependence table "
+        "(false: the reference representation only, half the encoding cost).",
+    )
+    nll_queries: int | None = Field(
+        None,
+        ge=1,
+        le=1000,
+        description="Cap on the gold-NLL queries per dataset (per subject for MATH); empty = the preset's.",
+    )
+    theory_queries: int | None = Field(
+        None, ge=1, le=1000, description="Cap on the theory-check queries per dataset; empty = the preset's."
+    )
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -146,6 +161,12 @@ def reproduce(options: Lms3Options, progress: JobContext) -> Report:
     cfg = PRESETS[options.preset]
     if options.datasets:
         cfg = cfg.with_datasets(tuple(options.datasets))
+    cfg = cfg.with_limits(
+        accuracy=options.accuracy,
+        all_modes=options.all_modes,
+        nll_queries=options.nll_queries,
+        theory_queries=options.theory_queries,
+    )
     cache = Path(get_settings().cache_dir) / "lms3" / f"results-{model_hash()}.jsonl"
     t0 = time.perf_counter()
     results = run_experiment(cfg, store=get_vectorstore(), progress=progress, cache_path=cache)

@@ -7,17 +7,30 @@ For a query ``x_q`` and a pool with precomputed ``p_X = P x_X`` and ``Stab(X)``:
 * ``Score_k`` = the k items of smallest Score, ascending, ties broken by pool index;
 * ``Sim_λ`` = the λ items of smallest Sim, ``λ = max(int(l·|D|), min_lambda)``;
 * ``D_k = [X ∈ Score_k if X ∈ Sim_λ]`` (order kept); empty ⇒ zero-shot.
+
+Non-reference variants (``normalize``), which remove the pool-norm effect
+(``‖P x_X‖`` is ~10-20× ``‖x_q‖`` for SmolLM2, so the reference Sim ranks the
+pool by ``‖P x_X‖`` whatever the query):
+
+* ``"unit"``: ``Sim(X) = ‖x_q/‖x_q‖ − P x_X/‖P x_X‖‖₂`` (both unit-normalised);
+* ``"centred"``: ``Sim(X) = ‖x_q − (P x_X − mean_D P x)‖₂`` (pool-centred ``P x``).
+
+Stab, Score = Sim·Stab and the rejection rule are unchanged.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
+
+Normalize = Literal["none", "unit", "centred"]
+NORMALIZATIONS: tuple[Normalize, ...] = ("none", "unit", "centred")
 
 _WARNED: set[tuple[int, float]] = set()
 
@@ -47,6 +60,21 @@ def similarity(x_q: np.ndarray, p: np.ndarray) -> np.ndarray:
     if not np.isfinite(sim).all():
         raise FloatingPointError("non-finite LMS3 similarity")
     return sim
+
+
+def normalized_inputs(x_q: np.ndarray, p: np.ndarray, normalize: Normalize = "none") -> tuple[np.ndarray, np.ndarray]:
+    """``(x_q, p)`` after the pool-norm-removing transform (see the module docstring)."""
+    xq = np.asarray(x_q, dtype=np.float32)
+    pp = np.asarray(p, dtype=np.float32)
+    if normalize == "none":
+        return xq, pp
+    if normalize == "unit":
+        xn = xq / max(float(np.linalg.norm(xq)), 1e-12)
+        pn = pp / np.maximum(np.linalg.norm(pp, axis=1, keepdims=True), 1e-12)
+        return xn.astype(np.float32), pn.astype(np.float32)
+    if normalize == "centred":
+        return xq, (pp - pp.mean(axis=0, keepdims=True)).astype(np.float32)
+    raise ValueError(f"unknown normalisation {normalize!r}; one of {NORMALIZATIONS}")
 
 
 def cosine_distance(x_q: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -92,9 +120,14 @@ def lms3_select(
     l: float = 0.01,  # noqa: E741
     min_lambda: int = 0,
     reject: bool = True,
+    normalize: Normalize = "none",
 ) -> Lms3Choice:
-    """Algorithm 1: Score top-k, then keep those also in the Sim top-λ (if ``reject``)."""
-    sim = similarity(x_q, p)
+    """Algorithm 1: Score top-k, then keep those also in the Sim top-λ (if ``reject``).
+
+    ``normalize`` ≠ ``"none"`` is a non-reference variant: Sim (and so Score and the
+    rejection set) is computed on the transformed ``(x_q, p)`` of :func:`normalized_inputs`.
+    """
+    sim = similarity(*normalized_inputs(x_q, p, normalize))
     stab = np.asarray(stab, dtype=np.float32)
     score = (sim * stab).astype(np.float32)
     top = smallest_k(score, k)

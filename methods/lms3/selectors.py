@@ -10,6 +10,9 @@ Every selector maps a query representation ``x_q`` and a :class:`DemoPool` to a
 * ``stab_only``: top-k smallest ``Stab`` (Eq. 22; the same for every query);
 * ``score_no_reject``: top-k smallest ``Score = Sim·Stab`` (Eq. 24);
 * ``lms3``: Algorithm 1, Score top-k filtered by the Sim top-λ, zero-shot if empty.
+
+``normalize`` (``sim_only``, ``score_no_reject`` and ``lms3`` only) selects the
+non-reference, pool-norm-free Sim of :func:`methods.lms3.scores.normalized_inputs`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ import numpy as np
 
 from methods.lms3.config import Orientation, SelectionConfig
 from methods.lms3.pool import DemoPool
-from methods.lms3.scores import cosine_distance, lms3_select, similarity, smallest_k
+from methods.lms3.scores import (
+    NORMALIZATIONS,
+    Normalize,
+    cosine_distance,
+    lms3_select,
+    normalized_inputs,
+    similarity,
+    smallest_k,
+)
 
 ARMS = ("zero_shot", "random", "cosine", "sim_only", "stab_only", "score_no_reject", "lms3")
 
@@ -45,16 +56,20 @@ class Selector:
         selection: k, l and min_lambda (the last two matter for ``lms3`` only).
         orientation: which ``P`` the pool's ``p`` vectors use.
         seed: the ``random`` arm's seed.
+        normalize: ``"none"`` (the reference), or the non-reference ``"unit"`` / ``"centred"`` Sim.
     """
 
     arm: str
     selection: SelectionConfig = field(default_factory=SelectionConfig)
     orientation: Orientation = "reference"
     seed: int = 0
+    normalize: Normalize = "none"
 
     def __post_init__(self) -> None:
         if self.arm not in ARMS:
             raise ValueError(f"unknown selector {self.arm!r}; one of {ARMS}")
+        if self.normalize not in NORMALIZATIONS:
+            raise ValueError(f"unknown normalisation {self.normalize!r}; one of {NORMALIZATIONS}")
 
     def select(self, x_q: np.ndarray, pool: DemoPool, query_key: int = 0) -> Selection:
         k = self.selection.k
@@ -68,7 +83,7 @@ class Selector:
             idx = smallest_k(cosine_distance(x_q, pool.x), k).tolist()
             return Selection(self.arm, idx, idx)
         if self.arm == "sim_only":
-            idx = smallest_k(similarity(x_q, pool.p[self.orientation]), k).tolist()
+            idx = smallest_k(similarity(*normalized_inputs(x_q, pool.p[self.orientation], self.normalize)), k).tolist()
             return Selection(self.arm, idx, idx)
         if self.arm == "stab_only":
             idx = smallest_k(pool.stab, k).tolist()
@@ -81,6 +96,7 @@ class Selector:
             l=self.selection.l,
             min_lambda=self.selection.min_lambda,
             reject=self.arm == "lms3",
+            normalize=self.normalize,
         )
         return Selection(
             self.arm,

@@ -71,7 +71,12 @@ def test_reproducer_rejects_unknown_options(tmp_path):
     rep = get_reproducer("lms3")
     with pytest.raises(InvalidOptions, match="preset"):
         rep.run(tmp_path, null_context(), {"preset": "huge"})
-    with pytest.raises(InvalidOptions, match="speed: unknown option; known: datasets, preset"):
+    with pytest.raises(
+        InvalidOptions,
+        match="speed: unknown option; known: accuracy, all_modes, datasets, nll_queries, preset, theory_queries",
+    ):
         rep.run(tmp_path, null_context(), {"speed": "fast"})
     assert rep.validate({"datasets": "gsm8k, math"}).datasets == ["gsm8k", "math"]
+    with pytest.raises(InvalidOptions, match="nll_queries"):
+        rep.run(tmp_path, null_context(), {"nll_queries": 0})
     assert not list(tmp_path.iterdir())  # nothing is written for invalid options

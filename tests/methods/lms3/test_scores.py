@@ -125,3 +125,33 @@ def test_result_cache_persists_and_survives_a_torn_line(tmp_path):
     again = ResultCache(path)
     assert again.get(k) == 1.25 and len(again) == 1
     assert ResultCache.key("a", "bc") != ResultCache.key("ab", "c")
+
+
+def test_normalised_sim_removes_the_pool_norm_effect():
+    """Reference Sim picks the smallest ‖P·x‖ whatever the query; unit-normalised Sim follows the direction."""
+    from methods.lms3.scores import normalized_inputs
+
+    # pool: two directions, the "wrong" one with a much smaller norm; ‖P·x‖ ≫ ‖x_q‖
+    p = np.array([[10.0, 0.0], [0.0, 30.0], [0.0, 40.0]], dtype=np.float32)
+    stab = np.ones(3, dtype=np.float32)
+    for xq, want_unit in ((np.array([0.0, 1.0], np.float32), 1), (np.array([1.0, 0.0], np.float32), 0)):
+        assert lms3_select(xq, p, stab, k=1, l=1.0).score_top.tolist() == [0]  # norm decides
+        got = lms3_select(xq, p, stab, k=1, l=1.0, normalize="unit").score_top.tolist()
+        assert got == [want_unit]  # ties (items 1, 2 both unit (0, 1)) break by index
+    xn, pn = normalized_inputs(np.array([3.0, 4.0]), p, "unit")
+    np.testing.assert_allclose(np.linalg.norm(xn), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(pn, axis=1), 1.0, rtol=1e-6)
+    xc, pc = normalized_inputs(np.array([3.0, 4.0]), p, "centred")
+    np.testing.assert_allclose(pc.mean(axis=0), 0.0, atol=1e-5)
+    np.testing.assert_allclose(xc, [3.0, 4.0])
+    c = lms3_select(np.zeros(2, np.float32), p, stab, k=1, l=1.0, normalize="centred")
+    np.testing.assert_allclose(c.sim, np.linalg.norm(p - p.mean(axis=0), axis=1), rtol=1e-5)
+    with pytest.raises(ValueError, match="normalisation"):
+        normalized_inputs(np.zeros(2), p, "whiten")  # type: ignore[arg-type]
+
+
+def test_selector_passes_the_normalisation():
+    from methods.lms3.selectors import Selector
+
+    with pytest.raises(ValueError, match="normalisation"):
+        Selector("lms3", normalize="bogus")  # type: ignore[arg-type]
