@@ -71,7 +71,8 @@ def test_arms_share_task_one_resume_from_cache_and_reglora_protects(use_tiny, tm
     assert len(seq.matrices["accuracy"]) == 2
     # task 1 has no penalty: RegLoRA reuses the sequential arm's task-1 stage (same adapter, same answers)
     assert seq.diagnostics[0]["train_s"] == reg.diagnostics[0]["train_s"]
-    assert seq.matrices["accuracy"][0] == reg.matrices["accuracy"][0]
+    assert json.dumps(seq.matrices["accuracy"][0]) == json.dumps(reg.matrices["accuracy"][0])
+    assert seq.examples[0] == reg.examples[0]
     stages = [p for p in tmp_path.iterdir() if (p / "adapter.pt").exists()]
     assert len(stages) == 4  # seq ×2, reglora task 2, multitask
     # the penalty is 0 at the first step of task 2 (B = 0) and positive later; it shrinks |B·A| at K

@@ -89,10 +89,10 @@ def fixture_file(tmp_path, monkeypatch):
     from methods.sefe.config import preset_config
     from methods.sefe.report import build_report
 
-    cfg = preset_config("tiny", arms=["seq", "sefe"], seeds=[0, 1])
+    cfg = preset_config("tiny", arms=["seq", "asd"], seeds=[0, 1])
     exps = {
         "seq": TIExperiment("seq", ["iris", "cancer"], [_run(0, False), _run(1, False)]),
-        "sefe": TIExperiment("sefe", ["iris", "cancer"], [_run(0, True), _run(1, True)]),
+        "asd": TIExperiment("asd", ["iris", "cancer"], [_run(0, True), _run(1, True)]),
     }
     rep = build_report(cfg, exps)
     png = rep.pending_files()["accuracy_matrix.png"]
@@ -124,13 +124,13 @@ def test_run_then_matrices_and_forgotten_answers(fixture_file):
     posted = json.loads(open(str(path) + ".posted").read())
     assert posted["path"] == "/v1/sefe/run" and posted["json"]["tasks"] == ["iris", "cancer"]
     assert [e for e in at.main if getattr(e, "type", None) == "image"], "the matrices are shown"
-    assert at.selectbox(key="sefe-arm").options == ["seq", "sefe"]
+    assert at.selectbox(key="sefe-arm").options == ["seq", "asd"]
     frames = [d.value for d in at.dataframe]
     matrix = next(f for f in frames if list(f.columns) == ["iris", "cancer"])
     assert matrix.iloc[1, 0] == 0.0 and matrix.iloc[0, 0] == 80.0
     forgotten = next(f for f in frames if "answer" in f.columns and "expected" in f.columns and "seed" in f.columns)
     assert set(forgotten["answer"]) == {"Yes"} and len(forgotten) == 2
-    at.selectbox(key="sefe-arm").set_value("sefe")
+    at.selectbox(key="sefe-arm").set_value("asd")
     at.run()
     assert not at.exception, at.exception
-    assert not [d.value for d in at.dataframe if "seed" in d.value.columns]  # no forgotten answers for SEFE
+    assert not [d.value for d in at.dataframe if "seed" in d.value.columns]  # no forgotten answers with ASD
