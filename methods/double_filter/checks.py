@@ -114,7 +114,8 @@ def directional(summary: dict[str, Any]) -> list[tuple[str, bool, str]]:
             continue
         for key, what in (("bg", "background questions"), ("score", "all questions")):
             a, b = vqa["ipf"][key], vqa[base][key]
-            out.append((f"5. IPF (ρ) beats {label} on {what}", a > b, f"{100 * a:.1f} vs {100 * b:.1f} %"))
+            name = f"5. IPF (ρ = {vqa['ipf']['rho']:g}) beats {label} on {what}"
+            out.append((name, a > b, f"{100 * a:.1f} vs {100 * b:.1f} %"))
     if "random_mask" in vqa:
         a, b = vqa["alf"]["score"], vqa["random_mask"]["score"]
         out.append(("5. GA mask beats a random mask with as many zeros", a > b, f"{100 * a:.1f} vs {100 * b:.1f} %"))

@@ -46,6 +46,6 @@ def test_directional_checks_compare_ipf_with_baselines():
     good = {c[0]: c[1] for c in directional(aggregate([_run(0, 0.8, 0.6, 0.7, 0.75, 0.5)]))}
     assert len(good) == 5 and all(good.values())
     bad = {c[0]: c[1] for c in directional(aggregate([_run(0, 0.5, 0.6, 0.7, 0.4, 0.5)]))}
-    assert not bad["5. IPF (ρ) beats random dropping on all questions"]
+    assert not bad["5. IPF (ρ = 0.5) beats random dropping on all questions"]
     assert not bad["5. GA mask beats a random mask with as many zeros"]
-    assert bad["5. IPF (ρ) beats foreground-first selection on background questions"]  # 1.0 vs 0.5
+    assert bad["5. IPF (ρ = 0.5) beats foreground-first selection on background questions"]  # 1.0 vs 0.5
