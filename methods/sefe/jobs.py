@@ -85,7 +85,29 @@ def reproduce(options: SefeOptions, progress: JobContext) -> Report:
         f"items per task; greedy answers of ≤ {cfg.max_new_tokens} tokens; ASD X = {cfg.asd_percent:g} % by "
         f"rule-based templates (not the MLLM prompts); λ = {cfg.lam:g}; seeds {list(cfg.seeds)}. "
         "Unchanged: fresh LoRA + merge per task, unscaled B·A top-2 % per matrix, concatenated index lists, "
-        "L1 at stored positions averaged per matrix then over matrices, λ·L_reg on every step, ASD's equal split."
+        "L1 at stored positions averaged per matrix then over matrices, λ·L_reg on every step, ASD's equal split. "
+        f"Outside the spec's §6 ranges (said plainly): lr {cfg.lr:g} instead of 2e-4, α/r = {cfg.alpha / cfg.rank:g} "
+        f"instead of 2 and batch {cfg.batch_size} instead of 8–16 — with only "
+        f"{cfg.n_train * cfg.epochs // cfg.batch_size} optimizer steps per task, the spec's settings did not even teach "
+        "task 1's answer format (measured: iris loss 4.7 → 3.0 in 8 steps, every answer 'The answer is: \"iris\"'); "
+        "LoRA on 4 of 30 layers instead of all (one full-model training step took 26 s on this machine)."
     )
+    stage_s = {
+        d["train_s"]
+        for e in report.data["arms"].values()
+        for r in e["runs"]
+        for d in r["diagnostics"]
+        if "train_s" in d
+    }
+    secs = sum(stage_s)  # a stage shared by two arms has one (cached) training time
+    reading_sections = [x for x in report.sections if x.title == "Reading"]
+    report.sections = [x for x in report.sections if x.title != "Reading"]
     report.add_section("What was shrunk", shrunk)
+    report.add_section(
+        "Cost",
+        f"LoRA training time summed over every distinct stage: {secs / 60:.1f} min on ~0.3 of a shared CPU core "
+        "(stages shared between arms — task 1 of sequential/RegLoRA and of ASD/SEFE — are trained once and cached; "
+        "evaluation and the frozen-layer features come on top).",
+    )
+    report.sections += reading_sections  # the plain reading last
     return report

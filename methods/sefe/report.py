@@ -322,6 +322,28 @@ def reading(exps: dict[str, TIExperiment], checks: list[tuple[str, Any, str]]) -
         parts.append(f"SEFE (both) gives MFN {pm(agg['sefe']['MFN'])} % and BWT {pm(agg['sefe']['BWT'])} points.")
     if "multitask" in exps:
         parts.append(f"Joint multitask training reaches MFN {pm(agg['multitask']['MFN'])} % (the upper bound).")
+    # knowledge: is each task learned beyond its majority baseline right after training it?
+    ref = exps.get("seq") or next(iter(exps.values()))
+    tasks = ref.tasks
+    if ref.runs and len(ref.runs[0].matrix()) == len(tasks) and ref.arm != "multitask":
+        weak = []
+        for j, t in enumerate(tasks):
+            just = float(np.nanmean([r.matrix()[j, j] for r in ref.runs]))
+            if just <= majority_accuracy(t) + 0.05:
+                weak.append(f"{t} ({just * 100:.0f} % vs majority {majority_accuracy(t) * 100:.0f} %)")
+        if weak:
+            parts.append(
+                "Right after training, " + ", ".join(weak) + " are not learned beyond always giving the majority "
+                "answer, so on those tasks there is little knowledge to lose: their accuracy changes measure the "
+                "format (superficial) more than essential forgetting, and the essential-forgetting comparisons "
+                "(RegLoRA's MFN/BWT) rest on the remaining tasks."
+            )
     failed = [n for n, ok, _ in checks if ok is False]
-    parts.append(("Checks that fail: " + "; ".join(failed) + ". ") if failed else "Every §7 check passes. ")
+    parts.append(("Checks that fail: " + "; ".join(failed) + ".") if failed else "Every §7 check passes.")
+    parts.append(
+        "What would change the conclusion: more training per task (the spec's 600 examples, LoRA on all 30 "
+        "layers — the `spec` preset) so that every task is learned well above its majority baseline, the λ sweep "
+        "{250, 2.5e3, 2.5e4} (not run here for time), and more seeds where the arms' intervals overlap; the CoIN "
+        "tasks themselves (images) are not available offline."
+    )
     return " ".join(parts)
