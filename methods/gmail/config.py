@@ -37,14 +37,14 @@ class GmailConfig(BaseModel):
     )
     artifact_strength: float = Field(1.0, ge=0.0, le=2.0, description="Strength of the generator artifacts (0 = none).")
     n_train: int = Field(2000, ge=64, le=20000, description="Real/generated training pairs.")
-    n_test: int = Field(500, ge=32, le=5000, description="Held-out pairs (real test images; generated for the gap).")
+    n_test: int = Field(1000, ge=32, le=5000, description="Held-out pairs (real test images; generated for the gap).")
     rank: int = Field(4, ge=1, le=32, description="LoRA rank r of f_g (spec: 4).")
     lora_alpha: float = Field(4.0, gt=0, le=128, description="LoRA scale α (update scaled by α/r).")
     tau: float = Field(0.07, gt=0, le=1.0, description="Temperature τ of L_align (spec: 0.07).")
     mu: float = Field(1.0, ge=0.0, le=10.0, description="Weight μ of the generated image–caption CLIP loss in stage 1.")
-    stage1_steps: int = Field(300, ge=1, le=20000, description="Stage-1 steps (spec: 50k).")
-    stage2_steps: int = Field(200, ge=1, le=20000, description="Stage-2 steps per arm.")
-    caption_steps: int = Field(400, ge=0, le=20000, description="Captioner steps per arm (0: no captioning demo).")
+    stage1_steps: int = Field(200, ge=1, le=20000, description="Stage-1 steps (spec: 50k).")
+    stage2_steps: int = Field(100, ge=1, le=20000, description="Stage-2 steps per arm.")
+    caption_steps: int = Field(200, ge=0, le=20000, description="Captioner steps per arm (0: no captioning demo).")
     batch_size: int = Field(256, ge=8, le=1024, description="Pairs per step (spec: 256).")
     lr: float = Field(
         2e-3, gt=0, le=1.0, description="Peak learning rate of stages 1 and 2 (spec 1e-4 over 50k steps)."
@@ -72,7 +72,7 @@ PRESETS: dict[str, dict] = {
         "batch_size": 32,
         "backbone": "test",
     },
-    "default": {"seeds": 3, "strengths": [0.5, 1.0, 1.5]},
+    "default": {"seeds": 3, "strengths": [0.5, 1.5]},
 }
 
 #: Paper numbers quoted in spec §4 (COCO unless stated; SD-v2 generated images, CLIP of unstated size).

@@ -94,6 +94,21 @@ def paired_cosine(real: torch.Tensor, gen: torch.Tensor) -> float:
     return float(F.cosine_similarity(real, gen, dim=-1).mean())
 
 
+def pca_2d(real: torch.Tensor, gen: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Real and generated embeddings on the first two principal components of their union (the plotted plane)."""
+    x = torch.cat([real, gen]).double()
+    x = x - x.mean(0)
+    _, _, v = torch.linalg.svd(x, full_matrices=False)
+    z = (x @ v[:2].t()).numpy()
+    return z[: len(real)], z[len(real) :]
+
+
+def plane_separability(real: torch.Tensor, gen: torch.Tensor, seed: int = 0) -> float:
+    """The linear probe on the 2-D PCA plane of the embedding map (how separate the plotted clouds are)."""
+    r, g = pca_2d(real, gen)
+    return domain_separability(torch.from_numpy(r).float(), torch.from_numpy(g).float(), seed)
+
+
 def domain_separability(real: torch.Tensor, gen: torch.Tensor, seed: int = 0) -> float:
     """Held-out accuracy of a linear probe (logistic regression) for real vs generated (pairs split in half)."""
     from sklearn.linear_model import LogisticRegression

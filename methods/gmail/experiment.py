@@ -21,6 +21,7 @@ from methods.gmail.evaluate import (
     attribute_chance,
     domain_separability,
     paired_cosine,
+    plane_separability,
     retrieval,
     retrieval_chance,
 )
@@ -113,7 +114,8 @@ def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
     for arm, enc in encoders.items():
         gen_embs[arm] = batched(enc.f_g, test.gen)
         gen_pooled_train[arm] = batched(enc.gen_tower, train.gen)
-    gap = {arm: {"paired_cosine": paired_cosine(real_test, g), "separability": domain_separability(real_test, g, cfg.seed)}
+    gap = {arm: {"paired_cosine": paired_cosine(real_test, g), "separability": domain_separability(real_test, g, cfg.seed),
+                 "plane_separability": plane_separability(real_test, g, cfg.seed)}
            for arm, g in gen_embs.items()}  # fmt: skip
 
     # real test images through the router (f_r unless real_inference_encoder == "lora")

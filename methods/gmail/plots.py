@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from methods.gmail.evaluate import pca_2d  # noqa: E402
+
 PANELS = (
     ("naive", "without alignment: generated through f_r"),
     ("dual-noalign", "dual encoder, no L_align"),
@@ -18,15 +20,6 @@ PANELS = (
 )
 COLOURS = {"zero-shot": "#7f7f7f", "real-only": "#2ca02c", "naive": "#d62728", "dual-noalign": "#ff7f0e",
            "gmail": "#1f77b4"}  # fmt: skip
-
-
-def pca_2d(real: torch.Tensor, gen: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """Project real and generated embeddings on the first two principal components of their union."""
-    x = torch.cat([real, gen]).double()
-    x = x - x.mean(0)
-    _, _, v = torch.linalg.svd(x, full_matrices=False)
-    z = (x @ v[:2].t()).numpy()
-    return z[: len(real)], z[len(real) :]
 
 
 def embedding_coords(emb: dict[str, torch.Tensor], n: int = 1000) -> dict[str, dict[str, list[list[float]]]]:
@@ -49,7 +42,8 @@ def embedding_map(coords: dict, gap: dict | None = None):
         ax.scatter(g[:, 0], g[:, 1], s=4, alpha=0.5, c="#d62728", label="generated")
         extra = ""
         if gap and arm in gap:
-            extra = f"\ncos {gap[arm]['paired_cosine']:.2f}, probe acc {gap[arm]['separability']:.2f}"
+            extra = (f"\ncos {gap[arm]['paired_cosine']:.2f}, probe acc {gap[arm]['separability']:.2f} (64-d), "
+                     f"{gap[arm]['plane_separability']:.2f} (plane)")  # fmt: skip
         ax.set_title(title + extra, fontsize=8.5)
         ax.set_xticks([])
         ax.set_yticks([])

@@ -33,6 +33,7 @@ def test_align_inline_reports_gap_arms_and_embedding_map():
         assert 0 <= m[arm]["i2t_r@1"] <= m[arm]["i2t_r@5"] <= m[arm]["i2t_r@10"] <= 100
     # zero-shot and GMAIL at step 0 share f_r: the zero-shot arm's retrieval does not depend on stage 1
     assert report.metrics["gmail_paired_cosine"] != report.metrics["naive_paired_cosine"]
+    assert all(len(row) == len(t.columns) for t in report.tables for row in t.rows)
     titles = [t.title for t in report.tables]
     assert any(t.startswith("Modality gap") for t in titles) and any(t.startswith("Captioning demo") for t in titles)
 
@@ -49,4 +50,11 @@ def test_reproduce_quick_writes_the_results_page(tmp_path):
                    "§7.2 asymmetry", "strength 1.0"):  # fmt: skip
         assert needle in text, needle
     assert text.count("| PASS |") >= 4  # §7.1–§7.4 are mechanical and must hold on any backbone
-    assert {p.name for p in (tmp_path / "gmail").iterdir()} >= {"embeddings.png", "strength.png", "pairs.png"}
+    assert {p.name for p in (tmp_path / "gmail").iterdir()} >= {
+        "embeddings.png",
+        "strength.png",
+        "pairs.png",
+        "results.json",
+    }
+    gap = next(line for line in text.splitlines() if line.startswith("| f_r (no alignment; = naive)"))
+    assert gap.count("|") == 5  # four cells: encoder, cosine, 64-d probe, plane probe
