@@ -339,8 +339,8 @@ def _reading(exps, agg, labels, checks, sweep=None) -> str:
     parts.append("All §7 checks pass." if not failed else f"Failing §7 checks: {', '.join(failed)}.")
     parts.append(
         "What would change the conclusion: the stream is synthetic, 5 small domains on a 64-dim tiny CLIP whose "
-        "zero-shot ability is far below ViT-B/16's (logit scale 26 instead of 100, so the memory term weighs about 4× "
-        "more against the text logits than in the paper); the seeds vary only the 16-shot draw, the initialisation "
+        "zero-shot ability is far below ViT-B/16's (logit scale 26 instead of 100, so text "
+        "logits are flatter and the memory term decides more); the seeds vary only the 16-shot draw, the initialisation "
         "and the prototype noise (test sets are fixed), so the ± shows training variance, not data variance; the paper's absolute numbers are "
         "not comparable. A real CLIP checkpoint and the real X-TAIL datasets (loaders are the user's) are the test "
         "that matters; the optimiser schedule and β, α are the spec's unverified choices."

@@ -93,4 +93,7 @@ def test_submit_then_metrics_and_accuracy_matrix_heatmap(fixture_file):
     mat = at.dataframe[0].value
     assert mat.shape == (3, 3)
     assert mat.iloc[0, 1] == pytest.approx(20.0)  # seed mean of 0.1 and 0.3 above the diagonal (zero-shot cell)
-    assert len(at.get("arrow_vega_lite_chart")) == 1
+    charts = at.get("vega_lite_chart")  # the accuracy-matrix heat map
+    assert len(charts) == 1
+    spec = charts[0].proto.spec
+    assert '"rect"' in spec and "test domain" in spec and "after step" in spec
