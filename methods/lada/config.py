@@ -9,7 +9,7 @@ steps, which the spec's §6 allows ("epochs, β/α defaults" may differ).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,9 @@ class LadaConfig(BaseModel):
     lambda2: int = Field(4, ge=1, le=64, description="λ2: GMM components (prototypes) stored per old class.")
     beta: float = Field(5.0, gt=0, le=100, description="β of h = Σ_r exp(−β(1 − w_r·i)).")
     alpha: float = Field(1.0, ge=0, le=100, description="Inference weight of the LADA scores (seen classes).")
+    alpha_sweep: tuple[Annotated[float, Field(ge=0, le=100)], ...] = Field(
+        (), max_length=8, description="Extra heads scoring the same trained model with these α (inference only)."
+    )
     use_memory: bool = Field(True, description="Label-specific memory units (False = BF / BF+DPT ablation).")
     train_text_adapter: bool = Field(True, description="Tune the text encoder with AdaptFormer adapters (BF).")
     adapter_bottleneck: int = Field(64, ge=1, le=1024, description="AdaptFormer bottleneck width.")
@@ -96,7 +99,7 @@ ARMS: tuple[tuple[str, str, dict, str], ...] = (
     ("bf", "lada", dict(CPU_LADA, use_memory=False, prototypes="centres"), "BF (AdaptFormer, centre prototypes)"),
     ("bf_dpt", "lada", dict(CPU_LADA, use_memory=False), "BF + DPT"),
     ("lada_noproto", "lada", dict(CPU_LADA, prototypes="none"), "BF + LADA, no old-task loss"),
-    ("lada", "lada", CPU_LADA, "LADA (BF + DPT + memory)"),
+    ("lada", "lada", dict(CPU_LADA, alpha_sweep=(0.25, 0.5, 2.0)), "LADA (BF + DPT + memory)"),
 )
 
 #: The spec's β sweep (§3.2: {1, 3, 5, 7}); β = 5 is the ``lada`` arm itself.

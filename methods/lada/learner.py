@@ -61,6 +61,8 @@ class LadaLearner(XTailLearner):
         self.memory = LabelMemory(cfg.beta)
         self.prototypes: dict[int, ClassPrototypes] = {}
         self._diag: dict[str, float] = {}
+        self._alphas = {"lada": cfg.alpha, "text": 0.0} | {f"alpha={a:g}": float(a) for a in cfg.alpha_sweep}
+        self.heads = tuple(self._alphas)
 
     # --- scoring ---------------------------------------------------------------
     def _seen_logits(self, feats: torch.Tensor, text: torch.Tensor, *, alpha: float = 1.0) -> torch.Tensor:
@@ -78,7 +80,7 @@ class LadaLearner(XTailLearner):
         out = self.scale * feats @ self.zs_text.t()  # unseen classes: zero-shot CLIP
         if self.seen:
             seen = torch.as_tensor(self.seen)
-            alpha = self.cfg.alpha if head == "lada" else 0.0
+            alpha = self._alphas[head]
             out[:, seen] = self._seen_logits(feats, self.text[seen], alpha=alpha)
         return out
 

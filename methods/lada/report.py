@@ -189,6 +189,16 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
     )
     beta_rows = [[f"{e.options['beta']:g}"] + [pm(*e.aggregate()[e.heads[0]][m]) for m in METRICS]
                  for e in sorted([*sweep.values(), lada], key=lambda e: e.options["beta"])]  # fmt: skip
+    la = lada.aggregate()
+    alpha_of = {h: _head_alpha(h, lada.options["alpha"]) for h in lada.heads}
+    alpha_rows = [
+        [h, f"{alpha_of[h]:g}"] + [pm(*la[h][m]) for m in METRICS] for h in sorted(lada.heads, key=alpha_of.get)
+    ]
+    alpha = _table(
+        "Inference weight α of the LADA scores (same trained LADA models; α = 0 is its text head)",
+        ["head", "α", "Transfer (%)", "Average (%)", "Last (%)"],
+        alpha_rows,
+    )
     beta = _table(
         "β sweep of LADA (spec §3.2: {1, 3, 5, 7}), union label space",
         ["β", "Transfer (%)", "Average (%)", "Last (%)"],
@@ -209,6 +219,7 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
                 per_domain.to_markdown(),
                 "![accuracy matrices](artifact:matrices.png)",
                 beta.to_markdown(),
+                alpha.to_markdown(),
                 "Raw runs: [lada.json](artifact:lada.json)",
                 paper.to_markdown(),
             ]  # fmt: skip
@@ -218,6 +229,13 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
     report.add_section("Reading", _reading(exps, agg, labels, checks, sweep))
     report.data = {"checks": checks, "aggregate": {k: {m: list(v) for m, v in a.items()} for k, a in agg.items()}}
     return report
+
+
+def _head_alpha(head: str, alpha: float) -> float:
+    """α of a LADA head: ``text`` is 0, ``lada`` the configured α, ``alpha=<a>`` the sweep's."""
+    if head.startswith("alpha="):
+        return float(head.split("=", 1)[1])
+    return 0.0 if head == "text" else alpha
 
 
 def _last(exp: XTailExperiment, d: int) -> float:
@@ -334,6 +352,27 @@ def _reading(exps, agg, labels, checks, sweep=None) -> str:
             f"Over the spec's β sweep, Transfer ranges up to {best.aggregate()[best.heads[0]]['transfer'][0] * 100:.1f} % "
             f"(β = {best.options['beta']:g}) with Last {best.aggregate()[best.heads[0]]['last'][0] * 100:.1f} %: sharper "
             "units trade a little Last for less hijacking."
+        )
+    lada = exps["lada"]
+    if len(lada.heads) > 2:
+        la = lada.aggregate()
+        rows = sorted(lada.heads, key=lambda h: _head_alpha(h, lada.options["alpha"]))
+        parts.append(
+            "Lowering the inference weight α of the same trained models moves Transfer and Last together: "
+            + ", ".join(
+                f"α = {_head_alpha(h, lada.options['alpha']):g}: Transfer {la[h]['transfer'][0] * 100:.1f} %, "
+                f"Last {la[h]['last'][0] * 100:.1f} %"
+                for h in rows
+            )
+            + "."
+        )
+        zs_t, main_last = agg["zeroshot"]["transfer"][0], la[lada.heads[0]]["last"][0]
+        both = [h for h in rows if la[h]["transfer"][0] >= zs_t - 0.05 and la[h]["last"][0] >= main_last - 0.05]
+        parts.append(
+            f"α = {_head_alpha(both[0], lada.options['alpha']):g} keeps Transfer within 5 points of zero-shot and Last "
+            "within 5 points of the default α."
+            if both
+            else "No α in the sweep keeps Transfer within 5 points of zero-shot and Last within 5 points of the default α."
         )
     failed = [c["check"] for c in checks if not c["pass"]]
     parts.append("All §7 checks pass." if not failed else f"Failing §7 checks: {', '.join(failed)}.")

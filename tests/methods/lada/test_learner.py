@@ -73,3 +73,17 @@ def test_ablations_switch_off_memory_and_old_loss(make_stream):
     x = Inputs(torch.empty(0), stream.tasks[0].test.features)
     assert torch.equal(bf.scores(x, "lada"), bf.scores(x, "text"))
     assert torch.equal(bf.prototypes[0].noise, torch.zeros(2))
+
+
+def test_alpha_heads_rescore_the_same_model(make_stream):
+    stream = make_stream(domains=("colours", "shapes"))
+    learner = LadaLearner(CFG.model_copy(update={"alpha_sweep": (0.0, 2.0)}), seed=0, stream=stream)
+    assert learner.heads == ("lada", "text", "alpha=0", "alpha=2")
+    learner.learn_task(stream.tasks[0], null_context())
+    x = Inputs(torch.empty(0), stream.tasks[0].test.features)
+    assert torch.equal(learner.scores(x, "alpha=0"), learner.scores(x, "text"))
+    seen = torch.as_tensor(learner.seen)
+    memory = learner.lada_logits(x.features)
+    assert torch.allclose(
+        learner.scores(x, "alpha=2")[:, seen] - learner.scores(x, "text")[:, seen], 2 * memory, atol=1e-4
+    )
