@@ -564,22 +564,47 @@ def _ablation_reading(ab: AblationResult) -> str:
                 else "; no effect's CI excludes zero."
             )
         )
-    ok = [c for c in ab.cells() if bootstrap_ci(ab.mses[(*c, kn)] - ab.mses[(*c, 0)])[1] < 0]
+    d_cis = {c: bootstrap_ci(ab.mses[(*c, kn)] - ab.mses[(*c, 0)]) for c in ab.cells()}
+    ok = [c for c, ci in d_cis.items() if ci[1] < 0]
+    up = [c for c, ci in d_cis.items() if ci[0] > 0]
     parts.append(
-        f"{len(ok)} of {len(ab.cells())} cells show the paper's direction with a CI that excludes zero"
-        + (" (" + "; ".join("/".join(c) for c in ok) + ")." if ok else ".")
+        f"Across the grid, {len(ok)} of {len(ab.cells())} cells show the paper's direction (MSE at k = {kn} below "
+        f"k = 0 with a CI that excludes zero)"
+        + (" (" + "; ".join("/".join(c) for c in ok) + ")" if ok else "")
+        + f" and {len(up)} show the opposite"
+        + (
+            ": no level of any factor turns the trade-off the paper's way; the factors only change how much "
+            "the injected V moves the edit away from the source."
+            if not ok and len(up) == len(ab.cells())
+            else "."
+        )
     )
     rk = max(ab.recon_ks)
     rec = {
-        (kk, b): bootstrap_ci(ab.recon[(kk, b, rk)] - ab.recon[(kk, b, 0)])
+        (kk, b): (float((ab.recon[(kk, b, rk)] - ab.recon[(kk, b, 0)]).mean()), float(ab.recon[(kk, b, 0)].mean()))
         for kk in ABLATION_KEYS
         for b in ABLATION_BLOCKS
     }
     parts.append(
-        f"Same-label reconstruction with V injected at all {rk} steps vs none (95% CI of the paired change): "
-        + ", ".join(f"{kk} keys/{b} blocks {_ci(ci)}" for (kk, b), ci in rec.items())
-        + "; a CI above zero means injection itself costs reconstruction accuracy."
+        f"Same-label reconstruction (§7.6) with V injected at all {rk} steps vs none, change in MSE: "
+        + ", ".join(f"{kk} keys/{b} blocks {d:+.2g}" for (kk, b), (d, _) in rec.items())
+        + f" (no injection: {rec[(ABLATION_KEYS[0], ABLATION_BLOCKS[0])][1]:.2g})."
     )
+    d_int, d_eval = rec[("interval", "all")][0], rec[("eval", "all")][0]
+    if d_int > 0 and abs(d_eval) < d_int / 10:
+        parts.append(
+            f"That loss is carried by the V keys: keyed by the interval's upper time (spec §3.5), each main "
+            "evaluation receives V computed one interval lower on the inversion path; keyed by the time it was "
+            f"evaluated at, the loss shrinks {d_int / max(abs(d_eval), 1e-12):.0f}-fold with all blocks sharing, "
+            "so the §7.6 failure is the keying, not V sharing as such."
+        )
+    if h0.mean() < 0.8:
+        parts.append(
+            f"The issue's precondition is not met: this model's k = 0 edits land on the target in {h0.mean():.0%} "
+            "of cases, not ≥ 80%. Training it longer did not fit on the shared 2-core machine (the 800-step "
+            "model alone took the time in the model table), so the grid ranks the factors on a model that "
+            "edits fewer than half of the digits."
+        )
     parts.append(
         "What would change the conclusion: the digits model is ~1M parameters trained for minutes on 8×8 digits, "
         "its 'prompt' is one label token, and the label also reaches the early blocks through the modulation "
