@@ -61,4 +61,6 @@ def test_reproducer_tiny_inline(tmp_path, monkeypatch):
     assert len(report.data["results"]) == 2
     assert {r["tokens"] for r in report.data["results"]} == {1, 4}
     assert any(t.title.startswith("§7.5") for t in report.tables)
+    unit = next(t for t in report.tables if t.title.startswith("§7 checks 1–4"))
+    assert len(unit.rows) >= 10 and all(r[2] in (True, "tested") for r in unit.rows)
     assert "vit_spearman" in report.metrics
