@@ -13,7 +13,7 @@ from typing import Any
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 1, "epochs": 4, "backbones": ["vit", "adventurer"]},
-    # 5 seeds at the spec's recipe and width; only the epochs are cut (to fit ~45 min of a loaded 2-core CPU).
+    # 5 seeds at the spec's recipe and width; only the epochs are cut (53 min on a loaded shared 2-core CPU).
     "mid": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 5, "epochs": 6, "backbones": ["vit", "adventurer"]},
     "spec": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 5, "epochs": 100, "backbones": ["vit", "adventurer"]},
     "spec16": {

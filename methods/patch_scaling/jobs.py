@@ -94,7 +94,7 @@ class Options(ReproducerOptions, SweepParams):
     PRESETS = PRESETS
     preset: Literal["quick", "mid", "spec", "spec16"] = Field(
         "quick",
-        description="quick (1 seed, 4 epochs, ~10 min CPU), mid (5 seeds, 6 epochs, ~45 min), "
+        description="quick (1 seed, 4 epochs, ~10 min CPU), mid (5 seeds, 6 epochs, ~55 min), "
         "spec (5 seeds, 100 epochs), spec16 (16×16).",
     )
 
