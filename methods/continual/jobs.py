@@ -41,6 +41,11 @@ class ContinualParams(BaseModel):
             spec = get_learner(self.method)
         except KeyError as exc:
             raise ValueError(str(exc.args[0])) from None
+        if spec.protocol != "class_incremental":
+            raise ValueError(
+                f"{self.method!r} is a {spec.protocol} learner; continual.run runs class-incremental ones "
+                f"(X-TAIL learners run with job lada.xtail)"
+            )
         spec.validate_options(self.options)
         return self
 

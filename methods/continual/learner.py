@@ -74,6 +74,7 @@ class LearnerSpec:
     heads: tuple[str, ...]
     description: str = ""
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    protocol: str = "class_incremental"  # or "xtail" (methods.continual.xtail; run by lada.xtail)
 
     def validate_options(self, options: dict[str, Any] | None) -> BaseModel:
         try:
@@ -102,11 +103,13 @@ def register_learner(
     heads: tuple[str, ...] = ("default",),
     description: str = "",
     presets: dict[str, dict[str, Any]] | None = None,
+    protocol: str = "class_incremental",
 ) -> Callable[[Factory], Factory]:
     """Decorator registering ``factory(options, *, seed, stream) -> ContinualLearner`` as ``name``.
 
     ``presets`` names option dicts a UI can offer (e.g. ``{"quick": {...}, "spec": {}}``); each is
-    validated against ``options`` at registration.
+    validated against ``options`` at registration. ``protocol`` says which harness runs it:
+    ``"class_incremental"`` (``continual.run``) or ``"xtail"`` (the X-TAIL stream, job ``lada.xtail``).
     """
     for pname, values in (presets or {}).items():
         try:
@@ -125,6 +128,7 @@ def register_learner(
             heads=tuple(heads),
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
             presets=dict(presets or {}),
+            protocol=protocol,
         )
         return fn
 
@@ -147,6 +151,7 @@ def get_learner(name: str) -> LearnerSpec:
         raise KeyError(f"unknown continual method {name!r}; known: {', '.join(sorted(_LEARNERS))}") from None
 
 
-def list_learners() -> list[LearnerSpec]:
+def list_learners(protocol: str | None = None) -> list[LearnerSpec]:
+    """Registered learners, all or those of one ``protocol``."""
     _discover()
-    return [_LEARNERS[k] for k in sorted(_LEARNERS)]
+    return [_LEARNERS[k] for k in sorted(_LEARNERS) if protocol is None or _LEARNERS[k].protocol == protocol]

@@ -30,6 +30,7 @@ def _xtail(stream) -> None:
 
 @register_learner(
     "lada",
+    protocol="xtail",
     options=LadaConfig,
     heads=("lada", "text"),
     presets=LADA_PRESETS,
@@ -45,7 +46,11 @@ def make_lada(options: LadaConfig, *, seed: int, stream) -> ContinualLearner:
 
 
 @register_learner(
-    "xtail_zeroshot", options=ZeroShotConfig, heads=("zeroshot",), description="Zero-shot CLIP over the X-TAIL union."
+    "xtail_zeroshot",
+    protocol="xtail",
+    options=ZeroShotConfig,
+    heads=("zeroshot",),
+    description="Zero-shot CLIP over the X-TAIL union.",
 )
 def make_zeroshot(options: ZeroShotConfig, *, seed: int, stream) -> ContinualLearner:
     """Zero-shot CLIP (never trains)."""
@@ -56,7 +61,8 @@ def make_zeroshot(options: ZeroShotConfig, *, seed: int, stream) -> ContinualLea
 
 
 @register_learner(
-    "xtail_finetune", options=FinetuneConfig, heads=("finetune",), presets=FINETUNE_PRESETS,
+    "xtail_finetune",
+    protocol="xtail", options=FinetuneConfig, heads=("finetune",), presets=FINETUNE_PRESETS,
     description="Sequential fine-tuning of the whole CLIP on each X-TAIL domain.",
 )  # fmt: skip
 def make_finetune(options: FinetuneConfig, *, seed: int, stream) -> ContinualLearner:
@@ -72,7 +78,8 @@ class LwfConfig(FinetuneConfig):
 
 
 @register_learner(
-    "xtail_lwf", options=LwfConfig, heads=("finetune",), presets={k: dict(v, kd_lambda=1.0) for k, v in FINETUNE_PRESETS.items()},
+    "xtail_lwf",
+    protocol="xtail", options=LwfConfig, heads=("finetune",), presets={k: dict(v, kd_lambda=1.0) for k, v in FINETUNE_PRESETS.items()},
     description="LwF: full CLIP fine-tuning + distillation of the previous model's old-class logits.",
 )  # fmt: skip
 def make_lwf(options: LwfConfig, *, seed: int, stream) -> ContinualLearner:
@@ -84,7 +91,8 @@ def make_lwf(options: LwfConfig, *, seed: int, stream) -> ContinualLearner:
 
 
 @register_learner(
-    "xtail_rail", options=RailConfig, heads=("rail",),
+    "xtail_rail",
+    protocol="xtail", options=RailConfig, heads=("rail",),
     description="Primal-RAIL: random ReLU expansion + closed-form ridge adapter, zero-shot domain selector.",
 )  # fmt: skip
 def make_rail(options: RailConfig, *, seed: int, stream) -> ContinualLearner:

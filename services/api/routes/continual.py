@@ -36,7 +36,7 @@ def continual_methods(_: ApiKeyDep) -> list[ContinualMethodPublic]:
             presets=s.presets,
             options_schema=s.options_model.model_json_schema(),
         )
-        for s in list_learners()
+        for s in list_learners("class_incremental")
     ]
 
 

@@ -27,7 +27,7 @@ def methods() -> None:
     from methods.continual.learner import list_learners
 
     t = Table("method", "arms (heads)", "presets", "description")
-    for s in list_learners():
+    for s in list_learners("class_incremental"):
         t.add_row(s.name, ", ".join(s.heads), ", ".join(s.presets) or "-", s.description[:80])
     console.print(t)
 
