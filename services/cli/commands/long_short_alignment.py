@@ -1,7 +1,9 @@
 """Long-short alignment on the command line (the ``paperworks lsa`` group of ``methods/long_short_alignment``).
 
 * ``paperworks lsa synthetic --task length --pe rope --steps 300`` — MSE by test length (trained on l ≤ 10)
-* ``paperworks lsa lm --alphas 0,0.1,1`` — the byte LM with the misalignment regularizer, PPL by length
+* ``paperworks lsa lm --alphas 0,0.1,1 --variants b1,b2`` — the byte LM with the misalignment regularizer,
+  PPL by length (b2: context extended ×2 with RoPE position interpolation)
+* ``paperworks lsa smollm2 --samples 8`` — L_misalign of the local SmolLM2-135M on WikiText-2
 
 Jobs run in this process with a progress bar, or ``--remote`` through the API (``lsa.synthetic``/``lsa.lm``).
 """
@@ -37,6 +39,8 @@ def lm(
     alphas: Annotated[str, typer.Option(help="Comma-separated regularizer weights α.")] = "0,0.1,1",
     stage_a_steps: Annotated[int, typer.Option(help="Pretraining steps (α = 0).")] = 200,
     stage_b_steps: Annotated[int, typer.Option(help="Continued-training steps per α.")] = 100,
+    variants: Annotated[str, typer.Option(help="Comma-separated stage-B variants: b1, b2.")] = "b1",
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Byte LM on GSM8K+MATH text: L_CE + α·L_misalign per α, perplexity and misalignment by length."""
@@ -44,8 +48,26 @@ def lm(
         values = [float(a) for a in alphas.split(",") if a.strip()]
     except ValueError:
         raise typer.BadParameter(f"alphas must be numbers separated by commas, got {alphas!r}") from None
-    params = {"alphas": values, "stage_a_steps": stage_a_steps, "stage_b_steps": stage_b_steps}
+    params = {
+        "alphas": values,
+        "stage_a_steps": stage_a_steps,
+        "stage_b_steps": stage_b_steps,
+        "variants": [v.strip() for v in variants.split(",") if v.strip()],
+        "seed": seed,
+    }
     raise typer.Exit(code=run_job("lsa.lm", params, remote=remote))
+
+
+@lsa_app.command("smollm2")
+def smollm2(
+    samples: Annotated[int, typer.Option(help="Suffix pairs.")] = 8,
+    l_train: Annotated[int, typer.Option(help="l1, l2 drawn from l_train/2 to l_train tokens.")] = 128,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
+) -> None:
+    """Long-short misalignment (SCE, SKL) of the local SmolLM2-135M on WikiText-2, with controls."""
+    params = {"n_samples": samples, "l_train": l_train, "seed": seed}
+    raise typer.Exit(code=run_job("lsa.smollm2", params, remote=remote))
 
 
 def register(app: typer.Typer) -> None:
