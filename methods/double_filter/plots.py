@@ -100,7 +100,7 @@ def score_vs_cost(summary: dict[str, dict[str, dict]], metric_names: dict[str, s
                 )  # fmt: skip
         axes[0, j].set_title(f"{task}", fontsize=10)
         axes[0, j].set_xlabel("MFLOPs / sample (analytic)")
-        axes[1, j].set_xlabel("latency ms / sample (measured, shared CPU)")
+        axes[1, j].set_xlabel("ms / sample incl. patch selection (measured, shared CPU)")
         for row in range(2):
             axes[row, j].set_ylabel(f"{metric_names[task]} (%)")
             axes[row, j].grid(alpha=0.3)
