@@ -26,15 +26,19 @@ def align(
     strength: Annotated[float, typer.Option(help="Generator artifact strength in [0, 2].")] = 1.0,
     seed: Annotated[int, typer.Option(help="Training seed.")] = 0,
     n_train: Annotated[int, typer.Option(help="Training pairs.")] = 2000,
-    stage1_steps: Annotated[int, typer.Option(help="Stage-1 steps.")] = 300,
-    stage2_steps: Annotated[int, typer.Option(help="Stage-2 steps per arm.")] = 200,
+    n_test: Annotated[int, typer.Option(help="Held-out pairs.")] = 1000,
+    caption_steps: Annotated[int, typer.Option(help="Captioner steps per arm (0: skip the captioning demo).")] = 200,
+    batch_size: Annotated[int, typer.Option(help="Pairs per step.")] = 256,
+    stage1_steps: Annotated[int, typer.Option(help="Stage-1 steps.")] = 200,
+    stage2_steps: Annotated[int, typer.Option(help="Stage-2 steps per arm.")] = 100,
     mu: Annotated[float, typer.Option(help="Weight of the stage-1 image–caption CLIP loss.")] = 1.0,
     backbone: Annotated[str, typer.Option(help="Tiny-CLIP preset: default or test.")] = "default",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Align f_g to f_r at one artifact strength; compare real-only / naive / dual / GMAIL on real images."""
-    params = {"artifact_strength": strength, "seed": seed, "n_train": n_train, "stage1_steps": stage1_steps,
-              "stage2_steps": stage2_steps, "mu": mu, "backbone": backbone}  # fmt: skip
+    params = {"artifact_strength": strength, "seed": seed, "n_train": n_train, "n_test": n_test,
+              "stage1_steps": stage1_steps, "stage2_steps": stage2_steps, "caption_steps": caption_steps,
+              "batch_size": batch_size, "mu": mu, "backbone": backbone}  # fmt: skip
     raise typer.Exit(code=run_job("gmail.align", params, remote=remote))
 
 

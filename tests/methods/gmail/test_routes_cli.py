@@ -46,3 +46,15 @@ def test_cli_pairs_writes_a_png_and_rejects_bad_strengths(tmp_path):
     assert out.read_bytes()[:4] == b"\x89PNG"
     r = CliRunner().invoke(app, ["gmail", "pairs", "-o", str(out), "--strengths", "5"])
     assert r.exit_code == 2
+
+
+def test_cli_align_runs_the_job_in_process_and_rejects_bad_params():
+    from services.cli.main import app
+
+    args = ["gmail", "align", "--backbone", "test", "--n-train", "64", "--n-test", "32", "--stage1-steps", "2",
+            "--stage2-steps", "1", "--caption-steps", "0", "--batch-size", "16", "--strength", "0.5"]  # fmt: skip
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "GMAIL at artifact strength 0.5" in r.output
+    r = CliRunner().invoke(app, ["gmail", "align", "--strength", "9"])
+    assert r.exit_code == 2, r.output
