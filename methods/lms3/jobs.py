@@ -78,9 +78,11 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
         subject=params.subject,
         arm=params.arm,
         selection=SelectionConfig(k=params.k, l=params.l, min_lambda=params.min_lambda),
+        normalize=params.normalize,
     )
     report = Report(
-        title=f"LMS3 selection ({params.arm}) from {res.pool}",
+        title=f"LMS3 selection ({params.arm}) from {res.pool}"
+        + (f" [non-reference Sim: {params.normalize}]" if params.normalize != "none" else ""),
         summary=(
             "Rejected: every candidate lies outside the Sim top-λ, so the query gets the zero-shot prompt."
             if res.rejected
@@ -88,7 +90,13 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
         ),
     )
     report.metrics.update(
-        {"rejected": res.rejected, "demos": len(res.demos), "lambda": res.lam, "pool_size": res.pool_size}
+        {
+            "rejected": res.rejected,
+            "demos": len(res.demos),
+            "lambda": res.lam,
+            "pool_size": res.pool_size,
+            "normalize": params.normalize,
+        }
     )
     cols = ["rank", "pool index", "Sim", "Stab", "Score", "cosine distance", "in Sim top-λ", "problem"]
 

@@ -43,6 +43,11 @@ class SelectParams(PoolParams):
     l: float = Field(0.01, ge=0.0, le=1.0, description="Rejection fraction: λ = int(l·|D|).")  # noqa: E741
     min_lambda: int = Field(0, ge=0, le=1000, description="Lower bound on λ (0 = reference).")
     orientation: Literal["reference", "attention"] = Field("reference", description="P = W̃_K W_Q or W̃_Kᵀ W_Q.")
+    normalize: Literal["none", "unit", "centred"] = Field(
+        "none",
+        description="Sim as in the paper (none) or, NOT the reference method, on unit-normalised x_q and P·x "
+        "(unit) or pool-centred P·x (centred), which removes the pool-norm effect.",
+    )
     index_if_missing: bool = Field(False, description="Index the pool first when it is not in the store.")
     generate: bool = Field(False, description="Also run the prompt through the LLM gateway.")
     max_new_tokens: int = Field(128, ge=1, le=512, description="Tokens to generate when `generate` is set.")

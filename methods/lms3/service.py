@@ -26,7 +26,7 @@ from methods.lms3.pool import DemoPool, IndexStats, Key, index_pool, load_pool
 from methods.lms3.projections import AttentionProjections, attention_projections
 from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
-from methods.lms3.scores import cosine_distance, rejection_lambda, similarity
+from methods.lms3.scores import Normalize, cosine_distance, normalized_inputs, rejection_lambda, similarity
 from methods.lms3.selectors import Selector
 
 log = logging.getLogger(__name__)
@@ -145,10 +145,12 @@ class Lms3Service:
         selection: SelectionConfig | None = None,
         x_q: np.ndarray | None = None,
         query_key: int = 0,
+        normalize: Normalize = "none",
     ) -> SelectionResult:
         """Choose demonstrations for ``query`` from an indexed pool and build the prompt.
 
-        MATH queries need ``subject``: selection stays within that subject's pool.
+        MATH queries need ``subject``: selection stays within that subject's pool. ``normalize``
+        other than ``"none"`` is the non-reference, pool-norm-free Sim (``scores.normalized_inputs``).
         """
         query = (query or "").strip()
         if not query:
@@ -163,9 +165,11 @@ class Lms3Service:
             pool = pool.restrict(subject)
         if x_q is None:
             x_q = self.encode([query])[0]
-        sel = Selector(arm, selection=selection, orientation=self.rep.orientation).select(x_q, pool, query_key)
+        sel = Selector(arm, selection=selection, orientation=self.rep.orientation, normalize=normalize).select(
+            x_q, pool, query_key
+        )
         lam = rejection_lambda(len(pool), selection.l, selection.min_lambda)
-        sim = similarity(x_q, pool.p[self.rep.orientation])
+        sim = similarity(*normalized_inputs(x_q, pool.p[self.rep.orientation], normalize))
         cos = cosine_distance(x_q, pool.x)
         sim_top = set(np.argsort(sim, kind="stable")[:lam].tolist())
 

@@ -52,6 +52,7 @@ def select(body: SelectParams, _: ApiKeyDep) -> dict[str, Any]:
             subject=body.subject,
             arm=body.arm,
             selection=SelectionConfig(k=body.k, l=body.l, min_lambda=body.min_lambda),
+            normalize=body.normalize,
         )
     except LookupError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None

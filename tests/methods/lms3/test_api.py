@@ -40,6 +40,14 @@ def test_select_returns_scores_rejection_and_prompt(api_client, indexed):
     assert body["prompt"].startswith("Here are some examples you can refer to.\n\nQ: " + body["demos"][0]["problem"])
     assert body["prompt"].endswith("Q: " + q + "\nA: ")
 
+    # non-reference, pool-norm-free Sim: distances between unit vectors, so every Sim lies in [0, 2]
+    r = api_client.post("/v1/lms3/select", json={**indexed, "query": q, "k": 8, "l": 1.0, "normalize": "unit"})
+    assert r.status_code == 200, r.text
+    cands = r.json()["candidates"]
+    assert len(cands) == 8 and all(0.0 <= c["sim"] <= 2.0 + 1e-5 for c in cands)
+    assert [c["score"] for c in cands] == sorted(c["score"] for c in cands)
+    assert max(d["sim"] for d in body["candidates"]) > 2.0  # the reference Sim is not bounded that way
+
     r = api_client.post("/v1/lms3/select", json={**indexed, "query": q})  # λ = int(0.08) = 0
     assert r.status_code == 200 and r.json()["rejected"] and r.json()["prompt"].startswith("Let's think")
 
@@ -57,6 +65,7 @@ def test_unindexed_pool_is_409_and_bad_input_422(api_client, indexed):
         {"dataset": "math", "query": "2+2"},
         {**indexed, "query": "2+2", "generate": True},
         {**indexed, "query": "2+2", "arm": "oracle"},
+        {**indexed, "query": "2+2", "normalize": "whiten"},
     ):
         r = api_client.post("/v1/lms3/select", json=bad)
         assert r.status_code == 422, (bad, r.text)
