@@ -213,6 +213,13 @@ def _reading(clean: dict, smol: dict | None, paired: dict[str, list[list]]) -> s
             + (f" (holding: {', '.join(held)}" + (f"; reversed: {', '.join(rev)})" if rev else ")") if held else "")
             + "."
         )
+    beaten = [k for k, rows in paired.items() for r in rows if r[0].startswith("fp <") and r[3] == "reversed"]
+    if beaten:
+        parts.append(
+            f"A quantized model scores better than full precision on {', '.join(beaten)}: quantization noise that "
+            "improves perplexity marks an under-trained model, so orderings measured on it do not transfer to a "
+            "converged one, however tight their CIs."
+        )
     parts.append(
         f"The clean model was trained for {steps} steps (held-out math perplexity "
         f"{tl.get('val_ppl_math_16x256', float('nan')):.1f}); where the format differences are a fraction of a "

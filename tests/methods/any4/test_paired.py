@@ -90,3 +90,13 @@ def test_reading_counts_verdicts():
     text = _reading(clean, None, {"math": rows})
     assert "1 of 2 expected orderings hold" in text and "1 are unresolved" in text and "300 steps" in text
     assert "clean_steps=2000" in text
+
+
+def test_reading_flags_quantized_beating_full_precision():
+    from methods.any4.report import _reading
+
+    clean = {"notes": {"train_log": {"val_ppl_math_16x256": 60.0, "config": {"steps": 300}}}}
+    rows = [["fp < any4 (cal. offline)", 1.001, "[1.0003, 1.0012]", "reversed"]]
+    assert "under-trained" in _reading(clean, None, {"math": rows})
+    rows = [["fp < any4 (cal. offline)", 0.99, "[0.98, 0.995]", "holds"]]
+    assert "under-trained" not in _reading(clean, None, {"math": rows})
