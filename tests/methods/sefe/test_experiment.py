@@ -3,6 +3,7 @@ shared and resumable stage cache, RegLoRA shrinking the update at stored positio
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -33,12 +34,6 @@ def tiny():
     return LlamaForCausalLM(cfg).eval(), tok
 
 
-@pytest.fixture
-def use_tiny(tiny, monkeypatch):
-    monkeypatch.setattr(experiment, "load_base", lambda: tiny)
-    return tiny
-
-
 def test_split_generation_equals_full_model_generate(tiny):
     model, tok = tiny
     prompts = ["Which iris species is it?", "A much longer question about a wine: alcohol 13.2, proline 1050?"]
@@ -63,45 +58,63 @@ def test_split_generation_equals_full_model_generate(tiny):
     assert torch.allclose(full, part, atol=1e-5)
 
 
-def test_arms_share_task_one_resume_from_cache_and_reglora_protects(use_tiny, tmp_path, monkeypatch):
-    cfg = preset_config("tiny", arms=["seq", "reglora", "multitask"], lr=5e-3, lam=1e5, n_train=16, batch_size=4)
-    exps = experiment.run_experiment(cfg, cache_dir=tmp_path)
-    assert set(exps) == {"seq", "reglora", "multitask"}
+@pytest.fixture(scope="module")
+def tiny_run(tiny, tmp_path_factory):
+    """Every arm once on the tiny model (module-scoped: the tests below read it)."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(experiment, "load_base", lambda: tiny)
+    cache = tmp_path_factory.mktemp("sefe-cache")
+    cfg = preset_config(
+        "tiny", arms=["seq", "asd", "reglora", "sefe", "multitask"], lr=5e-3, lam=1e5, n_train=16, batch_size=4
+    )
+    exps = experiment.run_experiment(cfg, cache_dir=cache)
+    zs = experiment.zero_shot(cfg, cache_dir=cache)
+    yield cfg, exps, zs, cache
+    mp.undo()
+
+
+def test_arms_share_task_one_and_reglora_protects(tiny_run):
+    cfg, exps, _, cache = tiny_run
+    assert set(exps) == {"seq", "asd", "reglora", "sefe", "multitask"}
     seq, reg = exps["seq"].runs[0], exps["reglora"].runs[0]
     assert len(seq.matrices["accuracy"]) == 2
     # task 1 has no penalty: RegLoRA reuses the sequential arm's task-1 stage (same adapter, same answers)
     assert seq.diagnostics[0]["train_s"] == reg.diagnostics[0]["train_s"]
     assert json.dumps(seq.matrices["accuracy"][0]) == json.dumps(reg.matrices["accuracy"][0])
-    assert seq.examples[0] == reg.examples[0]
-    stages = [p for p in tmp_path.iterdir() if (p / "adapter.pt").exists()]
-    assert len(stages) == 4  # seq ×2, reglora task 2, multitask
+    assert exps["asd"].runs[0].diagnostics[0]["train_s"] == exps["sefe"].runs[0].diagnostics[0]["train_s"]
+    assert exps["asd"].runs[0].diagnostics[0]["n_transformed"] == round(16 * 0.2)
+    stages = [p for p in cache.iterdir() if (p / "adapter.pt").exists()]
+    assert len(stages) == 7  # seq ×2, reglora task 2, asd ×2, sefe task 2, multitask
     # the penalty is 0 at the first step of task 2 (B = 0) and positive later; it shrinks |B·A| at K
     assert reg.diagnostics[1]["reg_first"] == 0.0 and reg.diagnostics[1]["reg_last"] > 0
     assert reg.diagnostics[1]["key_mag"] < seq.diagnostics[1]["key_mag"]
     assert reg.diagnostics[1]["key_positions"] == 2 * reg.diagnostics[0]["key_positions"]
     mt = exps["multitask"].runs[0].matrix()
-    assert mt[0, 0] != mt[0, 0] and mt[1].tolist() == mt[1].tolist()  # only the final row is filled
+    assert np.isnan(mt[0, 0]) and not np.isnan(mt[1]).any()  # only the final row is filled
 
-    # a second run trains nothing and gives the same matrices
+
+def test_a_second_run_comes_from_the_cache(tiny_run, tiny, monkeypatch):
+    cfg, exps, _, cache = tiny_run
+    monkeypatch.setattr(experiment, "load_base", lambda: tiny)
+
     def boom(*a, **k):
         raise AssertionError("should come from the cache")
 
     monkeypatch.setattr(experiment, "train_task", boom)
-    again = experiment.run_experiment(cfg, cache_dir=tmp_path)
+    again = experiment.run_experiment(cfg, cache_dir=cache)
     for arm in exps:
         assert json.dumps(again[arm].runs[0].matrices) == json.dumps(exps[arm].runs[0].matrices)
 
 
-def test_report_builds_with_checks_and_examples(use_tiny, tmp_path):
-    from methods.sefe.report import build_report, expected_direction_checks
+def test_report_builds_with_checks_and_examples(tiny_run):
+    from methods.sefe.report import build_report, expected_direction_checks, reading
 
-    cfg = preset_config("tiny", arms=["seq", "asd", "reglora", "sefe"], n_train=8)
-    exps = experiment.run_experiment(cfg, cache_dir=tmp_path)
-    zs = experiment.zero_shot(cfg, cache_dir=tmp_path)
+    cfg, exps, zs, _ = tiny_run
     rep = build_report(cfg, exps, zero_shot=zs, unit_checks=[("unit", True, "ok")])
     titles = [t.title for t in rep.tables]
     assert any("Spec §7 checks" in t for t in titles) and any("Superficially forgotten" in t for t in titles)
-    names = [c[0] for c in expected_direction_checks(exps)]
-    assert len(names) == 6
+    checks = expected_direction_checks(exps)
+    assert len(checks) == 6 and all(ok in (True, False) for _, ok, _ in checks)
     assert {"accuracy_matrix.png", "compliance_matrix.png", "runs.json"} <= set(rep.pending_files())
     assert rep.metrics["seq.accuracy.MFN"] is not None
+    assert "What would change the conclusion" in reading(exps, checks)
