@@ -253,6 +253,18 @@ def _reading(results: list[DatasetResult], cfg: ExperimentConfig) -> str:
                 f"({unit['rejection_rate']:.0%} of queries fall back to zero-shot) {dl.mean:+.3f} "
                 f"[{dl.lo:+.3f}, {dl.hi:+.3f}]"
             )
+            if unit["distinct_sim_top1"] <= 2:
+                txt += (
+                    f". Even between unit vectors one pool item is nearest for (almost) every query "
+                    f"({unit['distinct_sim_top1']} distinct Sim top-1): the projected pool vectors P·x share a dominant "
+                    "direction, so the query-independence is not only a norm effect"
+                )
+        if "cosine" in r.nll:
+            dc = paired_bootstrap(r.nll["cosine"], r.nll["random"], resamples=cfg.bootstrap, seed=cfg.seed)
+            txt += (
+                f". Plain cosine similarity on x, by contrast, gives {dc.mean:+.3f} [{dc.lo:+.3f}, {dc.hi:+.3f}] "
+                "against random"
+            )
         txt += (
             f". The theory check gives mean ρ(Score, NLL) = {rho.mean:+.2f} (sign test p = {rho.p_value:.2g}, "
             f"{rho.n} queries; the bound predicts > 0)"
@@ -266,7 +278,7 @@ def _reading(results: list[DatasetResult], cfg: ExperimentConfig) -> str:
         "What does not: a 135M model's gold NLL is a proxy for the paper's answer accuracy on Llama2-13B/Llama3-8B, "
         "so no paper number is reproduced. What would change the conclusion: the same protocol on a larger local "
         "model (whose ‖P·x‖/‖x_q‖ ratio may not swamp the query), accuracy instead of NLL on enough queries, more "
-        "seeds of pool and queries, or a CI on the normalised arm that moves clear of 0."
+        "seeds of pool and queries, or a normalised arm whose CI against random moves below 0."
     )
     return "\n\n".join(parts)
 
