@@ -154,7 +154,19 @@ def _setup_md(results: list[DatasetResult], cfg: ExperimentConfig, wall_s: float
         f"Bootstrap: {cfg.bootstrap} resamples. Model: SmolLM2-135M-Instruct (Q4_1 GGUF dequantized to fp32). "
         f"Machine: {platform.machine()}, {platform.system()}, 2 shared CPU cores; wall time {wall_s / 60:.1f} min. "
         "Pools are seeded subsets of the train split (per subject for MATH), queries the first items of "
-        "test/dev (per subject for MATH). " + _scale_note(cfg)
+        "test/dev (per subject for MATH). " + _scale_note(cfg) + _reuse_note(results)
+    )
+
+
+def _reuse_note(results: list[DatasetResult]) -> str:
+    reused = sum(r.work.get("nll_reused", 0) for r in results)
+    scored = sum(r.work.get("nll_scored", 0) for r in results)
+    if not reused:
+        return ""
+    return (
+        f" {reused} of {reused + scored} gold-NLL values were read from the result cache, which earlier runs with the "
+        "same model filled (key = model hash + exact prompt + gold), and the pool from its Chroma index; the wall "
+        "time above counts only this run's share of the compute."
     )
 
 
