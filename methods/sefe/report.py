@@ -126,9 +126,10 @@ def build_report(
     zero_shot: dict | None = None,
     unit_checks: list[tuple[str, bool, str]] | None = None,
     wall_s: float | None = None,
-    title: str = "SEFE on four scikit-learn instruction tasks",
+    title: str | None = None,
 ) -> Report:
     tasks = list(cfg.tasks)
+    title = title or f"SEFE on {len(tasks)} scikit-learn instruction tasks ({' → '.join(tasks)})"
     arms = list(exps)
     n_seeds = len(cfg.seeds)
     aggs = {a: {k: e.aggregate(k) for k in ("accuracy", "compliance", "essential")} for a, e in exps.items()}

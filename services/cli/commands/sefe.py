@@ -19,6 +19,7 @@ from rich.table import Table
 from services.cli.jobrun import run_job
 from services.cli.progress import console
 
+TASKS = ["iris", "cancer"]
 sefe_app = typer.Typer(
     help="SEFE: superficial and essential forgetting in continual instruction tuning.", no_args_is_help=True
 )
@@ -27,10 +28,7 @@ sefe_app = typer.Typer(
 @sefe_app.command("run")
 def run(
     arm: Annotated[list[str], typer.Option(help="seq, asd, reglora, sefe, multitask (repeatable).")] = ["seq", "sefe"],  # noqa: B006
-    task: Annotated[list[str], typer.Option(help="iris, cancer, wine, digits, in order (repeatable).")] = [
-        "iris",
-        "cancer",
-    ],  # noqa: B006,E501
+    task: Annotated[list[str], typer.Option(help="iris, cancer, wine, digits, in order (repeatable).")] = TASKS,
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0",
     n_train: Annotated[int, typer.Option(help="Training examples per task (≤ 600).")] = 32,
     n_test: Annotated[int, typer.Option(help="Test items per task (≤ 150).")] = 20,
