@@ -18,7 +18,11 @@ from core.jobs.registry import ReproducerOptions
 load_all()
 METHODS = [m.name for m in list_methods()]
 REPRODUCERS = [r.name for r in list_reproducers()]
-EXPECTED_REPRODUCERS = {"any4", "defame", "dpcr", "fourier_mamba", "lms3", "nonlinear_sdr", "pae", "rf_solver"}
+EXPECTED_REPRODUCERS = {
+    "any4", "clinical_got", "defame", "dor", "double_filter", "dpcr", "ecolevels", "fourier_mamba", "gmail", "lada",
+    "lms3", "long_short_alignment", "m3_jepa", "medcog", "nonlinear_sdr", "pae", "patch_scaling", "rf_solver",
+    "rf_solver_ablation", "sefe", "vlm",
+}  # fmt: skip
 
 
 def _schema_fields():
