@@ -453,7 +453,7 @@ def render(args, rows: list[dict], llm: dict | None, gateway: dict | None) -> st
         "# Platform overhead: raw Celery vs the job platform",
         "",
         f"Command: `{cmd}{' --llm' if args.llm else ''}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other work while this ran), Python "
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores (load average {args.loadavg[0]:.1f} at the start), Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
         "",
         "Both sides run in the same process tree, on the same broker, one after the other; each worker is a Celery "
@@ -522,7 +522,8 @@ def render(args, rows: list[dict], llm: dict | None, gateway: dict | None) -> st
             "",
             "## Reading",
             "",
-            f"The machine was shared while this ran: load average {load0:.1f} at the start and {load1:.1f} at the "
+            f"{'The machine was shared while this ran' if max(load0, load1) > 1.5 else 'The machine was quiet'}: "
+            f"load average {load0:.1f} at the start and {load1:.1f} at the "
             f"end, on 2 cores. Raw Celery itself managed {rp['raw_rate']:.0f} tasks/s and a {rp['raw_p50_ms']:.1f} "
             "ms p50 round trip here; the issue measured 958/s and 1.8 ms for it on a quiet machine of this kind. So "
             "the absolute rates say more about the machine than about either side: read the ratios, which come "
