@@ -489,6 +489,9 @@ def _reading(report: Report, options: Any, synth: dict, lm: dict | None, smol: d
         f"{options.lm_stage_b_steps} steps per α ∈ {list(options.lm_alphas)}, variants {list(options.lm_variants)} "
         "(spec: d=128, 4 layers, l_train=128, 1,500 + 500 steps)."
     )
+    cli = getattr(options, "cli_options", None)
+    if callable(cli):
+        report.add_section("Command", f"`paperworks reproduce long_short_alignment{cli()}`")
     rows = []
     for pe, c in synth["checks"].items():
         rows.append([pe, "mean MSE(50)/MSE(10) ≲ 3", c["mean_ratio_50_10"], c["mean_ratio_50_10"] <= 3])
