@@ -28,6 +28,19 @@ def get_client() -> ApiClient:
     return ApiClient()
 
 
+def method_schema(client: ApiClient, method: str) -> dict[str, Any] | None:
+    """The params JSON schema of ``method`` from ``GET /v1/methods``; shows the error and returns ``None``
+    when the API cannot be asked or has no such method."""
+    try:
+        spec = next((m for m in client.methods() if m["name"] == method), None)
+    except ApiError as exc:
+        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        return None
+    if spec is None:
+        st.error(f"The API has no {method} method.")
+    return spec["params_schema"] if spec else None
+
+
 # --- schema -> fields (pure) -------------------------------------------------------------------
 
 FieldKind = Literal["enum", "boolean", "integer", "number", "string", "list", "json"]

@@ -8,12 +8,11 @@ reports and artifacts, ``GET /v1/double_filter/paper``.
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Double-Filter", "icon": ":material/filter_alt:", "section": "Methods", "order": 57}
 EXPERIMENT = "double_filter.experiment"
@@ -64,20 +63,9 @@ def _patches(client) -> None:
             _tables(body, right)
 
 
-def _schema(client) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == EXPERIMENT), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {EXPERIMENT} method.")
-    return spec["params_schema"] if spec else None
-
-
 def _experiment(client) -> None:
     st.subheader("Accuracy vs FLOPs, and the genetic layer search")
-    schema = _schema(client)
+    schema = method_schema(client, EXPERIMENT)
     if schema is None:
         return
     fields = schema_form(schema, key="df-exp", only=FORM_FIELDS, columns=4, submit_label="Run experiment")

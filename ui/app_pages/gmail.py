@@ -7,28 +7,16 @@ Talks to the API only: ``GET /v1/gmail/pairs.png``, ``POST /v1/gmail/align``, th
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "GMAIL", "icon": ":material/join_inner:", "section": "Methods", "order": 72}
 METHOD = "gmail.align"
 PANEL_TITLES = {"naive": "without alignment (generated through f_r)", "dual-noalign": "dual encoder, no L_align",
                 "gmail": "GMAIL (generated through aligned f_g)"}  # fmt: skip
-
-
-def _schema(client) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == METHOD), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {METHOD} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _embedding_map(coords: dict) -> None:
@@ -78,7 +66,7 @@ def render() -> None:
                 st.image(io.BytesIO(png), caption="Top: real renders; below: the generator at each strength")
             except ApiError as exc:
                 st.error(f"Rejected ({exc.status}): {exc.detail}")
-    schema = _schema(client)
+    schema = method_schema(client, METHOD)
     if schema is None:
         return
     fields = schema_form(schema, key="gm", columns=3, submit_label="Run GMAIL")

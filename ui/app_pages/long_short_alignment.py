@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Long-short alignment", "icon": ":material/straighten:", "section": "Methods", "order": 75}
 METHODS = {
@@ -24,17 +24,6 @@ METHODS = {
     "Byte LM + regularizer": "lsa.lm",
     "SmolLM2 misalignment": "lsa.smollm2",
 }
-
-
-def _schema(client, method: str) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == method), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {method} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _log10(v: Any) -> float | None:
@@ -102,7 +91,7 @@ def render() -> None:
     client = get_client()
     kind = st.radio("Experiment", list(METHODS), horizontal=True, key="lsa-kind")
     method = METHODS[kind]
-    schema = _schema(client, method)
+    schema = method_schema(client, method)
     if schema is None:
         return
     params = schema_form(schema, key=f"lsa-{method}", columns=3, submit_label="Train")

@@ -15,23 +15,12 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Medical cognitive levels", "icon": ":material/stethoscope:", "section": "Methods", "order": 70}
 _STATE_JOB = "medcog_job"
 LOWMID_FIELDS = ["model", "datasets", "tasks", "n_items", "repeats", "mode"]
 HIGH_FIELDS = ["model", "diseases", "cases_per_disease", "seeds", "max_turns"]
-
-
-def _schema(client, name: str) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == name), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {name} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _submit(client, method: str, params: dict[str, Any]) -> None:
@@ -123,13 +112,13 @@ def render() -> None:
     job_id = st.query_params.get("job") or st.session_state.get(_STATE_JOB)
     low_tab, high_tab = st.tabs(["Low / mid levels", "High level (simulator)"])
     with low_tab:
-        schema = _schema(client, "medcog.lowmid")
+        schema = method_schema(client, "medcog.lowmid")
         if schema:
             params = schema_form(schema, key="medcog-lowmid", only=LOWMID_FIELDS, columns=3, submit_label="Evaluate")
             if params is not None:
                 _submit(client, "medcog.lowmid", params)
     with high_tab:
-        schema = _schema(client, "medcog.high")
+        schema = method_schema(client, "medcog.high")
         if schema:
             params = schema_form(schema, key="medcog-high", only=HIGH_FIELDS, columns=3, submit_label="Simulate")
             if params is not None:

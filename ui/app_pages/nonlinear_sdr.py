@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Sufficient dimension reduction", "icon": ":material/scatter_plot:", "section": "Methods", "order": 60}
 METHOD = "nonlinear_sdr.fit"
@@ -35,17 +35,6 @@ HELPS = {
     "n_components": "0 = auto: the BIC-type order.",
     "loss": "ensemble = hinge + logistic + squared hinge + least squares.",
 }
-
-
-def _schema(client) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == METHOD), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {METHOD} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _source(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -119,7 +108,7 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault("sdr_job", None)
-    schema = _schema(client)
+    schema = method_schema(client, METHOD)
     if schema is None:
         return
     source = _source(schema)

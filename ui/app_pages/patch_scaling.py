@@ -7,26 +7,14 @@ Talks to the API only: ``POST /v1/patch_scaling/sweep``, the job's report, ``GET
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Patch-size scaling", "icon": ":material/grid_on:", "section": "Methods", "order": 65}
 METHOD = "patch_scaling.sweep"
-
-
-def _schema(client) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == METHOD), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {METHOD} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _show(client, job_id: str) -> None:
@@ -63,7 +51,7 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault("ps_job", None)
-    schema = _schema(client)
+    schema = method_schema(client, METHOD)
     if schema is None:
         return
     fields = schema_form(schema, key="ps", columns=3, submit_label="Run sweep")

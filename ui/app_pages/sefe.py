@@ -14,22 +14,11 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "SEFE (continual instruction tuning)", "icon": ":material/style:", "section": "Methods", "order": 42}
 METHOD = "sefe.run"
 _JOB = "sefe_job"
-
-
-def _schema(client) -> dict[str, Any] | None:
-    try:
-        spec = next((m for m in client.methods() if m["name"] == METHOD), None)
-    except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
-        return None
-    if spec is None:
-        st.error(f"The API has no {METHOD} method.")
-    return spec["params_schema"] if spec else None
 
 
 def _matrix_frame(matrix: list[list[float]], tasks: list[str]):
@@ -116,7 +105,7 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault(_JOB, None)
-    schema = _schema(client)
+    schema = method_schema(client, METHOD)
     if schema is None:
         return
     fields = schema_form(schema, key="sefe", columns=3, submit_label="Run")
