@@ -8,41 +8,12 @@ streamlit_testing = pytest.importorskip("streamlit.testing.v1")
 
 
 def _app():
-    import json
     import os
 
     from ui.app_pages import gmail
+    from ui.testing import ScriptedClient
 
-    base = os.environ["GM_UI_FIXTURE"]
-    fixture = json.loads(open(base).read())
-    schema = json.loads(open(base + ".schema").read())
-
-    class FakeClient:
-        def methods(self):
-            return [{"name": "gmail.align", "params_schema": schema}]
-
-        def post(self, path, json=None, files=None, data=None):
-            import json as _json
-
-            with open(base + ".posted", "w") as f:
-                _json.dump({"path": path, "json": json}, f)
-            return {"id": "job-1"}
-
-        def get_bytes(self, path):
-            with open(base + ".preview", "w") as f:
-                f.write(path)
-            return open(base + ".png", "rb").read()
-
-        def job(self, job_id):
-            return {"id": job_id, "status": "succeeded", "progress": 1.0, "message": "done"}
-
-        def report(self, job_id):
-            return fixture
-
-        def artifact(self, artifact_id):
-            return open(base + ".png", "rb").read()
-
-    gmail.get_client = lambda: FakeClient()
+    gmail.get_client = lambda: ScriptedClient(os.environ["GM_UI_FIXTURE"], "gmail.align")
     gmail.render()
 
 

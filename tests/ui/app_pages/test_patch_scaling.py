@@ -8,40 +8,12 @@ streamlit_testing = pytest.importorskip("streamlit.testing.v1")
 
 
 def _app():
-    import json
     import os
 
     from ui.app_pages import patch_scaling
+    from ui.testing import ScriptedClient
 
-    base = os.environ["PS_UI_FIXTURE"]
-    fixture = json.loads(open(base).read())
-    schema = json.loads(open(base + ".schema").read())
-
-    class FakeClient:
-        def methods(self):
-            return [{"name": "patch_scaling.sweep", "params_schema": schema}]
-
-        def post(self, path, json=None, files=None, data=None):
-            import json as _json
-
-            with open(base + ".posted", "w") as f:
-                _json.dump({"path": path, "json": json}, f)
-            return {"id": "job-1"}
-
-        def get(self, path, **params):
-            assert path == "/v1/patch_scaling/paper"
-            return [{"model": "Adventurer-Base", "patch": 1, "input": 224, "tokens": 50176, "top1": 84.6}]
-
-        def job(self, job_id):
-            return {"id": job_id, "status": "succeeded", "progress": 1.0, "message": "done"}
-
-        def report(self, job_id):
-            return fixture
-
-        def artifact(self, artifact_id):
-            return open(base + ".png", "rb").read()
-
-    patch_scaling.get_client = lambda: FakeClient()
+    patch_scaling.get_client = lambda: ScriptedClient(os.environ["PS_UI_FIXTURE"], "patch_scaling.sweep")
     patch_scaling.render()
 
 
@@ -59,6 +31,15 @@ def fixture_file(tmp_path, monkeypatch):
     path.write_text(json.dumps({"title": rep.title, "body": rep.model_dump(mode="json"), "markdown": ""}))
     (tmp_path / "fixture.json.schema").write_text(json.dumps(spec.json_schema()))
     (tmp_path / "fixture.json.png").write_bytes(png)
+    (tmp_path / "fixture.json.get.json").write_text(
+        json.dumps(
+            {
+                "/v1/patch_scaling/paper": [
+                    {"model": "Adventurer-Base", "patch": 1, "input": 224, "tokens": 50176, "top1": 84.6}
+                ]
+            }
+        )
+    )
     monkeypatch.setenv("PS_UI_FIXTURE", str(path))
     return path, rep
 
@@ -68,6 +49,10 @@ def test_run_sweep_then_curve_and_drill_down(fixture_file):
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("model" in d.value.columns and "Adventurer-Base" in set(d.value["model"]) for d in at.dataframe), (
+        "the paper's numbers are shown"
+    )
     at.button[0].click()
     at.run()
     assert not at.exception, at.exception

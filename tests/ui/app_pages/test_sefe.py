@@ -9,47 +9,12 @@ streamlit_testing = pytest.importorskip("streamlit.testing.v1")
 
 
 def _app():
-    import json
     import os
 
     from ui.app_pages import sefe
+    from ui.testing import ScriptedClient
 
-    base = os.environ["SEFE_UI_FIXTURE"]
-    fixture = json.loads(open(base).read())
-    schema = json.loads(open(base + ".schema").read())
-
-    class FakeClient:
-        def methods(self):
-            return [{"name": "sefe.run", "params_schema": schema}]
-
-        def post(self, path, json=None, files=None, data=None):
-            import json as _json
-
-            with open(base + ".posted", "w") as f:
-                _json.dump({"path": path, "json": json}, f)
-            return {"id": "job-1"}
-
-        def get(self, path, **params):
-            assert path == "/v1/sefe/asd"
-            return {
-                "task": params["task"],
-                "n": 40,
-                "counts": {"SA": 32, "YN": 2, "MCQ": 2, "BE": 2, "DE": 2},
-                "examples": [
-                    {"style": "YN", "prompt": "Is it an iris setosa?\nAnswer with yes or no.", "answer": "Yes"}
-                ],
-            }
-
-        def job(self, job_id):
-            return {"id": job_id, "status": "succeeded", "progress": 1.0, "message": "done"}
-
-        def report(self, job_id):
-            return fixture
-
-        def artifact(self, artifact_id):
-            return open(base + ".png", "rb").read()
-
-    sefe.get_client = lambda: FakeClient()
+    sefe.get_client = lambda: ScriptedClient(os.environ["SEFE_UI_FIXTURE"], "sefe.run")
     sefe.render()
 
 
@@ -102,6 +67,20 @@ def fixture_file(tmp_path, monkeypatch):
     path.write_text(json.dumps({"title": rep.title, "body": rep.model_dump(mode="json"), "markdown": ""}))
     (tmp_path / "fixture.json.schema").write_text(json.dumps(get_method("sefe.run").json_schema()))
     (tmp_path / "fixture.json.png").write_bytes(png)
+    (tmp_path / "fixture.json.get.json").write_text(
+        json.dumps(
+            {
+                "/v1/sefe/asd": {
+                    "task": "iris",
+                    "n": 40,
+                    "counts": {"SA": 32, "YN": 2, "MCQ": 2, "BE": 2, "DE": 2},
+                    "examples": [
+                        {"style": "YN", "prompt": "Is it an iris setosa?\nAnswer with yes or no.", "answer": "Yes"}
+                    ],
+                }
+            }
+        )
+    )
     monkeypatch.setenv("SEFE_UI_FIXTURE", str(path))
     return path, rep
 
@@ -118,6 +97,8 @@ def test_run_then_matrices_and_forgotten_answers(fixture_file):
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("Is it an iris setosa?" in c.value for c in at.code), "the ASD preview shows the rewritten examples"
     at.button[0].click()
     at.run()
     assert not at.exception, at.exception
