@@ -66,17 +66,20 @@ def submit_job(
     """
     spec = get_method(method)
     validated = spec.validate(params)
-    with session_scope() as s:
-        job, created = crud.create_job(
-            s,
-            method=spec.name,
-            params=validated.model_dump(mode="json"),
-            queue=queue or spec.queue,
-            owner=owner,
-            idempotency_key=idempotency_key,
-        )
-        s.flush()
-        s.expunge(job)
+    fields = {
+        "method": spec.name,
+        "params": validated.model_dump(mode="json"),
+        "queue": queue or spec.queue,
+        "owner": owner,
+        "idempotency_key": idempotency_key,
+    }
+    job = _pg_insert_job(fields) if _on_postgres() else None
+    created = job is not None
+    if job is None:  # SQLite, or an idempotency key used before: the ORM path finds the earlier job
+        with session_scope() as s:
+            job, created = crud.create_job(s, **fields)
+            s.flush()
+            s.expunge(job)
     if created and enqueue is not None:
         try:
             enqueue(job)
@@ -91,6 +94,50 @@ def submit_job(
                 )
             raise EnqueueError(f"the job queue is unavailable: {type(exc).__name__}: {exc}") from exc
     return job, created
+
+
+@functools.cache
+def _pg_insert_stmt() -> Any:
+    """``INSERT INTO jobs … ON CONFLICT (owner, idempotency_key) DO NOTHING RETURNING id``, built once
+    with bound parameters so SQLAlchemy compiles it once (a NULL key never conflicts)."""
+    from sqlalchemy.dialects.postgresql import insert
+
+    return insert(Job.__table__).on_conflict_do_nothing(constraint="uq_jobs_owner_idem").returning(Job.__table__.c.id)
+
+
+def _pg_insert_job(fields: dict[str, Any]) -> Job | None:
+    """PostgreSQL: record a queued job in ONE round trip; ``None`` when its idempotency key is taken.
+
+    A single ``INSERT … ON CONFLICT DO NOTHING RETURNING id`` in autocommit mode on the
+    durable engine (the commit waits for the WAL flush: an acknowledged submission survives a
+    database crash), instead of the ORM's pre-ping, BEGIN, INSERT and COMMIT. The job object
+    returned is built from the same values (every column has them), detached from any session.
+    """
+    values = {
+        **fields,
+        "id": new_id(),
+        "status": JobStatus.queued.value,
+        "progress": 0.0,
+        "message": "",
+        "attempts": 0,
+        "cancel_requested": False,
+        "created_at": utcnow(),
+    }
+    stmt = _pg_insert_stmt()
+    engine = _pg_engine(str(get_settings().database_url), False, False)
+    for attempt in (0, 1):
+        try:
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                row = c.execute(stmt, values).first()
+            break
+        except IntegrityError:
+            if attempt:  # our own first attempt was committed before its connection dropped
+                return Job(**values)
+            raise
+        except DBAPIError as exc:
+            if attempt or not exc.connection_invalidated:
+                raise
+    return Job(**values) if row is not None else None
 
 
 @dataclass
@@ -211,7 +258,7 @@ def _on_postgres() -> bool:
     return str(get_settings().database_url).startswith("postgresql")
 
 
-def _pg_statement(stmt: Any) -> Any:
+def _pg_statement(stmt: Any, params: dict[str, Any] | None = None) -> Any:
     """Run ONE statement on PostgreSQL in autocommit mode and return its first row.
 
     One round trip: no BEGIN, no COMMIT, no pre-ping (a connection the server dropped is
@@ -222,7 +269,7 @@ def _pg_statement(stmt: Any) -> Any:
     for attempt in (0, 1):
         try:
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-                return c.execute(stmt).first()
+                return c.execute(stmt, params).first() if params is not None else c.execute(stmt).first()
         except DBAPIError as exc:
             if attempt or not exc.connection_invalidated:
                 raise
@@ -231,11 +278,6 @@ def _pg_statement(stmt: Any) -> Any:
 
 NOTIFY_CHANNEL = "paperworks_jobs"
 """PostgreSQL channel that carries a job id whenever its state changes (the API's wait and SSE listen to it)."""
-
-
-def _notify_cte(job_id: str) -> Any:
-    """A CTE sending ``pg_notify(NOTIFY_CHANNEL, job_id)`` (it runs when the statement's RETURNING reads it)."""
-    return select(func.pg_notify(NOTIFY_CHANNEL, bindparam("notify_job_id", job_id)).label("n")).cte("notified")
 
 
 def notify_job_changed(job_id: str) -> None:
@@ -267,44 +309,73 @@ def _claim_stmt(job_id: str, worker: str) -> Any:
     )
 
 
-def _claim_notify_stmt(job_id: str, worker: str) -> Any:
-    """PostgreSQL: :func:`_claim_stmt` that also notifies the job's listeners, in the same statement."""
-    note = _notify_cte(job_id)
-    return _claim_stmt(job_id, worker).add_cte(note).returning(select(note.c.n).scalar_subquery())
+@functools.cache
+def _pg_claim_stmt() -> Any:
+    """PostgreSQL: :func:`_claim_stmt` that also notifies the job's listeners, in the same statement.
+
+    Built once on the table with bound parameters (``p_id``, ``p_worker``, ``p_now``), so each claim
+    only binds values: building an ORM statement per job cost more CPU than its round trip.
+    """
+    jobs = Job.__table__
+    now = bindparam("p_now", type_=jobs.c.started_at.type)
+    note = select(func.pg_notify(NOTIFY_CHANNEL, bindparam("p_id")).label("n_")).cte("notified")
+    return (
+        update(jobs)
+        .where(
+            jobs.c.id == bindparam("p_id"), jobs.c.status == JobStatus.queued.value, jobs.c.cancel_requested.is_(False)
+        )
+        .values(
+            status=JobStatus.running.value,
+            attempts=jobs.c.attempts + 1,
+            worker=bindparam("p_worker"),
+            started_at=func.coalesce(jobs.c.started_at, now),
+            heartbeat_at=now,
+            error=None,
+        )
+        .add_cte(note)
+        .returning(jobs.c.method, jobs.c.params, select(note.c.n_).scalar_subquery())
+    )
 
 
-def _finish_with_report_stmt(job_id: str, report: Report, status: JobStatus, message: str) -> Any:
-    """PostgreSQL: upsert the report and end the job in ONE statement (a data-modifying CTE)."""
+@functools.cache
+def _pg_finish_stmt(status: JobStatus) -> Any:
+    """PostgreSQL: upsert the report and end the job in ONE statement (a data-modifying CTE) that also
+    notifies the job's listeners; built once per end state, bound per job (``p_id``, ``p_report_id``,
+    ``p_title``, ``p_summary``, ``p_body``, ``p_now``, ``p_message``)."""
     from sqlalchemy.dialects.postgresql import insert
 
-    values = {
-        "title": report.title[:500],
-        "summary": report.summary,
-        "body": report.model_dump(mode="json"),
-        "created_at": utcnow(),
-    }
+    jobs, reports = Job.__table__, ReportRow.__table__
+    now = bindparam("p_now", type_=reports.c.created_at.type)
+    upsert = insert(reports).values(
+        id=bindparam("p_report_id"),
+        job_id=bindparam("p_id"),
+        title=bindparam("p_title"),
+        summary=bindparam("p_summary"),
+        body=bindparam("p_body", type_=reports.c.body.type),
+        created_at=now,
+    )
     rep = (
-        insert(ReportRow)
-        .values(id=new_id(), job_id=job_id, **values)
-        .on_conflict_do_update(index_elements=[ReportRow.job_id], set_=values)
-        .returning(ReportRow.id)
+        upsert.on_conflict_do_update(
+            index_elements=[reports.c.job_id],
+            set_={c: upsert.excluded[c] for c in ("title", "summary", "body", "created_at")},
+        )
+        .returning(reports.c.id)
         .cte("saved_report")
     )
-    note = _notify_cte(job_id)
+    note = select(func.pg_notify(NOTIFY_CHANNEL, bindparam("p_id")).label("n_")).cte("notified")
     return (
-        update(Job)
-        .where(Job.id == job_id, Job.status.in_([JobStatus.running.value, JobStatus.queued.value]))
+        update(jobs)
+        .where(jobs.c.id == bindparam("p_id"), jobs.c.status.in_([JobStatus.running.value, JobStatus.queued.value]))
         .values(
             status=status.value,
-            finished_at=utcnow(),
-            message=message[:2000],
+            finished_at=bindparam("p_now", type_=jobs.c.finished_at.type),
+            message=bindparam("p_message"),
             error=None,
-            progress=1.0 if status is JobStatus.succeeded else Job.progress,
+            progress=1.0 if status is JobStatus.succeeded else jobs.c.progress,
         )
         .add_cte(rep)
         .add_cte(note)
-        .returning(select(rep.c.id).scalar_subquery(), select(note.c.n).scalar_subquery())
-        .execution_options(synchronize_session=False)
+        .returning(select(rep.c.id).scalar_subquery(), select(note.c.n_).scalar_subquery())
     )
 
 
@@ -451,7 +522,17 @@ def persist_report(job_id: str | None, report: Report, *, finish: tuple[JobStatu
         ref = report.artifact(name)
         stored_files.append((name, ref, store.put_bytes(data, name=name, mime=ref.mime if ref else None)))
     if finish is not None and job_id is not None and not stored_files and _on_postgres():
-        row = _pg_statement(_finish_with_report_stmt(job_id, report, *finish))
+        status, message = finish
+        params = {
+            "p_id": job_id,
+            "p_report_id": new_id(),
+            "p_title": report.title[:500],
+            "p_summary": report.summary,
+            "p_body": report.model_dump(mode="json"),
+            "p_now": utcnow(),
+            "p_message": message[:2000],
+        }
+        row = _pg_statement(_pg_finish_stmt(status), params)
         if row is not None:
             return row[0]
     with state_transaction() if finish is not None else session_scope() as s:
@@ -480,7 +561,11 @@ def execute_job(
     """Run a queued job to its end, writing every state change to the database."""
     settings = get_settings()
     worker = worker or worker_name()
-    row = _pg_statement(_claim_notify_stmt(job_id, worker)) if _on_postgres() else None
+    row = (
+        _pg_statement(_pg_claim_stmt(), {"p_id": job_id, "p_worker": worker, "p_now": utcnow()})
+        if _on_postgres()
+        else None
+    )
     if row is not None:  # the common case in one round trip
         claim, method, params = "claimed", row[0], dict(row[1] or {})
     else:

@@ -17,6 +17,12 @@ from starlette.concurrency import run_in_threadpool
 PROTECTED_PREFIX = "/v1/"
 
 
+def _cached(authorization: str | None):
+    from services.api.deps import cached_key
+
+    return cached_key(authorization)
+
+
 def _check(authorization: str | None):
     from services.api.deps import authenticate
 
@@ -33,7 +39,10 @@ class AuthenticateFirst:
         if scope["type"] != "http" or not scope.get("path", "").startswith(PROTECTED_PREFIX):
             return await self.app(scope, receive, send)
         raw = dict(scope.get("headers") or []).get(b"authorization")
-        found = await run_in_threadpool(_check, raw.decode("latin-1") if raw is not None else None)
+        header = raw.decode("latin-1") if raw is not None else None
+        found = _cached(header)  # a recently verified key needs no thread hop
+        if found is None:
+            found = await run_in_threadpool(_check, header)
         if isinstance(found, str):
             body = json.dumps({"detail": found}).encode()
             await send(

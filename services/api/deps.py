@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Request, status
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from core.config import get_settings
 from core.db import crud
@@ -71,21 +72,33 @@ def forget_api_keys() -> None:
     _key_cache.clear()
 
 
-def authenticate(session: Session | None, authorization: str | None) -> ApiKey | str:
-    """The live key named by an ``Authorization: Bearer <key>`` header, else the 401 message.
-
-    ``session`` may be ``None``: one is opened only when the key is not in the short-lived cache.
-    """
+def cached_key(authorization: str | None) -> ApiKey | str | None:
+    """What :func:`authenticate` answers without the database: a malformed header's 401 message, a
+    key verified within ``settings.api_key_cache_s``, or ``None`` (the database has to be asked).
+    Cheap enough for the event loop (one SHA-256 and a dict lookup)."""
     if not authorization or not authorization.lower().startswith("bearer "):
         return "missing API key: send 'Authorization: Bearer <key>'"
     key = authorization.split(" ", 1)[1].strip()
     if not key or len(key) > 200:
         return "invalid or revoked API key"
     settings = get_settings()
+    if settings.api_key_cache_s <= 0:
+        return None
+    return _key_cache.get(f"{settings.database_url}|{crud.hash_key(key)}")  # one cache entry per database
+
+
+def authenticate(session: Session | None, authorization: str | None) -> ApiKey | str:
+    """The live key named by an ``Authorization: Bearer <key>`` header, else the 401 message.
+
+    ``session`` may be ``None``: one is opened only when the key is not in the short-lived cache.
+    """
+    found = cached_key(authorization)
+    if found is not None:
+        return found
+    key = authorization.split(" ", 1)[1].strip()  # cached_key returned None: a well-formed header
+    settings = get_settings()
     ttl = settings.api_key_cache_s
-    digest = f"{settings.database_url}|{crud.hash_key(key)}"  # one cache entry per database
-    if ttl > 0 and (cached := _key_cache.get(digest)) is not None:
-        return cached
+    digest = f"{settings.database_url}|{crud.hash_key(key)}"
     if session is None:
         with session_scope() as own:
             return authenticate(own, authorization)
@@ -98,18 +111,20 @@ def authenticate(session: Session | None, authorization: str | None) -> ApiKey |
     return row
 
 
-def require_api_key(
-    request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
-) -> ApiKey:
+async def require_api_key(request: Request, authorization: Annotated[str | None, Header()] = None) -> ApiKey:
     """``Authorization: Bearer <key>``; 401 when missing or not a live key.
 
     :class:`services.api.auth.AuthenticateFirst` has normally checked the key already, before any
-    body was read, and left the row in ``request.state.api_key``.
+    body was read, and left the row in ``request.state.api_key``; otherwise the key is looked up
+    here (a session is opened only on a cache miss). No session dependency: a route that needs
+    none (``POST /v1/jobs``) costs no session set-up and tear-down in the thread pool.
     """
     row = getattr(request.state, "api_key", None)
     if isinstance(row, ApiKey):
-        return row
-    found = authenticate(session, authorization)
+        return row  # in the event loop: no thread hop for the common case
+    found = cached_key(authorization)
+    if found is None:
+        found = await run_in_threadpool(authenticate, None, authorization)
     if isinstance(found, str):
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, found, headers={"WWW-Authenticate": "Bearer"})
     return found

@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from core.db import crud
-from core.db.models import ArtifactRow, Job, ReportRow
+from core.db.models import ArtifactRow, Job, JobStatus, ReportRow
 from core.db.session import session_scope
 from core.jobs import InvalidParams, JobContext, Report, UnknownMethod, register_method, registry_snapshot
 from core.jobs.lifecycle import execute_job, run_inline, submit_job
@@ -150,3 +150,41 @@ def test_fast_paths_on_postgres(on_postgres, monkeypatch):
     assert execute_job(job.id).status == "finished"
     with session_scope() as s:
         assert s.get(Job, job.id).status == "cancelled"
+
+
+def test_one_statement_submit_claim_and_finish_on_postgres(on_postgres):
+    """Submission is one INSERT (an idempotency key reused returns the first job), the claim and the end
+    state are one statement each and notify listeners; a second report upserts in place."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    from core.jobs.lifecycle import NOTIFY_CHANNEL, persist_report
+
+    first, created = submit_job("diag.sleep", {"seconds": 0}, owner="k1", idempotency_key="same")
+    again, created_again = submit_job("diag.sleep", {"seconds": 0}, owner="k1", idempotency_key="same")
+    other, created_other = submit_job("diag.sleep", {"seconds": 0}, owner="k2", idempotency_key="same")
+    assert (created, created_again, created_other) == (True, False, True)
+    assert again.id == first.id and other.id != first.id
+    assert (first.status, first.queue, first.attempts, first.owner) == ("queued", "cpu", 0, "k1")
+    with session_scope() as s:
+        row = s.get(Job, first.id)
+        assert (row.status, row.params["seconds"], row.idempotency_key) == ("queued", 0.0, "same")
+        assert row.created_at is not None
+
+    url = make_url(on_postgres.database_url).set(drivername="postgresql")
+    with psycopg.connect(url.render_as_string(hide_password=False), autocommit=True) as listener:
+        listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        assert execute_job(first.id).status == "succeeded"
+        notes = [n.payload for n in listener.notifies(timeout=2.0, stop_after=2)]
+    assert notes == [first.id, first.id]  # claimed, then ended
+    with session_scope() as s:
+        job = s.get(Job, first.id)
+        assert (job.status, job.attempts, job.progress, job.error) == ("succeeded", 1, 1.0, None)
+        assert job.started_at is not None and job.finished_at >= job.started_at
+        report = crud.get_report_for_job(s, job_id=first.id)
+        assert report.body["title"] == report.title
+    assert execute_job(first.id).status == "finished"  # a redelivered message runs nothing
+    assert persist_report(first.id, Report(title="again"), finish=(JobStatus.succeeded, "x")) == report.id
+    with session_scope() as s:
+        assert [r.title for r in s.query(ReportRow).filter_by(job_id=first.id)] == ["again"]
+        assert s.get(Job, first.id).message.startswith("slept")  # an ended job keeps its end state
