@@ -105,6 +105,11 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     # 8×8 digits upsampled to 16×16, patch 2 → 64 tokens; label = the digit.
     "digits": Preset("digits", DiTConfig(label_in_vector="early"), TrainConfig(steps=800, batch_size=48), "digits"),
+    # The same model trained 4x longer (same recipe, cosine decay over the longer run): strong enough that
+    # k = 0 edits reach the target digit, which the ablation grid needs (issue #13). Cached like the others.
+    "digits_long": Preset(
+        "digits_long", DiTConfig(label_in_vector="early"), TrainConfig(steps=3200, batch_size=48), "digits"
+    ),
     # 32×32 RGB crops of scikit-learn's china.jpg / flower.jpg, patch 4 → 64 tokens; 2-way label.
     "photo": Preset(
         "photo",

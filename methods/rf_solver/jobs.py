@@ -145,6 +145,11 @@ class RfSolverOptions(ReproducerOptions):
         description="Also run the RF-Edit ablation grid here (it has its own reproducer: rf_solver_ablation).",
     )
     threads: int = Field(0, ge=0, le=256, description="torch threads (0 = torch's default).")
+    digits_model: Literal["digits", "digits_long"] = Field(
+        "digits_long",
+        description="Digits model: 3,200 training steps (strong enough that k = 0 edits reach the target), or "
+        "the 800-step model of the earlier runs. Either is trained once, then cached.",
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> RfSolverOptions:
@@ -163,7 +168,12 @@ def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     from methods.rf_solver.report import run_reproduction
 
     return run_reproduction(
-        progress, n_recon=options.n_recon, n_edit=options.n_edit, threads=options.threads, ablation=options.ablation
+        progress,
+        n_recon=options.n_recon,
+        n_edit=options.n_edit,
+        threads=options.threads,
+        ablation=options.ablation,
+        digits_model=options.digits_model,
     )
 
 
@@ -173,6 +183,11 @@ class RfSolverAblationOptions(ReproducerOptions):
     n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited per grid cell.")
     offset: int = Field(64, ge=0, le=296, description="First held-out digit (64 = the edits of `reproduce rf_solver`).")
     threads: int = Field(0, ge=0, le=256, description="torch threads (0 = torch's default).")
+    preset: Literal["digits", "digits_long"] = Field(
+        "digits_long",
+        description="Digits model: the same recipe trained 3,200 steps (trained once, then cached), or the "
+        "800-step model of the earlier runs.",
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> RfSolverAblationOptions:
@@ -190,4 +205,6 @@ def reproduce_ablation(options: RfSolverAblationOptions, progress: JobContext) -
     """The 12-cell RF-Edit grid on the digits model: target accuracy and MSE to the source, factor effects."""
     from methods.rf_solver.report import run_ablation_reproduction
 
-    return run_ablation_reproduction(progress, offset=options.offset, n_edit=options.n_edit, threads=options.threads)
+    return run_ablation_reproduction(
+        progress, offset=options.offset, n_edit=options.n_edit, threads=options.threads, preset=options.preset
+    )

@@ -334,15 +334,26 @@ def _reading(inj: dict[int, float], tr: TradeoffResult, ab: AblationResult | Non
     parts.append(
         "What would change the conclusion: this is a ~1M-parameter DiT whose 'prompt' is one label token, trained "
         "for minutes; the label also reaches the early blocks through the modulation vector, which V sharing cannot "
-        "touch. With a text-conditioned model in which the late single-stream blocks carry the layout (FLUX), or "
-        "a model strong enough that k = 0 edits always land on the target, the direction could differ; a cell whose "
-        "CI excludes zero on more images or seeds would settle the factors that stay ambiguous here."
+        "touch. With a text-conditioned model in which the late single-stream blocks carry the layout (FLUX)"
+        + (
+            ", or a model strong enough that k = 0 edits land on the target (this one misses the issue's 80% bar)"
+            if k0 < 0.8
+            else ""
+        )
+        + ", the direction could differ; a cell whose CI excludes zero on more images or seeds would settle the "
+        "factors that stay ambiguous here."
     )
     return " ".join(parts)
 
 
 def run_reproduction(
-    progress: JobContext, *, n_recon: int = 64, n_edit: int = 50, threads: int = 0, ablation: bool = False
+    progress: JobContext,
+    *,
+    n_recon: int = 64,
+    n_edit: int = 50,
+    threads: int = 0,
+    ablation: bool = False,
+    digits_model: str = "digits_long",
 ) -> Report:
     """Run every study and build the report (written as ``rf_solver.md`` + ``rf_solver/`` by the registry)."""
     if threads > 0:
@@ -369,7 +380,7 @@ def run_reproduction(
         ),
         caption="max |inversion error| vs NFE",
     )
-    digits, drow = _model(report, "digits", progress.sub(0.1, 0.45))
+    digits, drow = _model(report, digits_model, progress.sub(0.1, 0.45))
     photo, prow = _model(report, "photo", progress.sub(0.45, 0.7))
 
     progress(0.7, "reconstruction")
@@ -526,7 +537,7 @@ def run_reproduction(
     return report
 
 
-def _ablation_reading(ab: AblationResult) -> str:
+def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
     """Plain words for the grid alone: what holds, what does not, what would change the conclusion."""
     kn = max(ab.ks)
     spec = (ABLATION_KEYS[0], ABLATION_CFG[0][0], ABLATION_BLOCKS[0])
@@ -600,24 +611,31 @@ def _ablation_reading(ab: AblationResult) -> str:
         )
     if h0.mean() < 0.8:
         parts.append(
-            f"The issue's precondition is not met: this model's k = 0 edits land on the target in {h0.mean():.0%} "
-            "of cases, not ≥ 80%. Training it longer did not fit on the shared 2-core machine (the 800-step "
-            "model alone took the time in the model table), so the grid ranks the factors on a model that "
-            "edits fewer than half of the digits."
+            f"The issue's precondition is not met: this model ({train_steps} training steps) lands k = 0 edits "
+            f"on the target in {h0.mean():.0%} of cases, not ≥ 80%, so the grid ranks the factors on a model "
+            "that misses the target in "
+            + ("most" if h0.mean() < 0.5 else "a good share")
+            + " of the edits even without injection."
+        )
+    else:
+        parts.append(
+            f"The issue's precondition holds: this model ({train_steps} training steps) lands k = 0 edits on the "
+            f"target in {h0.mean():.0%} of cases, so the factors are ranked on a model that can edit."
         )
     parts.append(
         "What would change the conclusion: the digits model is ~1M parameters trained for minutes on 8×8 digits, "
         "its 'prompt' is one label token, and the label also reaches the early blocks through the modulation "
         "vector, which V sharing cannot touch. A model whose late single-stream blocks carry the layout from a "
-        "text prompt (FLUX), a stronger model whose k = 0 edits always land on the target, or more edits and "
-        "seeds that shrink the intervals of the ambiguous factors could reverse any factor reported here as "
-        "not distinguishable from zero."
+        "text prompt (FLUX), "
+        + ("a stronger model whose k = 0 edits land on the target, " if h0.mean() < 0.8 else "")
+        + "or more edits and seeds that shrink the intervals of the ambiguous factors could reverse any factor "
+        "reported here as not distinguishable from zero."
     )
     return " ".join(parts)
 
 
 def run_ablation_reproduction(
-    progress: JobContext, *, offset: int = 64, n_edit: int = 50, threads: int = 0, preset: str = "digits"
+    progress: JobContext, *, offset: int = 64, n_edit: int = 50, threads: int = 0, preset: str = "digits_long"
 ) -> Report:
     """The RF-Edit ablation grid on its own (``paperworks reproduce rf_solver_ablation``)."""
     if threads > 0:
@@ -652,8 +670,9 @@ def run_ablation_reproduction(
             "Digits model (≤ 1M parameters, trained here on CPU, EMA weights)",
             ["preset", "parameters", "steps", "batch", "train seconds", "final loss (mean of last 100)"],
             [drow],
-            note="The same preset as docs/results/rf_solver.md. The issue asks for a model strong enough that "
-            "k = 0 edits reach the target in ≥ 80% of cases; see the first table for how far this one gets.",
+            note=f"Preset `{preset}` (`-o preset=digits` is the 800-step model the earlier runs used). The issue "
+            "asks for a model strong enough that k = 0 edits reach the target in ≥ 80% of cases; the grid's k = 0 "
+            "column shows how far this one gets.",
         ),
     )
     report.add_section(
@@ -663,12 +682,13 @@ def run_ablation_reproduction(
         f"`guidance`). Scorer: logistic regression on the 8×8 digits training split (held-out accuracy "
         f"{digit_scorer().held_out_accuracy():.3f}). Grid time {ab.seconds:.0f} s.\n\n" + md,
     )
-    report.add_section("Reading", _ablation_reading(ab))
+    report.add_section("Reading", _ablation_reading(ab, int(drow[2])))
     report.add_section(
         "How this was produced",
         "\n".join(
             [
-                "- Command: `paperworks reproduce rf_solver_ablation` (seed 0: targets, model, bootstrap).",
+                f"- Command: `paperworks reproduce rf_solver_ablation -o preset={preset} -o n_edit={n_edit}` "
+                "(seed 0: targets, model, bootstrap).",
                 f"- Edited images: held-out digits {offset}–{offset + n_edit - 1} (the ones "
                 "`paperworks reproduce rf_solver` edits); targets drawn as in its trade-off study.",
                 f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs shared with other jobs (1-min load "
