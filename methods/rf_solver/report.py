@@ -509,7 +509,10 @@ def run_reproduction(
         "How this was produced",
         "\n".join(
             [
-                "- Command: `paperworks reproduce rf_solver` (seed 0 everywhere).",
+                "- Command: `paperworks reproduce rf_solver"
+                + (" -o ablation=true" if ablation else "")
+                + (f" -o digits_model={digits_model}" if digits_model != "digits_long" else "")
+                + "` (seed 0 everywhere).",
                 f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared; 1-min load average "
                 f"{os.getloadavg()[0]:.1f} at the end), torch {torch.__version__} with {torch.get_num_threads()} threads, "
                 f"Python {platform.python_version()}.",
