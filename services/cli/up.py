@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -29,6 +30,8 @@ from services.cli.progress import console
 
 UI_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KILL_WAIT_S = 5.0  # how long stop_all waits for SIGKILLed groups to disappear
+log = logging.getLogger(__name__)
 
 
 def streamlit_command(port: int | None = None, host: str | None = None) -> list[str]:
@@ -200,13 +203,21 @@ class Supervisor:
         for c in self.children:
             c.signal_group(signal.SIGTERM)
         deadline = t0 + self.grace_s
+        killed_at: float | None = None
         while any(c.group_alive() for c in self.children):
-            if time.monotonic() >= deadline or self.signals >= 2:
+            now = time.monotonic()
+            if killed_at is None and (now >= deadline or self.signals >= 2):
+                killed_at = now
+            if killed_at is not None:
+                if now - killed_at > KILL_WAIT_S:  # pragma: no cover - a process stuck in the kernel
+                    log.warning("processes still alive %.0f s after SIGKILL", KILL_WAIT_S)
+                    break
+                # SIGKILL is delivered asynchronously: wait until the groups are really gone (a child's own
+                # children included), sending it again to anything still there
                 for c in self.children:
                     if c.group_alive():
                         c.signal_group(signal.SIGKILL)
-                break
-            time.sleep(0.05)
+            time.sleep(0.02 if killed_at is not None else 0.05)
         for c in self.children:
             if c.proc is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
