@@ -67,7 +67,7 @@ class RawLlama:
 
     name = "llama.cpp (llama-cpp-python `Llama`)"
 
-    def __init__(self, threads: int, n_ctx: int) -> None:
+    def __init__(self, threads: int, n_ctx: int, model: str = MODEL) -> None:
         import llama_cpp.llama_cpp as C
         from llama_cpp import Llama
 
@@ -83,7 +83,7 @@ class RawLlama:
         C.llama_model_default_params = params
         try:
             self.llm = Llama(
-                model_path=str(gguf_path(MODEL)),
+                model_path=str(gguf_path(model)),
                 n_ctx=n_ctx,
                 n_threads=threads,
                 n_threads_batch=threads,
@@ -110,8 +110,8 @@ class RawLlama:
 class Ours:
     """A paperworks backend, timed token by token through ``Backend.events``."""
 
-    def __init__(self, kind: str) -> None:
-        self.backend = get_backend(kind, MODEL)
+    def __init__(self, kind: str, model: str = MODEL) -> None:
+        self.backend = get_backend(kind, model)
         self.name = f"paperworks `{kind}` backend"
 
     def run(self, ids: list[int], max_tokens: int, text: str) -> tuple[int, int, float, float, float]:
@@ -280,6 +280,49 @@ def _table(head: list[str], rows: list[list]) -> str:
     return "\n".join(lines + ["| " + " | ".join(str(x) for x in r) + " |" for r in rows])
 
 
+def big_model_section(args, threads: int, n_ctx: int) -> str:
+    """Section 5: the opt-in 1.5B model, llama.cpp alone vs the paperworks ``llamacpp`` backend (one request,
+    the same protocol as section 1), with the resident memory each adds; empty when it is not installed."""
+    from core.llm.local_models import QWEN_1_5B
+
+    name = QWEN_1_5B if args.big == "auto" else args.big
+    if args.big == "skip":
+        return ""
+    try:
+        path = gguf_path(name)
+    except Exception as exc:  # LocalModelError: not installed
+        if args.big != "auto":
+            raise
+        return f"\n## 5. The opt-in 1.5B model\n\nNot measured: {exc}\n"
+    import gc
+
+    import psutil
+
+    proc = psutil.Process()
+    tok = load_tokenizer(name)
+    ids = prompt_ids(tok, _msgs(P.SPEED_PROMPT))
+    rss0 = proc.memory_info().rss
+    raw = RawLlama(threads, n_ctx, name)
+    rss_raw = proc.memory_info().rss - rss0
+    raw.name = f"llama.cpp (llama-cpp-python `Llama`), {name}"
+    fast = Ours("llamacpp", name)
+    fast.name = f"paperworks `llamacpp` backend, {name}"
+    rows = single([raw, fast], ids, P.SPEED_PROMPT, args.max_tokens, args.reps)
+    del raw
+    gc.collect()
+    size_gb = path.stat().st_size / 1e9
+    return f"""
+## 5. The opt-in 1.5B model (`{path.name}`, {size_gb:.2f} GB), one request
+
+Installed by `paperworks models install {name}`; selected with `PAPERWORKS_LLM_MODEL=local/{name}`. The
+same protocol as section 1 ({len(ids)}-token prompt, up to {args.max_tokens} new tokens, median of
+{args.reps} interleaved rounds after a warm-up round), {threads} threads. Loading it into llama.cpp added
+{rss_raw / 2**30:.2f} GiB of resident memory to this process.
+
+{_table(["engine", "prompt tok", "new tok", "prompt tok/s", "decode tok/s", "wall s"], rows)}
+"""
+
+
 def main(argv: list[str] | None = None) -> Path:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/bench/local_llm.md"))
@@ -290,6 +333,11 @@ def main(argv: list[str] | None = None) -> Path:
     ap.add_argument("--agree-n", type=int, default=20)
     ap.add_argument("--agree-tokens", type=int, default=48)
     ap.add_argument("--threads", type=int, default=0, help="threads for every engine (0 = every usable core)")
+    ap.add_argument(
+        "--big",
+        default="auto",
+        help="section 5, the opt-in 1.5B model: 'auto' (when installed), 'skip', or a registered model name",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     threads = args.threads or len(os.sched_getaffinity(0))
@@ -320,6 +368,7 @@ def main(argv: list[str] | None = None) -> Path:
         + P.pae_cases(s.data_dir, args.parse_n)
     )
     parse_rows = parse_rates(cases, "llamacpp", 200)
+    big_md = big_model_section(args, threads, s.local_context)
     load1 = os.getloadavg()
     eos = sorted(eos_ids(tok))
     md = f"""# Local LLM backends: llama.cpp vs paperworks (`bench/local_llm.py`)
@@ -365,7 +414,7 @@ Free text = the instructions alone; with constraint = the same prompt plus `resp
 or `regex=` (PAE Thought/Action), decoded under the llguidance token mask.
 
 {_table(["prompt family", "decoding", "parsed", "rate", "mean new tok"], parse_rows)}
-"""
+{big_md}"""
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(md)
     log.info("wrote %s in %.0f s", args.out, time.time() - t_start)
