@@ -167,14 +167,7 @@ def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
     from methods.rf_solver.report import run_reproduction
 
-    return run_reproduction(
-        progress,
-        n_recon=options.n_recon,
-        n_edit=options.n_edit,
-        threads=options.threads,
-        ablation=options.ablation,
-        digits_model=options.digits_model,
-    )
+    return run_reproduction(progress, **options.model_dump())  # the options are the function's keywords
 
 
 class RfSolverAblationOptions(ReproducerOptions):
@@ -205,6 +198,4 @@ def reproduce_ablation(options: RfSolverAblationOptions, progress: JobContext) -
     """The 12-cell RF-Edit grid on the digits model: target accuracy and MSE to the source, factor effects."""
     from methods.rf_solver.report import run_ablation_reproduction
 
-    return run_ablation_reproduction(
-        progress, offset=options.offset, n_edit=options.n_edit, threads=options.threads, preset=options.preset
-    )
+    return run_ablation_reproduction(progress, **options.model_dump())  # the options are the function's keywords

@@ -243,3 +243,14 @@ def test_ablation_reproducer_writes_grid_and_reading(tiny_velocity):
     md = report.to_markdown()
     assert "## Reading" in md and "Factor effects" in md and "k0_target_acc_spec" in report.metrics
     assert md.count("| interval upper time (spec) |") >= 6  # 6 cells + reconstruction rows
+
+
+def test_reproducer_options_are_exactly_the_run_functions_keywords():
+    """Both RF reproducers pass their validated options straight through as keywords."""
+    import inspect
+
+    from methods.rf_solver.jobs import RfSolverAblationOptions, RfSolverOptions
+    from methods.rf_solver.report import run_ablation_reproduction, run_reproduction
+
+    for opts, fn in ((RfSolverOptions, run_reproduction), (RfSolverAblationOptions, run_ablation_reproduction)):
+        assert set(opts.model_fields) == set(inspect.signature(fn).parameters) - {"progress"}, fn.__name__
