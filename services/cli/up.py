@@ -163,6 +163,13 @@ class Supervisor:
         for sig, old in self._old.items():
             signal.signal(sig, old)
 
+    def release_handlers(self) -> None:
+        """Restore the old handlers, unless a signal is stopping us: then the process is about to exit, and an
+        impatient second Ctrl-C arriving after the children are gone would meet Python's default handler, raise
+        KeyboardInterrupt and end the process with -SIGINT instead of 0. Ours just counts it."""
+        if not self.stopping:
+            self.restore_handlers()
+
     @property
     def stopping(self) -> bool:
         return self.signals > 0
@@ -303,4 +310,4 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
         console.print(f"stopped in {took:.1f} s")
         with contextlib.suppress(Exception), session_scope() as db:
             crud.revoke_api_key(db, key_id=key_row.id)
-        sup.restore_handlers()
+        sup.release_handlers()

@@ -125,3 +125,23 @@ def test_paperworks_up_restarts_a_killed_worker_and_stops_on_ctrl_c(tmp_path):
             for k in psutil.Process(proc.pid).children(recursive=True):
                 k.kill()
             proc.kill()
+
+
+def test_handlers_stay_installed_when_a_signal_is_stopping_us():
+    sup = Supervisor([], grace_s=0.1)
+    before = signal.getsignal(signal.SIGINT)
+    sup.install_handlers()
+    try:
+        sup.release_handlers()  # no signal yet: back to what was there
+        assert signal.getsignal(signal.SIGINT) is before
+        sup.install_handlers()
+        os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C
+        time.sleep(0.05)
+        assert sup.stopping
+        sup.release_handlers()
+        os.kill(os.getpid(), signal.SIGINT)  # a late second one, after the cleanup: counted, not KeyboardInterrupt
+        time.sleep(0.05)
+        assert sup.signals == 2
+    finally:
+        sup.restore_handlers()
+    assert signal.getsignal(signal.SIGINT) is before
