@@ -5,41 +5,19 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from agents.ecolevels.config import FlowConfig
 from agents.ecolevels.graph import run_flow
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.ecolevels.config import LOCAL_MODELS, PRESETS
 from methods.ecolevels.jobs import RunnableProbe
-from methods.ecolevels.validity import TARGETS
 
-
-class FlowParams(BaseModel):
-    model: str | None = Field(None, max_length=200, description="litellm model string (default: the settings').")
-    target: Literal["resume_screener", "letter_assistant"] = Field("resume_screener", description="The target task.")
-    probes: list[RunnableProbe] = Field(
-        [], max_length=5, description="Probes to run (empty = the §3.3 selection for the target)."
-    )
-    paraphrases: int = Field(2, ge=1, le=2)
-    seeds: list[int] = Field([0, 1], min_length=1, max_length=10)
-    n_units: int = Field(8, ge=1, le=400)
-    mode: Literal["inline", "jobs"] = Field("inline", description="Run probes here or as ecolevels.probe jobs.")
+FlowParams = FlowConfig  # the job's params are the graph's run configuration
 
 
 def _flow(params: FlowParams, model: str) -> Report:
-    out = run_flow(
-        {
-            "target": TARGETS[params.target].model_dump(),
-            "model": model,
-            "settings": {
-                "paraphrases": params.paraphrases,
-                "seeds": params.seeds,
-                "n_units": params.n_units,
-                "mode": params.mode,
-                "probes": list(params.probes),
-            },
-        }
-    )
+    out = run_flow(params.model_copy(update={"model": model}))
     from methods.ecolevels.report import grid_from_data
 
     rep = Report.model_validate(out["report"])

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 
-class InputState(TypedDict):
+class InputState(TypedDict, total=False):
+    """Nothing is required: what to run comes from the run context's ``config``
+    (:class:`agents.ecolevels.config.FlowConfig`); ``select`` writes the three keys below into the state."""
+
     target: dict[str, Any]
     """A :class:`methods.ecolevels.validity.TargetTask` as JSON."""
     model: str

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
-from typing import Literal
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from agents.medcog.config import Disease, context_budget
 from agents.medcog.graph import run_episode
 from core.jobs import JobContext, null_context
 from methods.llm_eval.harness import GenOutput, GenRequest, create_run, finish_run, store_output, stored_outputs
 from methods.llm_eval.tokens import token_counter
 from methods.medcog.cases import DISEASES, make_cases
-from methods.medcog.environment import CONTEXT_TOKENS, MAX_TURNS, TEMPERATURE
+from methods.medcog.environment import MAX_TURNS, TEMPERATURE
 from methods.medcog.highlevel import Episode, HighLevelSummary, replay, score_episode, summarise
-
-Disease = Literal[DISEASES]  # type: ignore[valid-type]
 
 
 class HighParams(BaseModel):
@@ -26,19 +25,12 @@ class HighParams(BaseModel):
     model: str | None = Field(None, max_length=200, description="litellm model string (default: the settings').")
     diseases: list[Disease] = Field(list(DISEASES[:3]), min_length=1, max_length=len(DISEASES))
     cases_per_disease: int = Field(1, ge=1, le=20, description="Synthetic cases per disease.")
-    seeds: list[int] = Field([2024], min_length=1, max_length=5, description="Sampling seeds (the paper: 2024).")
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+        [2024], min_length=1, max_length=5, description="Sampling seeds (the paper: 2024)."
+    )
     max_turns: int = Field(MAX_TURNS, ge=2, le=30)
     temperature: float = Field(TEMPERATURE, ge=0.0, le=2.0)
     concurrency: int = Field(3, ge=1, le=16)
-
-
-def context_budget(model: str) -> int:
-    """4 096 tokens, or the local backend's per-reply context when that is smaller."""
-    if model.startswith("local/"):
-        from core.config import get_settings
-
-        return min(CONTEXT_TOKENS, get_settings().local_context)
-    return CONTEXT_TOKENS
 
 
 def run_high(

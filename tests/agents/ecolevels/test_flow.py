@@ -3,6 +3,7 @@ with all four cells, CIs and a generalisation prediction per probe–target pair
 
 import pytest
 
+from agents.ecolevels.config import FlowConfig
 from agents.ecolevels.graph import run_flow
 from methods.ecolevels.validity import RESUME_SCREENER
 
@@ -10,13 +11,7 @@ FOUR = ["weat_embeddings", "winobias", "explicit_agree", "resume_screening"]
 
 
 def test_four_levels_on_the_local_model(data_dir):
-    out = run_flow(
-        {
-            "target": RESUME_SCREENER.model_dump(),
-            "model": "local/smollm2-135m-instruct",
-            "settings": {"paraphrases": 1, "seeds": [0], "n_units": 2, "probes": FOUR},
-        }
-    )
+    out = run_flow(FlowConfig(model="local/smollm2-135m-instruct", paraphrases=1, seeds=[0], n_units=2, probes=FOUR))
     data = out["report"]["data"]
     levels = {r["level"] for r in data["results"]}
     assert levels == {"L1", "L2", "L3", "L4"}
@@ -35,20 +30,15 @@ def test_selection_for_a_behavioural_claim_and_jobs_fan_out(data_dir):
     previous = register_sender(lambda job: None)
     try:
         with probe_baselines() as m:
-            out = run_flow(
-                {
-                    "target": RESUME_SCREENER.model_dump(),
-                    "model": m["stereotyped (reference)"],
-                    "settings": {
-                        "paraphrases": 1,
-                        "seeds": [0],
-                        "n_units": 2,
-                        "mode": "jobs",
-                        "steal_after_s": 0.0,
-                        "probes": ["winobias", "resume_screening"],
-                    },
-                }
+            config = FlowConfig(
+                model=m["stereotyped (reference)"],
+                paraphrases=1,
+                seeds=[0],
+                n_units=2,
+                mode="jobs",
+                probes=["winobias", "resume_screening"],
             )
+            out = run_flow(config, steal_after_s=0.0)
     finally:
         register_sender(previous)
     assert [r["effect"] for r in out["report"]["data"]["results"]] == pytest.approx([1.0, 1.0])
