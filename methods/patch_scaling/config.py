@@ -3,7 +3,7 @@
 ``quick`` (the default) fits about ten minutes of a shared 2-core CPU: 8×8 digits, both
 backbones, p ∈ {8, 4, 2, 1}, ONE seed and 4 epochs instead of 5 seeds × 100 epochs.
 ``mid`` keeps the spec's five seeds, width and recipe and cuts only the epochs (6 instead of 100),
-which is what a loaded shared CPU allows in under an hour. ``spec`` is spec §6's scale (5 seeds, 100 epochs); ``spec16`` adds the 16×16 upsampled
+which is what a loaded shared CPU allows in under an hour. ``long`` is 3 seeds × 30 epochs, plus p = 8 and 1 at 100 epochs for one seed. ``spec`` is spec §6's scale (5 seeds, 100 epochs); ``spec16`` adds the 16×16 upsampled
 variant with p ∈ {16, 8, 4, 2, 1}.
 """
 
@@ -15,6 +15,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     "quick": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 1, "epochs": 4, "backbones": ["vit", "adventurer"]},
     # 5 seeds at the spec's recipe and width; only the epochs are cut (53 min on a loaded shared 2-core CPU).
     "mid": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 5, "epochs": 6, "backbones": ["vit", "adventurer"]},
+    # 3 seeds × 30 epochs (600 AdamW steps per run; 28 min of one idle core), plus p = 8 and p = 1 at the spec's
+    # 100 epochs for one seed (30 min more): does p = 1 catch up with more training? The spec's recipe and width.
+    "long": {
+        "image_size": 8,
+        "patches": [8, 4, 2, 1],
+        "seeds": 3,
+        "epochs": 30,
+        "backbones": ["vit", "adventurer"],
+        "longer_epochs": 100,
+        "longer_seeds": 1,
+    },
     "spec": {"image_size": 8, "patches": [8, 4, 2, 1], "seeds": 5, "epochs": 100, "backbones": ["vit", "adventurer"]},
     "spec16": {
         "image_size": 16,

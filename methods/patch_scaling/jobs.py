@@ -72,6 +72,14 @@ class SweepParams(BaseModel):
     dispatch: Literal["auto", "jobs", "inline"] = Field(
         "auto", description="auto: sub-jobs when a worker is configured, else in this process."
     )
+    longer_epochs: int = Field(
+        0,
+        ge=0,
+        le=300,
+        description="0 = off; else also train p = max(patches) and p = 1 for this many epochs (longer_seeds seeds) "
+        "and report them beside the main runs: does p = 1 catch up with more training?",
+    )
+    longer_seeds: int = Field(1, ge=1, le=10, description="Seeds of the longer runs.")
 
     @model_validator(mode="after")
     def _fits(self) -> SweepParams:
@@ -92,10 +100,10 @@ def run_sweep(params: SweepParams, progress: JobContext) -> Report:
 
 class Options(ReproducerOptions, SweepParams):
     PRESETS = PRESETS
-    preset: Literal["quick", "mid", "spec", "spec16"] = Field(
+    preset: Literal["quick", "mid", "long", "spec", "spec16"] = Field(
         "quick",
         description="quick (1 seed, 4 epochs, ~10 min CPU), mid (5 seeds, 6 epochs, ~55 min), "
-        "spec (5 seeds, 100 epochs), spec16 (16×16).",
+        "long (3 seeds, 30 epochs + p = 8 and 1 at 100 epochs, ~1 h of one core), spec (5 seeds, 100 epochs), spec16 (16×16).",
     )
 
 

@@ -64,3 +64,45 @@ def test_reproducer_tiny_inline(tmp_path, monkeypatch):
     unit = next(t for t in report.tables if t.title.startswith("§7 checks 1–4"))
     assert len(unit.rows) >= 10 and all(r[2] in (True, "tested") for r in unit.rows)
     assert "vit_spearman" in report.metrics
+
+
+def test_longer_runs_train_the_two_ends_longer_and_the_reading_compares_them(tmp_path, monkeypatch):
+    from methods.patch_scaling import report as rep
+    from methods.patch_scaling import train
+
+    calls = []
+
+    def fake(backbone, patch, seed, *, image_size, epochs, progress=None):  # accuracy grows with steps at p = 1
+        calls.append((backbone, patch, seed, epochs))
+        acc = 0.9 if patch == 8 else (0.3 if epochs < 10 else 0.95)
+        loss = 0.6 if patch == 8 or epochs >= 10 else 2.0
+        tokens = (image_size // patch) ** 2
+        return {
+            "backbone": backbone,
+            "patch": patch,
+            "seed": seed,
+            "accuracy": acc + seed * 0.01,
+            "tokens": tokens,
+            "flops": 1e6 * tokens,
+            "train_s": 1.0,
+            "final_loss": loss,
+        }
+
+    monkeypatch.setattr(rep, "_cache_root", lambda: tmp_path)
+    monkeypatch.setattr(train, "train_eval", fake)
+    opts = Options(patches=[8, 4, 1], seeds=2, epochs=3, backbones=["vit"], dispatch="inline", longer_epochs=12)
+    report = reproduce(opts, JobContext())
+    longer = [c for c in calls if c[3] == 12]
+    assert sorted(longer) == [("vit", 1, 0, 12), ("vit", 8, 0, 12)]  # the two ends, one seed (longer_seeds = 1)
+    table = next(t for t in report.tables if t.title.startswith("More training"))
+    assert [r[:3] for r in table.rows] == [["vit", 8, 3], ["vit", 8, 12], ["vit", 1, 3], ["vit", 1, 12]]
+    assert table.rows[2][3] == "30.0 ± 0.0" and table.rows[3][3] == "95.0 ± 0.0"  # seed 0 only, at both lengths
+    reading = next(s for s in report.sections if s.title == "Reading").markdown
+    assert "vit (final training loss 2.00)" in reading  # the 3-epoch p = 1 cell is flagged as untrained
+    assert "vit p = 1 goes from 30.0 % at 3 epochs to 95.0 %" in reading and "+5.0 points" in reading
+    assert len(report.data["longer"]) == 2
+    off = reproduce(Options(patches=[8, 1], seeds=1, epochs=3, backbones=["vit"], dispatch="inline"), JobContext())
+    assert (
+        not any(t.title.startswith("More training") for t in off.tables)
+        and "longer_epochs=100" in next(s for s in off.sections if s.title == "Reading").markdown
+    )
