@@ -234,9 +234,16 @@ def reading(results: list[ModelResult]) -> str:
             else "the paper's Low > Mid > High order does not hold"
         )
         se = max((v[1] for v in lv.values() if v is not None), default=0)
+        resolved = _resolved_steps(lv)
         parts.append(
-            f"{r.label}: " + ", ".join(f"{k} {v:+.3f}" for k, v in vals.items()) + f" (order {order}; {pattern}, "
-            f"but with SEs up to {se:.2f} on this few items the order is not resolved"
+            f"{r.label}: "
+            + ", ".join(f"{k} {v:+.3f}" for k, v in vals.items())
+            + f" (order {order}; {pattern}, "
+            + (
+                f"but with SEs up to {se:.2f} on this few items no step between levels is resolved (|Δ| < 2 SE)"
+                if not resolved
+                else "resolved steps (|Δ| ≥ 2 SE): " + ", ".join(resolved)
+            )
             + (
                 "; unparsed outputs: "
                 + ", ".join(f"{s.task} {s.unparsed:.0%}" for s in (r.lowmid.scores if r.lowmid else []))
@@ -252,4 +259,27 @@ def reading(results: list[ModelResult]) -> str:
                 else ""
             )
         )
+    models = [r for r in results if r.kind == "model" and any(v is not None for v in _levels(r).values())]
+    if len(models) >= 2:
+        a, b = models[0], models[-1]
+        la, lb = _levels(a), _levels(b)
+        diffs = []
+        for k in ("low", "mid", "high"):
+            if la[k] is not None and lb[k] is not None:
+                d, se = lb[k][0] - la[k][0], (la[k][1] ** 2 + lb[k][1] ** 2) ** 0.5
+                diffs.append(f"{k} {d:+.3f} (SE {se:.3f}{', resolved' if se > 0 and abs(d) >= 2 * se else ''})")
+        if diffs:
+            parts.append(f"{b.label} − {a.label}: " + ", ".join(diffs))
     return ". ".join(parts) + "." if parts else "No results."
+
+
+def _resolved_steps(lv: dict[str, tuple[float, float] | None]) -> list[str]:
+    """The level steps (low→mid, mid→high, low→high) whose difference is at least two combined standard errors."""
+    out = []
+    for a, b in (("low", "mid"), ("mid", "high"), ("low", "high")):
+        if lv[a] is None or lv[b] is None:
+            continue
+        d, se = lv[a][0] - lv[b][0], (lv[a][1] ** 2 + lv[b][1] ** 2) ** 0.5
+        if se > 0 and abs(d) >= 2 * se:
+            out.append(f"{a} − {b} {d:+.3f} ± {se:.3f}")
+    return out
