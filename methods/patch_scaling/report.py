@@ -429,6 +429,20 @@ def _why(agg: dict, options: Any, agg_long: dict | None) -> str:
             "steps, cosine to the DeiT minimum lr, no weight decay on position/class embeddings, norms and "
             "biases, as in DeiT) was not tuned further."
         )
+    trained = {
+        b: per_p for b, per_p in agg.items() if 1 in per_p and b not in stuck and len(per_p) > 1 and min(per_p) == 1
+    }
+    for b, per_p in trained.items():
+        hi = max(per_p)
+        gap = 100 * (per_p[1]["mean"] - per_p[hi]["mean"])
+        if gap < 2.0:
+            text += (
+                f" {b} p = 1 did train: its final training loss ({per_p[1]['loss']:.2f}) is as low as p = {hi}'s "
+                f"({per_p[hi]['loss']:.2f}), yet it tests {gap:+.1f} points against it, so under-training does not "
+                "explain this gap. The likelier reading (not tested here): on 1,257 training images the larger "
+                "patches' built-in locality generalises better than pixel tokens; the paper's law is measured on "
+                "1.28 M ImageNet images."
+            )
     if agg_long:
         parts = []
         for b, per_p in agg_long.items():

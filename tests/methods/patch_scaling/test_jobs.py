@@ -106,3 +106,34 @@ def test_longer_runs_train_the_two_ends_longer_and_the_reading_compares_them(tmp
         not any(t.title.startswith("More training") for t in off.tables)
         and "longer_epochs=100" in next(s for s in off.sections if s.title == "Reading").markdown
     )
+
+
+def test_reading_separates_untrained_from_trained_but_worse_p1():
+    from types import SimpleNamespace
+
+    from methods.patch_scaling.report import _why, aggregate
+
+    def res(b, p, acc, loss):
+        return {
+            "backbone": b,
+            "patch": p,
+            "seed": 0,
+            "accuracy": acc,
+            "tokens": 64 // p**2,
+            "flops": 1.0,
+            "train_s": 1.0,
+            "final_loss": loss,
+        }
+
+    agg = aggregate(
+        [
+            res("vit", 8, 0.98, 0.6),
+            res("vit", 1, 0.40, 2.0),
+            res("adventurer", 8, 0.98, 0.6),
+            res("adventurer", 1, 0.94, 0.54),
+        ]
+    )
+    text = _why(agg, SimpleNamespace(epochs=30, longer_epochs=0), None)
+    assert "p = 1 models of vit (final training loss 2.00)" in text and "adventurer (final" not in text
+    assert "adventurer p = 1 did train: its final training loss (0.54) is as low as p = 8's (0.60)" in text
+    assert "-4.0 points" in text
