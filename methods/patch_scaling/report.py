@@ -238,6 +238,8 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
     )
     report.add_figure("scaling.png", plot(agg, options.image_size), caption="accuracy vs tokens (log axis)")
     report.add_section("Plot", "![accuracy vs tokens](artifact:scaling.png)")
+    if hasattr(options, "cli_options"):  # the reproducer (the sweep job's params have no command line)
+        report.add_section("Command", f"`paperworks reproduce patch_scaling{options.cli_options()}`")
     report.add_section("What was shrunk", _shrunk(options))
     linear = linear_baseline(options.image_size)
     report.metrics["logistic_regression_acc"] = round(linear, 4)
@@ -438,8 +440,8 @@ def _why(agg: dict, options: Any, agg_long: dict | None) -> str:
         if gap < 2.0:
             text += (
                 f" {b} p = 1 did train: its final training loss ({per_p[1]['loss']:.2f}) is as low as p = {hi}'s "
-                f"({per_p[hi]['loss']:.2f}), yet it tests {gap:+.1f} points against it, so under-training does not "
-                "explain this gap. The likelier reading (not tested here): on 1,257 training images the larger "
+                f"({per_p[hi]['loss']:.2f}), yet it tests {gap:+.1f} points against it: the gap is one of generalisation, "
+                "not of fitting the training set. The likelier reading (not tested here): on 1,257 training images the larger "
                 "patches' built-in locality generalises better than pixel tokens; the paper's law is measured on "
                 "1.28 M ImageNet images."
             )
