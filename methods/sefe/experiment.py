@@ -255,13 +255,15 @@ def run_experiment(
 ) -> dict[str, TIExperiment]:
     """Every arm of ``cfg`` over every seed → ``{arm id: TIExperiment}`` (zero-shot base model first)."""
     progress = progress or null_context()
-    plan = cfg.arm_plan()
-    jobs: list[tuple[str, float, float]] = list(plan) + ([("multitask", 0.0, 0.0)] if "multitask" in cfg.arms else [])
+    multitask = [("multitask", 0.0, 0.0)] if "multitask" in cfg.arms else []
+    per_seed = [cfg.arm_plan_for(i) + multitask for i in range(len(cfg.seeds))]
     out: dict[str, TIExperiment] = {}
-    n = len(jobs) * len(cfg.seeds)
+    n = sum(len(jobs) for jobs in per_seed)
     k = 0
     with pin_threads(cfg.threads):
-        for seed in cfg.seeds:  # seed-major: a partial run already has every arm for the first seeds
+        for seed, jobs in zip(
+            cfg.seeds, per_seed, strict=True
+        ):  # seed-major: a partial run has every arm of the first seeds
             for arm, x, lam in jobs:
                 sub = progress.sub(k / n, (k + 1) / n)
                 label = f"{arm} seed {seed}: "

@@ -41,7 +41,7 @@ def run_sefe(cfg: SefeConfig, progress: JobContext, *, unit_checks: bool = False
     checks = all_checks() if unit_checks else []
     kwargs = {"title": title} if title else {}
     report = build_report(cfg, exps, zero_shot=zs, unit_checks=checks, wall_s=time.perf_counter() - t0, **kwargs)
-    report.add_section("Reading", reading(exps, checks + expected_direction_checks(exps)))
+    report.add_section("Reading", reading(exps, checks + expected_direction_checks(exps), cfg.lam))
     progress(1.0, "done")
     return report
 
@@ -56,12 +56,51 @@ def run(params: RunParams, progress: JobContext) -> Report:
 class SefeOptions(ReproducerOptions):
     """Options of ``paperworks reproduce sefe`` (a preset fills the fields left unset)."""
 
-    PRESETS = {"cpu": {}, "tiny": {}, "spec": {}}
-    preset: Literal["cpu", "tiny", "spec"] = Field(
-        "cpu", description="cpu (docs/results: 3 seeds, 5 arms, top-4 layers), tiny (smoke), spec (§6 caps, hours)."
+    PRESETS = {"cpu": {}, "cpu-small": {}, "tiny": {}, "spec": {}}
+    preset: Literal["cpu", "cpu-small", "tiny", "spec"] = Field(
+        "cpu",
+        description="cpu (docs/results: 3 seeds, 5 arms + λ sweep, top-8 layers, ~2 h), cpu-small (top-4 layers, "
+        "32 examples: tasks not learned), tiny (smoke), spec (§6 caps, all 30 layers, many hours).",
     )
     seeds: int | None = Field(None, ge=1, le=10, description="Seeds 0..seeds-1 (default: the preset's).")
     threads: int = Field(1, ge=1, le=16, description="torch threads.")
+
+
+def train_sizes(cfg: SefeConfig) -> dict[str, int]:
+    """Training examples per task: ``n_train`` or the whole training split when it is smaller."""
+    from methods.sefe.tasks import load_task
+
+    return {t: min(cfg.n_train, len(load_task(t).train_idx)) for t in cfg.tasks}
+
+
+def outside_spec(cfg: SefeConfig) -> str:
+    """What of ``cfg`` lies outside the spec's §6 ranges, and why (measured on this machine)."""
+    out = []
+    if cfg.lr != 2e-4:
+        out.append(f"lr {cfg.lr:g} instead of 2e-4")
+    if cfg.alpha / cfg.rank != 2:
+        out.append(f"α/r = {cfg.alpha / cfg.rank:g} instead of 2")
+    if not 8 <= cfg.batch_size <= 16:
+        out.append(f"batch {cfg.batch_size} instead of 8–16")
+    if cfg.epochs > 3:
+        out.append(f"{cfg.epochs} epochs instead of 1–3")
+    text = ""
+    if out:
+        text += (
+            "Outside the spec's §6 ranges (said plainly): "
+            + ", ".join(out)
+            + ". With ≤ 600 examples and 1–3 epochs a task gets a few dozen to a few hundred optimizer steps, and at "
+            "the spec's settings the 135M model did not learn (measured: iris loss 4.7 → 3.0 in 8 steps at lr 2e-4, "
+            "every answer 'The answer is: \"iris\"'; at lr 1e-3 and batch 8, 42 steps, every answer one species, "
+            "31.6 % = the majority class; at batch 4, 84 steps, 97.4 %). "
+        )
+    if cfg.adapt_layers:
+        text += (
+            f"LoRA on the top {cfg.adapt_layers} of 30 layers instead of all (one full-model training step took 26 s "
+            "on this shared machine; with the top 4 layers iris stayed at one answer for every flower, 34 %, where "
+            "the top 8 reached 97 %)."
+        )
+    return text
 
 
 @register_reproducer(
@@ -81,16 +120,21 @@ def reproduce(options: SefeOptions, progress: JobContext) -> Report:
         f"SmolLM2-135M-Instruct with LoRA (r={cfg.rank}, α={cfg.alpha:g}, dropout 0.05, lr {cfg.lr:g}, cosine, 3 % "
         f"warm-up, wd 0) on q,k,v,o,gate,up,down of the top {cfg.adapt_layers or 30} of 30 layers "
         f"(N_mod = {7 * (cfg.adapt_layers or 30)}; the frozen lower layers' outputs are cached); "
-        f"{cfg.n_train} training examples × {cfg.epochs} epochs per task, batch {cfg.batch_size}; {cfg.n_test} test "
+        f"≤ {cfg.n_train} training examples × {cfg.epochs} epochs per task ("
+        + ", ".join(f"{t} {n}" for t, n in train_sizes(cfg).items())
+        + f"), batch {cfg.batch_size}; {cfg.n_test} test "
         f"items per task; greedy answers of ≤ {cfg.max_new_tokens} tokens; ASD X = {cfg.asd_percent:g} % by "
-        f"rule-based templates (not the MLLM prompts); λ = {cfg.lam:g}; seeds {list(cfg.seeds)}. "
+        f"rule-based templates (not the MLLM prompts); λ = {cfg.lam:g}; seeds {list(cfg.seeds)}"
+        + (
+            f"; λ sweep {', '.join(f'{x:g}' for x in cfg.lam_sweep)} on the first {cfg.sweep_seeds or len(cfg.seeds)} "
+            "seed(s)"
+            if cfg.lam_sweep
+            else ""
+        )
+        + ". "
         "Unchanged: fresh LoRA + merge per task, unscaled B·A top-2 % per matrix, concatenated index lists, "
         "L1 at stored positions averaged per matrix then over matrices, λ·L_reg on every step, ASD's equal split. "
-        f"Outside the spec's §6 ranges (said plainly): lr {cfg.lr:g} instead of 2e-4, α/r = {cfg.alpha / cfg.rank:g} "
-        f"instead of 2 and batch {cfg.batch_size} instead of 8–16 — with only "
-        f"{cfg.n_train * cfg.epochs // cfg.batch_size} optimizer steps per task, the spec's settings did not even teach "
-        "task 1's answer format (measured: iris loss 4.7 → 3.0 in 8 steps, every answer 'The answer is: \"iris\"'); "
-        "LoRA on 4 of 30 layers instead of all (one full-model training step took 26 s on this machine)."
+        + outside_spec(cfg)
     )
     stage_s = {
         d["train_s"]

@@ -118,3 +118,61 @@ def test_report_builds_with_checks_and_examples(tiny_run):
     assert {"accuracy_matrix.png", "compliance_matrix.png", "runs.json"} <= set(rep.pending_files())
     assert rep.metrics["seq.accuracy.MFN"] is not None
     assert "What would change the conclusion" in reading(exps, checks)
+
+
+def test_lambda_sweep_runs_on_the_first_seeds_only_and_is_reported(tiny_run, tiny, monkeypatch):
+    from methods.sefe.report import build_report, lambda_sweep, reading
+
+    cfg0, _, _, cache = tiny_run
+    monkeypatch.setattr(experiment, "load_base", lambda: tiny)
+    cfg = cfg0.model_copy(
+        update={"arms": ("seq", "reglora"), "seeds": (0, 1), "lam_sweep": (10.0, cfg0.lam), "sweep_seeds": 1}
+    )
+    assert [a for a, _, _ in cfg.arm_plan_for(0)] == ["seq", "reglora", "reglora_l10"]
+    assert [a for a, _, _ in cfg.arm_plan_for(1)] == ["seq", "reglora"]
+    exps = experiment.run_experiment(cfg, cache_dir=cache)
+    assert [r.seed for r in exps["reglora_l10"].runs] == [0]
+    assert [r.seed for r in exps["seq"].runs] == [0, 1]
+    sweep = lambda_sweep(exps, cfg.lam)
+    assert sweep["seeds"] == [0]
+    assert [r["lam"] for r in sweep["rows"]] == [0.0, 10.0, cfg.lam]
+    seq0 = exps["seq"].runs[0]
+    assert sweep["rows"][0]["ratio"] == 1.0 and sweep["rows"][0]["MFN"][0] == seq0.summary()["MFN"]
+    # a larger λ shrinks the update at the stored positions more
+    assert sweep["rows"][2]["key"] < sweep["rows"][1]["key"] <= sweep["rows"][0]["key"] * 1.01
+    rep = build_report(cfg, exps)
+    table = next(t for t in rep.tables if t.title.startswith("λ sweep"))
+    assert len(table.rows) == 3
+    assert any("RegLoRA only, λ = 10 (1 seed)" in str(t.rows) for t in rep.tables)
+    assert "λ sweep without ASD (seed(s) 0)" in reading(exps, [], cfg.lam)
+
+
+def _fake(arm: str, acc: list[list[float]], ess: list[list[float]], seed: int = 0):
+    from methods.continual.task_incremental import TIExperiment, TIRun
+
+    comp = [[1.0 if not np.isnan(v) else np.nan for v in row] for row in acc]
+    run = TIRun(seed=seed, tasks=["iris", "cancer"], matrices={"accuracy": acc, "compliance": comp, "essential": ess})
+    run.diagnostics = [{}, {}]
+    return TIExperiment(arm=arm, tasks=["iris", "cancer"], runs=[run])
+
+
+def test_reading_tells_learned_tasks_and_essential_forgetting():
+    from methods.sefe.report import reading
+
+    nan = float("nan")
+    exps = {
+        "seq": _fake("seq", [[0.95, nan], [0.0, 0.9]], [[0.95, nan], [0.0, 0.9]]),
+        "asd": _fake("asd", [[0.95, nan], [0.6, 0.9]], [[0.95, nan], [0.6, 0.9]]),
+        "sefe": _fake("sefe", [[0.95, nan], [0.8, 0.9]], [[0.95, nan], [0.8, 0.9]]),
+    }
+    text = reading(exps, [])
+    assert "every task is learned beyond its majority answer (iris 95 % (majority 32 %), cancer 90 %" in text
+    assert (
+        "ASD's essential BWT is -35.0 ± 0.0 points, SEFE's -15.0 ± 0.0: RegLoRA on top of ASD reduces it by 20.0"
+        in text
+    )
+    assert "more training per task" not in text
+    # a task at its majority baseline is called out, and the advice to train more comes back
+    exps["seq"] = _fake("seq", [[0.3, nan], [0.0, 0.9]], [[0.3, nan], [0.0, 0.9]])
+    text = reading(exps, [])
+    assert "iris (30 % vs majority 32 %) are not learned" in text and "more training per task" in text
