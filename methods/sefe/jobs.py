@@ -149,7 +149,7 @@ def reproduce(options: SefeOptions, progress: JobContext) -> Report:
     report.add_section("What was shrunk", shrunk)
     report.add_section(
         "Cost",
-        f"LoRA training time summed over every distinct stage: {secs / 60:.1f} min on ~0.3 of a shared CPU core "
+        f"LoRA training time summed over every distinct stage: {secs / 60:.1f} min with {cfg.threads} torch thread(s) on the 2-core machine "
         "(stages shared between arms — task 1 of sequential/RegLoRA and of ASD/SEFE — are trained once and cached; "
         "evaluation and the frozen-layer features come on top).",
     )

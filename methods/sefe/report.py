@@ -192,13 +192,20 @@ def build_report(
                 report.metrics[f"{a}.{kind}.{m}"] = None if math.isnan(v) else round(v, 6)
 
     cols = ["arm", "MFT (%)", "MFN (%)", "MAA (%)", "BWT (points)", "forgetting (points)"]
-    rows = [[lab(a)] + [pm(aggs[a]["accuracy"][m]) for m in ("MFT", "MFN", "MAA", "BWT", "forgetting")] for a in arms]
+    rows = [
+        [lab(a)]
+        + [
+            "n/a" if a == "multitask" and m in ("MFT", "BWT", "forgetting") else pm(aggs[a]["accuracy"][m])
+            for m in ("MFT", "MFN", "MAA", "BWT", "forgetting")
+        ]
+        for a in arms
+    ]
     report.add_table(
         f"Accuracy (answer correct in the task's native format) — {n_seeds} seeds, mean ± std",
         cols,
         rows,
         note="MFT: right after learning; MFN: after the last task; MAA: mean over "
-        "stages; BWT: mean (final − just-learned); multitask has no stages (final row only).",
+        "stages; BWT: mean (final − just-learned); multitask has no stages (final row only: MFT, BWT n/a).",
     )
     rows = [
         [
