@@ -37,7 +37,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # issue #26: >= 30 claims with the opt-in 1.5B (`paperworks models install qwen2.5-coder-1.5b-instruct`);
     # several times slower than the 135M: run it in the background
     "issue-1.5b": dict(
-        limit=30, mocheg_limit=0, knowledge_store="shared", model="local/qwen2.5-coder-1.5b-instruct", judge_tokens=192
+        limit=30,
+        mocheg_limit=0,
+        knowledge_store="shared",
+        model="local/qwen2.5-coder-1.5b-instruct",
+        judge_tokens=192,
+        workers=4,  # four claims share each batched llama.cpp decode step
     ),
 }
 

@@ -221,6 +221,13 @@ class DefameOptions(ReproducerOptions):
         "shared", description="shared: every claim's evidence in one corpus; per_claim: spec §6's per-claim store."
     )
     judge_tokens: int | None = Field(None, ge=16, le=2048, description="Judge budget (default the compact 64).")
+    workers: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Claims checked at once (threads); a local llama.cpp model batches their calls "
+        "(up to PAPERWORKS_LOCAL_PARALLEL slots).",
+    )
 
 
 @register_reproducer(
@@ -239,6 +246,7 @@ def reproduce(options: DefameOptions, progress: JobContext) -> Report:
         knowledge_store=options.knowledge_store,
         judge_tokens=options.judge_tokens,
         command=options.cli_options(),
+        workers=options.workers,
     )
 
 

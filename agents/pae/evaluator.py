@@ -16,6 +16,7 @@ trains on as much data as the judge arm, only uncorrelated with success.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,21 @@ from agents.pae.sites.grading import grade
 EVALUATOR_STATES = 3  # spec: evaluator_imgs = 3
 STATE_CHARS = 1200
 TABLE_CHARS = 1500
+
+
+#: The judge's check lines (prompts.EVALUATOR_USER), as a constraint for models that skip them; the
+#: "Response says" line must copy the answer (a 1.5B model otherwise copies the page there).
+def check_format(answer: str) -> str:
+    said = _literal(" ".join(answer.split())[:300]) or "[^\\n]{0,300}"
+    return (
+        r"Asked: [^\n]{3,160}\nResponse says: " + said + r"\nPage shows: [^\n]{3,300}\nSame: (yes|no)\n"
+        r"Verdict: (SUCCESS|NOT SUCCESS)"
+    )
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex matching itself (only the metacharacters escaped, as llguidance's syntax wants)."""
+    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)
 
 
 @dataclass(frozen=True)
@@ -65,10 +81,15 @@ def parsable(reply: str) -> bool:
 class LLMJudge:
     """The autonomous evaluator, through the gateway."""
 
-    def __init__(self, model: str | None = None, max_tokens: int = 256, retries: int = 2) -> None:
+    def __init__(
+        self, model: str | None = None, max_tokens: int = 256, retries: int = 2, checked: bool | None = None
+    ) -> None:
         from core.config import get_settings
 
         self.model = model or get_settings().llm_model
+        # Local models skip the prompt's check lines and jump to "Match:"; for them the first attempt is
+        # constrained to the check format (quote the page, compare, verdict). None = local models only.
+        self.checked = self.model.startswith("local/") if checked is None else checked
         self.max_tokens = max_tokens
         self.retries = retries
         self.name = f"llm:{self.model}"
@@ -96,7 +117,11 @@ class LLMJudge:
         replies = []
         for attempt in range(1 + self.retries):
             ask = prompt if attempt == 0 else _with_reminder(prompt)
-            extra = {"repeat_penalty": 1.1, "no_repeat_ngram": 12} if self.model.startswith("local/") else {}
+            extra: dict[str, Any] = (
+                {"repeat_penalty": 1.1, "no_repeat_ngram": 12} if self.model.startswith("local/") else {}
+            )
+            if self.checked and attempt == 0:
+                extra["regex"] = check_format(answer)
             reply = complete(
                 ask,
                 system=system,

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.pae import prompts
 from agents.pae.evaluator import LLMJudge, OracleEvaluator, agreement
 from agents.pae.proposer import TemplateProposer
 
@@ -77,6 +78,8 @@ def judge_agreement(cases: list[ProbeCase], model: str, *, max_tokens: int = 256
             "oracle_positive_rate": sum(o for _, o in pairs) / len(pairs) if pairs else float("nan"),
             "seconds": round(time.perf_counter() - t0, 1),
             "max_tokens": max_tokens,
+            "prompt_version": prompts.EVALUATOR_PROMPT_VERSION,
+            "checked": judge.checked,
         }
     )
     return out

@@ -57,8 +57,15 @@ Think briefly, then give your verdict: SUCCESS or NOT SUCCESS."""
 
 EVALUATOR_USER = """TASK: {task}
 Result Response: {answer}
-{n} states at the end:
+{n} states at the end (the last one is the page the agent answered from):
 {states}
-First say in one or two sentences whether the states show the information the answer gives and whether it answers
-the task; then write the verdict line "Verdict: SUCCESS" or "Verdict: NOT SUCCESS".
-Thoughts:"""
+Check in four lines, then give the verdict line:
+Asked: <the information the task asks for>
+Response says: <copy the Result Response>
+Page shows: <copy the words of the states that give the information asked, or "nothing">
+Same: <yes if the page shows what the Result Response says and it answers the task, otherwise no>
+Verdict: <SUCCESS if Same is yes, otherwise NOT SUCCESS>"""
+# 5: copy the answer, then quote the page that should confirm it, then compare (4: the page quote before the
+# answer; 3: without copying the answer; 2: "one or two sentences, then Verdict:"; 1: ended with "Your
+# verdict:"). docs/results/pae.md's probe table names the version each row used.
+EVALUATOR_PROMPT_VERSION = 5

@@ -152,9 +152,30 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
     )
     report.add_table(
         "LLM judge vs oracle before training (scripted trajectories, each with its right and a wrong answer)",
-        ["judge model", "cases", "agreement", "Cohen's kappa", "precision", "recall", "unparsable", "seconds"],
         [
-            [r["model"], r["n"], r["agreement"], r["kappa"], r["precision"], r["recall"], r["unparsable"], r["seconds"]]
+            "judge model",
+            "prompt",
+            "cases",
+            "agreement",
+            "Cohen's kappa",
+            "precision",
+            "recall",
+            "unparsable",
+            "seconds",
+        ],
+        [
+            [
+                r["model"],
+                f"v{r.get('prompt_version', '?')}"
+                + (", check lines constrained" if r.get("checked") else ", free text"),
+                r["n"],
+                r["agreement"],
+                r["kappa"],
+                r["precision"],
+                r["recall"],
+                r["unparsable"],
+                r["seconds"],
+            ]
             for r in judge_rows
         ],
         note="Both answers of a pair come with the same last 3 states (URL, page text, element table); only "

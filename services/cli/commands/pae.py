@@ -149,7 +149,8 @@ def judge_probe_cmd(
     for r in rows:
         console.print(
             f"{r['model']}: {r['n']} cases, agreement {r['agreement']:.3f}, kappa {r['kappa']:.3f}, "
-            f"precision {r['precision']:.3f}, recall {r['recall']:.3f}, unparsable {r['unparsable']}, {r['seconds']} s"
+            f"precision {r['precision']:.3f}, recall {r['recall']:.3f}, unparsable {r['unparsable']}, {r['seconds']} s "
+            f"(prompt v{r['prompt_version']}, {'check lines constrained' if r['checked'] else 'free text'})"
         )
 
 

@@ -149,3 +149,40 @@ def test_batch_job_over_a_dataset_file_reports_progress(stage_llm, settings, mon
 
     with pytest.raises(InvalidParams, match="files must come from"):
         run_inline("defame.batch", {"dataset": "mocheg", "path": "/etc/passwd"})
+
+
+def test_run_items_workers_overlap_claims_and_keep_item_order(monkeypatch, data_dir):
+    """workers=3: claims run at the same time (so a local engine can batch their calls), outcomes stay in order."""
+    import threading
+    import time as _time
+    from types import SimpleNamespace
+
+    import agents.defame.evaluate as ev
+
+    live, peak, lock = [0], [0], threading.Lock()
+    labels = [Label.SUPPORTED, Label.REFUTED, Label.NEI, Label.CONFLICTING, Label.REFUTED]
+
+    def fake_check(claim, config, *, store=None, checkpointer=None):
+        i = int(claim["text"].split()[-1])
+        with lock:
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+        _time.sleep(0.05 * (5 - i))  # later claims finish first
+        with lock:
+            live[0] -= 1
+        return SimpleNamespace(
+            label=labels[i], seconds=0.01, state={"iteration": 1, "calls": [], "record": []}, to_json=lambda: {}
+        )
+
+    monkeypatch.setattr(ev, "check_claim", fake_check)
+    items = load_averitec(data_dir / "averitec" / "dev.json", limit=5)
+    for i, item in enumerate(items):
+        item.claim["text"] = f"claim {i}"
+    seen: list[int] = []
+    cfg = DefameConfig(model="scripted/x", benchmark="averitec", corpus="unused")
+    out = run_items(items, cfg, baseline=False, workers=3, on_claim=lambda k, n, oc: seen.append(k))
+    assert [o.id for o in out] == ["0", "1", "2", "3", "4"]
+    bench_labels = [o.defame for o in out]
+    serial = run_items(items, cfg, baseline=False, workers=1)
+    assert bench_labels == [o.defame for o in serial]
+    assert peak[0] == 3 and seen == [1, 2, 3, 4, 5]

@@ -106,3 +106,38 @@ def test_judge_probe_pairs_right_and_wrong_answers(chromium_path, scripted_llm):
     scripted_llm("probe-judge", knows_the_answers)
     row = judge_agreement(cases, "scripted/probe-judge")
     assert row["n"] == 4 and row["kappa"] == 1.0 and row["unparsable"] == 0
+    assert row["prompt_version"] >= 5 and row["checked"] is False  # scripted models answer in free text
+
+
+def test_local_judge_is_constrained_to_the_check_lines_on_its_first_attempt(monkeypatch):
+    import re
+    from types import SimpleNamespace
+
+    import core.llm
+    from agents.pae.evaluator import check_format, verdict_reward
+
+    fmt = check_format("It costs $3.99 (tax)")
+    good = (
+        "Asked: the price\nResponse says: It costs $3.99 (tax)\nPage shows: Price: $3.99\nSame: yes\nVerdict: SUCCESS"
+    )
+    assert re.fullmatch(fmt, good) and verdict_reward(good) == 1.0
+    assert verdict_reward(good.replace("yes\nVerdict: SUCCESS", "no\nVerdict: NOT SUCCESS")) == 0.0
+    # the answer must be copied as given (the 1.5B copied the page's value instead) ...
+    assert not re.fullmatch(fmt, good.replace("says: It costs $3.99 (tax)", "says: $3.99"))
+    # ... and the shortcut local models took without the constraint does not fit
+    assert not re.fullmatch(fmt, "Same: yes\nVerdict: SUCCESS")
+    seen: list[dict] = []
+    replies = iter(["I am not sure.", "The page shows it. SUCCESS"])
+
+    def fake_complete(prompt, **kw):
+        seen.append(kw)
+        return SimpleNamespace(text=next(replies))
+
+    monkeypatch.setattr(core.llm, "complete", fake_complete)
+    v = LLMJudge("local/some-model", retries=1).evaluate("What is the price?", "$3.99", [State("u", "Price $3.99")])
+    assert v.reward == 1.0 and v.text.startswith("[attempt 2]")
+    assert seen[0]["regex"] == check_format("$3.99") and "regex" not in seen[1]  # a retry is free text
+    seen.clear()
+    replies = iter(["Same: yes. SUCCESS"])
+    assert LLMJudge("openai/gpt-4o").evaluate("q", "a", [State("u", "p")]).reward == 1.0
+    assert "regex" not in seen[0]  # hosted models answer in free text
