@@ -29,12 +29,29 @@ STATE_CHARS = 1200
 TABLE_CHARS = 1500
 
 
-#: The judge's check lines (prompts.EVALUATOR_USER), as a constraint for models that skip them; the
-#: "Response says" line must copy the answer (a 1.5B model otherwise copies the page there).
-def check_format(answer: str) -> str:
+#: The judge's check lines (prompts.EVALUATOR_USER), as a constraint for local models, which skip them in
+#: free text: "Response says" copies the answer (a 1.5B model otherwise copied the page's value there) and
+#: "Page shows" is one of the states' own page-text lines or "nothing" (it otherwise copied URLs) — the model
+#: chooses the line and decides whether it answers the task; the grammar only keeps the form.
+PAGE_LINES = 60
+
+
+def page_lines(states: Sequence[State]) -> list[str]:
+    """The distinct page-text lines of the judged states, the last state first (at most PAGE_LINES)."""
+    out: list[str] = []
+    for st in reversed(list(states)[-EVALUATOR_STATES:]):
+        for line in st.page_text[:STATE_CHARS].splitlines():
+            line = " ".join(line.split())[:200]
+            if line and line not in out:
+                out.append(line)
+    return out[:PAGE_LINES]
+
+
+def check_format(answer: str, lines: Sequence[str] = ()) -> str:
     said = _literal(" ".join(answer.split())[:300]) or "[^\\n]{0,300}"
+    page = "(" + "|".join([*(_literal(x) for x in lines), "nothing"]) + ")" if lines else "[^\\n]{3,300}"
     return (
-        r"Asked: [^\n]{3,160}\nResponse says: " + said + r"\nPage shows: [^\n]{3,300}\nSame: (yes|no)\n"
+        r"Asked: [^\n]{3,160}\nResponse says: " + said + r"\nPage shows: " + page + r"\nAnswers: (yes|no)\n"
         r"Verdict: (SUCCESS|NOT SUCCESS)"
     )
 
@@ -121,7 +138,7 @@ class LLMJudge:
                 {"repeat_penalty": 1.1, "no_repeat_ngram": 12} if self.model.startswith("local/") else {}
             )
             if self.checked and attempt == 0:
-                extra["regex"] = check_format(answer)
+                extra["regex"] = check_format(answer, page_lines(last))
             reply = complete(
                 ask,
                 system=system,

@@ -62,10 +62,13 @@ Result Response: {answer}
 Check in four lines, then give the verdict line:
 Asked: <the information the task asks for>
 Response says: <copy the Result Response>
-Page shows: <copy the words of the states that give the information asked, or "nothing">
-Same: <yes if the page shows what the Result Response says and it answers the task, otherwise no>
-Verdict: <SUCCESS if Same is yes, otherwise NOT SUCCESS>"""
-# 5: copy the answer, then quote the page that should confirm it, then compare (4: the page quote before the
-# answer; 3: without copying the answer; 2: "one or two sentences, then Verdict:"; 1: ended with "Your
-# verdict:"). docs/results/pae.md's probe table names the version each row used.
-EVALUATOR_PROMPT_VERSION = 5
+Page shows: <copy the line of the page text that shows what the Result Response says, or "nothing">
+Answers: <yes if that line shows the information asked, otherwise no>
+Verdict: <SUCCESS if Answers is yes, otherwise NOT SUCCESS>"""
+# Versions measured on the judge probe (docs/results/pae.md names the version of each row):
+# 9: copy the answer, then find it on the page (a page-text line or "nothing"), then "does it answer the task".
+# 8: the page line with the asked information, the answer, "Contains" (yes to every pair); 7: the answer, the
+# line with the asked information, "Same" (yes to every pair); 6: "copy the line of the last states" (it copied
+# URLs); 5: "Page shows: ... or nothing" in free text; 4: the page quote before the answer; 3: without copying the
+# answer; 2: "one or two sentences, then Verdict:"; 1: ended with "Your verdict:".
+EVALUATOR_PROMPT_VERSION = 9

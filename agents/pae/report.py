@@ -157,9 +157,10 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
             "prompt",
             "cases",
             "agreement",
-            "Cohen's kappa",
+            "Cohen's kappa [95% CI]",
             "precision",
             "recall",
+            "SUCCESS on right / other task's / same-template answers",
             "unparsable",
             "seconds",
         ],
@@ -170,16 +171,21 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
                 + (", check lines constrained" if r.get("checked") else ", free text"),
                 r["n"],
                 r["agreement"],
-                r["kappa"],
+                f"{r['kappa']:.2f} [{r['kappa_ci'][0]:.2f}, {r['kappa_ci'][1]:.2f}]" if "kappa_ci" in r else r["kappa"],
                 r["precision"],
                 r["recall"],
+                " / ".join(
+                    f"{r.get('success_rate_by_kind', {}).get(k, float('nan')):.2f}"
+                    for k in ("right", "other task", "same template")
+                ),
                 r["unparsable"],
                 r["seconds"],
             ]
             for r in judge_rows
         ],
-        note="Both answers of a pair come with the same last 3 states (URL, page text, element table); only "
-        "reading the states against the answer tells them apart. kappa 0 = chance.",
+        note="Every answer of a task comes with the same last 3 states (URL, page text, element table): its right "
+        "answer, another task's answer (often another kind of value) and another same-template task's answer "
+        "(the same kind of value, wrong): only reading the states rejects the last. kappa 0 = chance.",
     )
     report.add_table(
         "LLM judge vs oracle",

@@ -135,6 +135,9 @@ def judge_probe_cmd(
     model: Annotated[list[str], typer.Option("--model", "-m", help="Judge model(s); default the configured one.")] = [],  # noqa: B006
     tasks_per_site: Annotated[int, typer.Option(min=1, max=20)] = 2,
     max_tokens: Annotated[int, typer.Option(min=16, max=1000, help="Judge reply budget.")] = 256,
+    same_template: Annotated[
+        bool, typer.Option(help="Also judge each task with another same-template task's answer (a wrong value).")
+    ] = True,
 ) -> None:
     """Agreement and Cohen's kappa of the LLM judge with the oracle, before training on it (scripted trajectories)."""
     from agents.pae.judge_probe import probe
@@ -145,12 +148,17 @@ def judge_probe_cmd(
         sites=["shop", "recipes", "dictionary", "map"],
         tasks_per_site=tasks_per_site,
         max_tokens=max_tokens,
+        same_template=same_template,
     )
     for r in rows:
         console.print(
             f"{r['model']}: {r['n']} cases, agreement {r['agreement']:.3f}, kappa {r['kappa']:.3f}, "
             f"precision {r['precision']:.3f}, recall {r['recall']:.3f}, unparsable {r['unparsable']}, {r['seconds']} s "
             f"(prompt v{r['prompt_version']}, {'check lines constrained' if r['checked'] else 'free text'})"
+        )
+        console.print(
+            "  SUCCESS rate by answer: "
+            + ", ".join(f"{k} {v:.2f} (n={r['cases_by_kind'][k]})" for k, v in r["success_rate_by_kind"].items())
         )
 
 

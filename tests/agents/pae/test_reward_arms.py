@@ -91,8 +91,9 @@ def test_local_model_under_the_schema_writes_valid_tasks():
 def test_judge_probe_pairs_right_and_wrong_answers(chromium_path, scripted_llm):
     from agents.pae.judge_probe import judge_agreement, probe_cases
 
-    cases = probe_cases(["shop"], 2, seed=0)
-    assert len(cases) == 4 and sorted(c.oracle for c in cases) == [0.0, 0.0, 1.0, 1.0]
+    cases = probe_cases(["shop"], 2, seed=0, same_template=True)
+    assert [c.kind for c in cases] == ["right", "other task", "same template"] * 2
+    assert [c.oracle for c in cases] == [1.0, 0.0, 0.0] * 2
     assert all(c.states and c.states[-1].element_table for c in cases)
 
     right = {(c.question, c.answer) for c in cases if c.oracle}
@@ -105,7 +106,9 @@ def test_judge_probe_pairs_right_and_wrong_answers(chromium_path, scripted_llm):
 
     scripted_llm("probe-judge", knows_the_answers)
     row = judge_agreement(cases, "scripted/probe-judge")
-    assert row["n"] == 4 and row["kappa"] == 1.0 and row["unparsable"] == 0
+    assert row["n"] == 6 and row["kappa"] == 1.0 and row["unparsable"] == 0
+    assert row["success_rate_by_kind"] == {"right": 1.0, "other task": 0.0, "same template": 0.0}
+    assert row["kappa_ci"] == (1.0, 1.0)  # a perfect judge stays perfect in every resample
     assert row["prompt_version"] >= 5 and row["checked"] is False  # scripted models answer in free text
 
 
@@ -114,18 +117,22 @@ def test_local_judge_is_constrained_to_the_check_lines_on_its_first_attempt(monk
     from types import SimpleNamespace
 
     import core.llm
-    from agents.pae.evaluator import check_format, verdict_reward
+    from agents.pae.evaluator import check_format, page_lines, verdict_reward
 
-    fmt = check_format("It costs $3.99 (tax)")
-    good = (
-        "Asked: the price\nResponse says: It costs $3.99 (tax)\nPage shows: Price: $3.99\nSame: yes\nVerdict: SUCCESS"
-    )
+    lines = ["Golden Yo-Yo", "Price: $3.99 (tax)", "Brand: Stark"]
+    fmt = check_format("It costs $3.99", lines)
+    good = "Asked: the price\nResponse says: It costs $3.99\nPage shows: Price: $3.99 (tax)\nAnswers: yes\nVerdict: SUCCESS"
     assert re.fullmatch(fmt, good) and verdict_reward(good) == 1.0
     assert verdict_reward(good.replace("yes\nVerdict: SUCCESS", "no\nVerdict: NOT SUCCESS")) == 0.0
-    # the answer must be copied as given (the 1.5B copied the page's value instead) ...
-    assert not re.fullmatch(fmt, good.replace("says: It costs $3.99 (tax)", "says: $3.99"))
+    assert re.fullmatch(fmt, good.replace("Price: $3.99 (tax)", "nothing"))
+    # the answer is copied as given (the 1.5B copied the page's value instead) ...
+    assert not re.fullmatch(fmt, good.replace("says: It costs $3.99", "says: $3.99"))
+    # ... the page line is one of the states' lines (it copied URLs) ...
+    assert not re.fullmatch(fmt, good.replace("Price: $3.99 (tax)", "http://x/p"))
     # ... and the shortcut local models took without the constraint does not fit
-    assert not re.fullmatch(fmt, "Same: yes\nVerdict: SUCCESS")
+    assert not re.fullmatch(fmt, "Answers: yes\nVerdict: SUCCESS")
+    states = [State("u1", "Shop\nSearch"), State("u2", "Golden Yo-Yo\nPrice: $3.99\n\nSearch")]
+    assert page_lines(states) == ["Golden Yo-Yo", "Price: $3.99", "Search", "Shop"]  # last state first, distinct
     seen: list[dict] = []
     replies = iter(["I am not sure.", "The page shows it. SUCCESS"])
 
@@ -136,8 +143,20 @@ def test_local_judge_is_constrained_to_the_check_lines_on_its_first_attempt(monk
     monkeypatch.setattr(core.llm, "complete", fake_complete)
     v = LLMJudge("local/some-model", retries=1).evaluate("What is the price?", "$3.99", [State("u", "Price $3.99")])
     assert v.reward == 1.0 and v.text.startswith("[attempt 2]")
-    assert seen[0]["regex"] == check_format("$3.99") and "regex" not in seen[1]  # a retry is free text
+    assert seen[0]["regex"] == check_format("$3.99", ["Price $3.99"]) and "regex" not in seen[1]  # a retry is free text
     seen.clear()
     replies = iter(["Same: yes. SUCCESS"])
     assert LLMJudge("openai/gpt-4o").evaluate("q", "a", [State("u", "p")]).reward == 1.0
     assert "regex" not in seen[0]  # hosted models answer in free text
+
+
+def test_kappa_interval_brackets_the_estimate_and_shrinks_with_cases():
+    from agents.pae.evaluator import agreement
+    from agents.pae.judge_probe import kappa_ci
+
+    small = [(1.0, 1.0), (0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 0.0), (0.0, 1.0)] * 2
+    lo, hi = kappa_ci(small)
+    k = agreement(small)["kappa"]
+    assert lo <= k <= hi and hi - lo > 0.3
+    lo4, hi4 = kappa_ci(small * 8)
+    assert lo4 <= k <= hi4 and (hi4 - lo4) < (hi - lo)
