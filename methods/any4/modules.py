@@ -1,9 +1,9 @@
 """``QuantLinear``: a drop-in ``nn.Linear`` holding packed 4-bit codes, a LUT and group scales.
 
 Every format (int-b, nf4, fp4, any-b) is stored the same way, in the operand
-layout of :mod:`kernels.any4_gemm.packing`, and computes ``y = x Ŵᵀ + b`` with
+layout of :mod:`paperworks_kernels.any4_gemm.packing`, and computes ``y = x Ŵᵀ + b`` with
 
-- CUDA input: the Triton LUT-GEMM (:func:`kernels.any4_gemm.kernel.any4_gemm`),
+- CUDA input: the Triton LUT-GEMM (:func:`paperworks_kernels.any4_gemm.kernel.any4_gemm`),
   imported lazily so the CPU path never imports Triton;
 - CPU input: ``cpu_mode = "cached"`` (default) dequantizes once into a cached fp32
   weight and calls ``F.linear``; ``"dequant"`` dequantizes on every call and keeps
@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kernels.any4_gemm import dequantize
 from methods.any4.quantized import LUT_SIZE, QuantizedWeight, bits_per_weight
+from paperworks_kernels.any4_gemm import dequantize
 
 CpuMode = Literal["cached", "dequant"]
 
@@ -109,7 +109,7 @@ class QuantLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.is_cuda:
-            from kernels.any4_gemm.kernel import any4_gemm
+            from paperworks_kernels.any4_gemm.kernel import any4_gemm
 
             y = any4_gemm(x, self.packed, self.lut.to(x.dtype), self.scales_and_zeros.to(x.dtype), self.group_size)
             return y if self.bias is None else y + self.bias.to(y.dtype)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kernels.any4_gemm import make_scales_and_zeros, pack_nibbles
+from paperworks_kernels.any4_gemm import make_scales_and_zeros, pack_nibbles
 
 LUT_SIZE = 16
 

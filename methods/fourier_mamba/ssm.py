@@ -5,7 +5,7 @@ depthwise conv1d of width 4 and SiLU on x, then the input-dependent Δ_t = softp
 B_t = W_B x_t, C_t = W_C x_t, the selective scan with A = −exp(A_log) (d_inner × N), skip D, gate
 y ⊙ SiLU(z), and the out-projection. A_log starts at log(1..N); b_Δ is set so Δ starts in
 [1e-3, 0.1] (log-uniform), as in state-spaces/mamba. The scan is one of the three implementations
-of :mod:`kernels.selective_scan` (``auto``: Triton on CUDA, chunked PyTorch on CPU).
+of :mod:`paperworks_kernels.selective_scan` (``auto``: Triton on CUDA, chunked PyTorch on CPU).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kernels.selective_scan import Impl, selective_scan
+from paperworks_kernels.selective_scan import Impl, selective_scan
 
 
 class MambaBlock(nn.Module):

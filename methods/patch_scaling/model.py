@@ -10,7 +10,7 @@ output; un-flip; h += x; h += SwiGLU(RMSNorm(h)). Flip rule "released" is the co
 ``layer_index // 2 == 1`` (layers 2 and 3 only); "alternate" is ``(layer_index // 2) % 2 == 1``.
 
 Mamba-2 mixer: in_proj → (z, xBC, dt); causal depthwise conv (width 4) + SiLU on xBC; the
-scalar-A-per-head selective scan of :mod:`kernels.selective_scan`
+scalar-A-per-head selective scan of :mod:`paperworks_kernels.selective_scan`
 (h_t = exp(Δ_t·A)·h_{t−1} + Δ_t·x_t ⊗ B_t, y_t = h_t·C_t + D·x_t, B/C shared by all heads);
 gated RMSNorm (norm after the SiLU(z) gate); out_proj. No biases in the projections.
 """
@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from kernels.selective_scan import Impl, selective_scan
+from paperworks_kernels.selective_scan import Impl, selective_scan
 
 FlipRule = Literal["released", "alternate", "none"]
 

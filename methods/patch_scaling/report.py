@@ -307,7 +307,6 @@ def unit_checks(image_size: int, patches: list[int]) -> list[list[Any]]:
     """Spec §7 checks 1–4 and 6, computed live on tiny tensors: [check, measured, passes]."""
     import torch
 
-    from kernels.selective_scan import selective_scan_chunked, selective_scan_reference
     from methods.patch_scaling.model import (
         AdventurerBlock,
         Mamba2Mixer,
@@ -318,6 +317,7 @@ def unit_checks(image_size: int, patches: list[int]) -> list[list[Any]]:
         patchify,
         unpatchify,
     )
+    from paperworks_kernels.selective_scan import selective_scan_chunked, selective_scan_reference
 
     g = torch.Generator().manual_seed(0)
     rows: list[list[Any]] = []

@@ -1,6 +1,6 @@
 """Runs one Triton kernel wrapper under the Triton interpreter in a child process.
 
-Usage: ``python interp_server.py MODULE:FUNCTION`` (e.g. ``kernels.any4_gemm.kernel:any4_gemm``).
+Usage: ``python interp_server.py MODULE:FUNCTION`` (e.g. ``paperworks_kernels.any4_gemm.kernel:any4_gemm``).
 Started by ``tests/kernels/conftest.py`` on machines without CUDA. ``TRITON_INTERPRET=1`` must be
 set before Triton is imported, and setting it in the pytest process would leak into every other
 test, so the kernel runs here instead. Protocol on stdin/stdout: 8-byte little-endian length, then

@@ -11,4 +11,4 @@ import torch
 @pytest.fixture(scope="session")
 def gemm(kernel_runner) -> Callable[..., torch.Tensor]:
     """``gemm(x, packed, lut, scales_and_zeros, g, **kw)`` → the kernel's output on the CPU."""
-    return kernel_runner("kernels.any4_gemm.kernel:any4_gemm")
+    return kernel_runner("paperworks_kernels.any4_gemm.kernel:any4_gemm")

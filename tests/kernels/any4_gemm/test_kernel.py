@@ -7,7 +7,7 @@ shapes stay tiny: M ∈ {1, 3, 16}, N ∈ {64, 96}, K ∈ {128, 256}, g ∈ {32,
 import pytest
 import torch
 
-from kernels.any4_gemm import any4_gemm_reference, dequantize, make_scales_and_zeros, pack_nibbles
+from paperworks_kernels.any4_gemm import any4_gemm_reference, dequantize, make_scales_and_zeros, pack_nibbles
 
 
 def _operands(n: int, k: int, gs: int, row_lut: bool, seed: int):

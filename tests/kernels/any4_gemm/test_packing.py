@@ -3,7 +3,13 @@
 import pytest
 import torch
 
-from kernels.any4_gemm import any4_gemm_reference, dequantize, make_scales_and_zeros, pack_nibbles, unpack_nibbles
+from paperworks_kernels.any4_gemm import (
+    any4_gemm_reference,
+    dequantize,
+    make_scales_and_zeros,
+    pack_nibbles,
+    unpack_nibbles,
+)
 
 
 def test_pack_unpack_round_trip():

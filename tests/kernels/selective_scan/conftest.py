@@ -20,4 +20,4 @@ def _one_thread():
 @pytest.fixture(scope="session")
 def triton_scan(kernel_runner) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
     """``triton_scan(u, delta, A, B, C, D, z, bias, softplus, out=...)`` → (y, h_last) on the CPU."""
-    return kernel_runner("kernels.selective_scan.kernel:selective_scan_triton_forward")
+    return kernel_runner("paperworks_kernels.selective_scan.kernel:selective_scan_triton_forward")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernels.selective_scan import selective_scan_reference
+from paperworks_kernels.selective_scan import selective_scan_reference
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _operands import args, operands  # noqa: E402
@@ -90,7 +90,7 @@ def test_rejects_bad_shapes(triton_scan):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="autograd through the compiled kernel needs CUDA")
 def test_autograd_on_cuda():
-    from kernels.selective_scan.kernel import selective_scan_triton
+    from paperworks_kernels.selective_scan.kernel import selective_scan_triton
 
     ops = {k: (v.cuda().requires_grad_(True) if v is not None else None) for k, v in operands(2, 16, 50, 8).items()}
     ref = {k: v.detach().clone().requires_grad_(True) for k, v in ops.items()}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernels.selective_scan import (
+from paperworks_kernels.selective_scan import (
     check_scan_inputs,
     selective_scan,
     selective_scan_chunked,

@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from kernels.any4_gemm import dequantize
 from methods.any4.config import QuantConfig, parse_format
 from methods.any4.grids import FP4_GRID, NF4_GRID
 from methods.any4.quantized import bits_per_weight
 from methods.any4.quantizers import AbsmaxGridQuantizer, AnyQuantizer, IntQuantizer, create_quantizer, group_normalize
+from paperworks_kernels.any4_gemm import dequantize
 
 
 def _w(n=32, k=256, seed=0, dist="gauss"):

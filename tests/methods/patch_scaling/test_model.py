@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernels.selective_scan import selective_scan_chunked, selective_scan_reference
 from methods.patch_scaling.model import (
     AdventurerBlock,
     Mamba2Mixer,
@@ -24,6 +23,7 @@ from methods.patch_scaling.model import (
     patchify,
     unpatchify,
 )
+from paperworks_kernels.selective_scan import selective_scan_chunked, selective_scan_reference
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -91,8 +91,8 @@ def test_chunked_scan_matches_sequential(L, chunk):
 
 TRITON_SCRIPT = """
 import json, torch
-from kernels.selective_scan.kernel import selective_scan_triton_forward
-from kernels.selective_scan import selective_scan_reference
+from paperworks_kernels.selective_scan.kernel import selective_scan_triton_forward
+from paperworks_kernels.selective_scan import selective_scan_reference
 errs = {}
 for L in (1, 5, 64, 257):
     g = torch.Generator().manual_seed(L)

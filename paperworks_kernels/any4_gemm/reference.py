@@ -1,14 +1,14 @@
 """PyTorch reference of the any4 GEMM: dequantize, then matmul (the spec of the kernel).
 
 ``Y (M×N) = X (M×K) · Ŵᵀ`` with ``ŵ[n, k] = lut[n, code[n, k]] · s + zero`` per
-(row, group), see :mod:`kernels.any4_gemm.packing` for the operand layout.
+(row, group), see :mod:`paperworks_kernels.any4_gemm.packing` for the operand layout.
 """
 
 from __future__ import annotations
 
 import torch
 
-from kernels.any4_gemm.packing import unpack_nibbles
+from paperworks_kernels.any4_gemm.packing import unpack_nibbles
 
 
 def check_operands(

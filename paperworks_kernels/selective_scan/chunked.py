@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels.selective_scan.reference import ScanShape, check_scan_inputs, per_channel, prepare_delta
+from paperworks_kernels.selective_scan.reference import ScanShape, check_scan_inputs, per_channel, prepare_delta
 
 MIN_LOG_DECAY = 20.0
 
@@ -141,7 +141,7 @@ def selective_scan_chunked(
     chunk: int = 32,
     max_log_decay: float = 30.0,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """Same signature and result as :func:`~kernels.selective_scan.reference.selective_scan_reference`.
+    """Same signature and result as :func:`~paperworks_kernels.selective_scan.reference.selective_scan_reference`.
 
     ``chunk`` is the largest chunk length; Mamba-1 shortens it per call so that
     ``T·max|Δ·A| ≤ max_log_decay``.

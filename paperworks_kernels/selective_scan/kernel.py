@@ -24,8 +24,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.selective_scan.chunked import selective_scan_chunked
-from kernels.selective_scan.reference import check_scan_inputs
+from paperworks_kernels.selective_scan.chunked import selective_scan_chunked
+from paperworks_kernels.selective_scan.reference import check_scan_inputs
 
 _FLOAT_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 

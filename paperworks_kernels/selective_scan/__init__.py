@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import torch
 
-from kernels.selective_scan.chunked import selective_scan_chunked
-from kernels.selective_scan.reference import ScanShape, check_scan_inputs, selective_scan_reference
+from paperworks_kernels.selective_scan.chunked import selective_scan_chunked
+from paperworks_kernels.selective_scan.reference import ScanShape, check_scan_inputs, selective_scan_reference
 
 Impl = Literal["auto", "reference", "chunked", "triton"]
 
@@ -46,14 +46,14 @@ def selective_scan(*args: Any, impl: Impl = "auto", **kwargs: Any) -> Any:
         return selective_scan_reference(*args, **kwargs)
     if chosen == "chunked":
         return selective_scan_chunked(*args, **kwargs)
-    from kernels.selective_scan.kernel import selective_scan_triton
+    from paperworks_kernels.selective_scan.kernel import selective_scan_triton
 
     return selective_scan_triton(*args, **kwargs)
 
 
 def __getattr__(name: str) -> Any:
     if name == "selective_scan_triton":
-        from kernels.selective_scan.kernel import selective_scan_triton
+        from paperworks_kernels.selective_scan.kernel import selective_scan_triton
 
         return selective_scan_triton
     raise AttributeError(name)

@@ -1,6 +1,6 @@
 """any4 LUT-GEMM: packing format, PyTorch reference and (lazily) the Triton kernel.
 
-``from kernels.any4_gemm import any4_gemm`` imports Triton on first use only, so
+``from paperworks_kernels.any4_gemm import any4_gemm`` imports Triton on first use only, so
 CPU code that needs just the packing or the reference never touches it.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernels.any4_gemm.packing import NIBBLE_ORDER, make_scales_and_zeros, pack_nibbles, unpack_nibbles
-from kernels.any4_gemm.reference import any4_gemm_reference, dequantize
+from paperworks_kernels.any4_gemm.packing import NIBBLE_ORDER, make_scales_and_zeros, pack_nibbles, unpack_nibbles
+from paperworks_kernels.any4_gemm.reference import any4_gemm_reference, dequantize
 
 __all__ = [
     "NIBBLE_ORDER",
@@ -24,7 +24,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "any4_gemm":
-        from kernels.any4_gemm.kernel import any4_gemm
+        from paperworks_kernels.any4_gemm.kernel import any4_gemm
 
         return any4_gemm
     raise AttributeError(name)

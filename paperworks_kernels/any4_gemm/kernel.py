@@ -26,7 +26,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.any4_gemm.reference import check_operands
+from paperworks_kernels.any4_gemm.reference import check_operands
 
 _FLOAT_TYPES = (torch.float32, torch.float16, torch.bfloat16)
 
