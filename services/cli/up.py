@@ -145,14 +145,25 @@ class Supervisor:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.signals = 0
+        self._first_signal = ""
+        self._announced = 0
         self._old: dict[int, object] = {}
 
     # --- signals -------------------------------------------------------------------
     def _on_signal(self, signum, _frame) -> None:
+        """Only counts: a handler that prints can interrupt a print (or the import rich does in its first one)
+        and raise from inside it; :meth:`announce` prints from the main loop instead."""
         self.signals += 1
         if self.signals == 1:
-            console.print(f"stopping… ({signal.Signals(signum).name}; again to skip the {self.grace_s:.0f} s grace)")
-        elif self.signals == 2:
+            self._first_signal = signal.Signals(signum).name
+
+    def announce(self) -> None:
+        """Say what the signals received so far asked for, once each."""
+        if self.signals >= 1 and self._announced < 1:
+            self._announced = 1
+            console.print(f"stopping… ({self._first_signal}; again to skip the {self.grace_s:.0f} s grace)")
+        if self.signals >= 2 and self._announced < 2:
+            self._announced = 2
             console.print("stopping now")
 
     def install_handlers(self) -> None:
@@ -164,11 +175,17 @@ class Supervisor:
             signal.signal(sig, old)
 
     def release_handlers(self) -> None:
-        """Restore the old handlers, unless a signal is stopping us: then the process is about to exit, and an
-        impatient second Ctrl-C arriving after the children are gone would meet Python's default handler, raise
-        KeyboardInterrupt and end the process with -SIGINT instead of 0. Ours just counts it."""
+        """Restore the old handlers, unless a signal is stopping us: then the process is about to exit, and the
+        stop signals are ignored from here on. Neither the old handler nor ours will do: an impatient second
+        Ctrl-C arriving after the cleanup would meet Python's default handler (KeyboardInterrupt, exit -SIGINT
+        instead of 0), and ours does not survive the exit itself — interpreter finalization resets every signal
+        with a Python handler to SIG_DFL, so a Ctrl-C in that window kills the process with -SIGINT (seen in CI).
+        SIG_IGN is left as it is by finalization, and there is nothing left to stop."""
         if not self.stopping:
             self.restore_handlers()
+            return
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
 
     @property
     def stopping(self) -> bool:
@@ -207,11 +224,13 @@ class Supervisor:
     def stop_all(self) -> float:
         """SIGTERM to every group at once, SIGKILL after the grace period (or a second signal); returns seconds."""
         t0 = time.monotonic()
+        self.announce()
         for c in self.children:
             c.signal_group(signal.SIGTERM)
         deadline = t0 + self.grace_s
         killed_at: float | None = None
         while any(c.group_alive() for c in self.children):
+            self.announce()
             now = time.monotonic()
             if killed_at is None and (now >= deadline or self.signals >= 2):
                 killed_at = now

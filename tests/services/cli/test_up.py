@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -139,9 +140,36 @@ def test_handlers_stay_installed_when_a_signal_is_stopping_us():
         time.sleep(0.05)
         assert sup.stopping
         sup.release_handlers()
-        os.kill(os.getpid(), signal.SIGINT)  # a late second one, after the cleanup: counted, not KeyboardInterrupt
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # a late second one, after the cleanup: ignored, not KeyboardInterrupt
         time.sleep(0.05)
-        assert sup.signals == 2
+        assert sup.signals == 1
     finally:
         sup.restore_handlers()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# the tail of `up`: stopped by a signal, cleaned up, handlers released, then the interpreter exits
+EXITING = (
+    "import os, signal, time; from services.cli.up import Supervisor; sup = Supervisor([], grace_s=0.1); "
+    "sup.install_handlers(); print('ready', flush=True); "
+    "[time.sleep(0.01) for _ in range(500) if not sup.stopping]; sup.stop_all(); sup.release_handlers()"
+)
+
+
+def test_ctrl_c_during_interpreter_exit_does_not_kill_the_process():
+    """Finalization resets Python-level signal handlers to SIG_DFL; a Ctrl-C landing there used to end `up`
+    with -SIGINT instead of 0 (a CI failure of the integration test above). Keep sending SIGINT through the
+    whole exit: the process must still end with 0."""
+    repo = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    proc = subprocess.Popen([sys.executable, "-c", EXITING], env=env, stdout=subprocess.PIPE, cwd=repo)
+    assert proc.stdout.readline().strip() == b"ready"
+    sent = 0
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGINT)
+            sent += 1
+        time.sleep(0.0005)
+    assert proc.wait(timeout=5) == 0 and sent > 1
