@@ -139,16 +139,23 @@ class LLMJudge:
             )
             if self.checked and attempt == 0:
                 extra["regex"] = check_format(answer, page_lines(last))
-            reply = complete(
-                ask,
-                system=system,
-                model=self.model,
-                max_tokens=self.max_tokens,
-                temperature=0.0 if attempt == 0 else 0.7,
-                seed=attempt,
-                tag="pae.evaluator",
-                **extra,
-            ).text
+            try:
+                reply = complete(
+                    ask,
+                    system=system,
+                    model=self.model,
+                    max_tokens=self.max_tokens,
+                    temperature=0.0 if attempt == 0 else 0.7,
+                    seed=attempt,
+                    tag="pae.evaluator",
+                    **extra,
+                ).text
+            except Exception as exc:
+                # the grammar engine can reject the model's next token ("token 0 broke the constraint");
+                # that is an unparsable reply, asked again in free text, never the end of a whole run
+                if "regex" not in extra:
+                    raise
+                reply = f"[constrained decoding failed: {str(exc).splitlines()[0][:200]}]"
             replies.append(reply)
             if parsable(reply):
                 text = reply if attempt == 0 else f"[attempt {attempt + 1}] {reply}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from agents.pae.evaluator import LLMJudge, OracleEvaluator, RandomReward, State, agreement, verdict_reward
 
 
@@ -52,3 +54,35 @@ def test_agreement_numbers():
     assert math.isclose(a["kappa"], 0.5)
     assert a["precision"] == 0.5 and a["recall"] == 1.0
     assert agreement([])["n"] == 0
+
+
+def test_a_grammar_failure_is_an_unparsable_reply_not_a_crash(monkeypatch):
+    """llguidance can reject the model's next token; the judge asks again in free text (a run once died of it)."""
+    import litellm
+
+    import core.llm
+
+    asked: list[dict] = []
+
+    class Reply:
+        text = "The page shows the price. SUCCESS"
+
+    def complete(prompt, **kw):
+        asked.append(kw)
+        if "regex" in kw:
+            raise litellm.BadRequestError(
+                message="token 0 broke the constraint: Parser Error", model="local/x", llm_provider="local"
+            )
+        return Reply()
+
+    monkeypatch.setattr(core.llm, "complete", complete)
+    v = LLMJudge("local/x", checked=True).evaluate("What is the price?", "$3.99", [State("u", "Price: $3.99")])
+    assert v.reward == 1.0 and v.text.startswith("[attempt 2]")
+    assert "regex" in asked[0] and "regex" not in asked[1]
+
+    def always_fails(prompt, **kw):
+        raise litellm.BadRequestError(message="quota", model="local/x", llm_provider="local")
+
+    monkeypatch.setattr(core.llm, "complete", always_fails)
+    with pytest.raises(litellm.BadRequestError):  # a free-text failure is not the grammar's: it still stops
+        LLMJudge("local/x", checked=False).evaluate("What is the price?", "$3.99", [State("u", "x")])
