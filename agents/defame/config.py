@@ -42,6 +42,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         knowledge_store="shared",
         model="local/qwen2.5-coder-1.5b-instruct",
         judge_tokens=192,
+        summary_prompt="lenient",  # under the paper's prompt it answered NONE to 158 of 165 sources
         workers=4,  # four claims share each batched llama.cpp decode step
     ),
 }
@@ -100,6 +101,13 @@ class DefameConfig(BaseModel):
     )
     no_repeat_ngram: int = Field(
         8, ge=0, le=64, description="Local models: never repeat an n-gram of the reply (0 = off)."
+    )
+    summary_prompt: Literal["paper", "lenient"] = Field(
+        "paper",
+        description="Source summaries: the paper's prompt (answer NONE when nothing helps) or 'lenient' (the same "
+        "NONE rule, worded for small models: what bears on the Claim's people, places, events, dates or numbers; "
+        "NONE only for a result entirely about something else). Small local models answer NONE to nearly every "
+        "source under the paper's prompt.",
     )
     knowledge_store: Literal["shared", "per_claim"] = Field(
         "shared",

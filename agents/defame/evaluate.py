@@ -176,6 +176,17 @@ def summarise(outcomes: list[ClaimOutcome], config: DefameConfig) -> dict[str, A
         res["defame"]["on_claim_search_rate"] = (
             sum(1 for cid, s in searches if cid in s) / len(searches) if searches else 0.0
         )
+        # The summariser's verdict per source: kept (relevant) for the claim's own gold answers vs the rest.
+        own, other = [], []
+        for o in d:
+            gold_of = {r.get("url"): str(r.get("gold_for", "")) for r in o.retrieved}
+            for c in o.defame_calls:
+                if c.get("stage") == "summarize" and "kept" in c and c.get("source") in gold_of:
+                    (own if gold_of[c["source"]] == o.id else other).append(bool(c["kept"]))
+        res["defame"]["summaries_own"] = len(own)
+        res["defame"]["summaries_other"] = len(other)
+        res["defame"]["kept_own_rate"] = sum(own) / len(own) if own else 0.0
+        res["defame"]["kept_other_rate"] = sum(other) / len(other) if other else 0.0
     if outcomes:
         gold = [o.gold for o in outcomes]
         majority = max(sorted(set(gold)), key=gold.count)

@@ -138,6 +138,7 @@ def run_dataset(
     knowledge_store: str = "shared",
     judge_tokens: int | None = None,
     workers: int = 1,
+    summary_prompt: str = "paper",
 ) -> tuple[list, dict[str, Any], DefameConfig]:
     from core.vectorstore import get_vectorstore
 
@@ -151,7 +152,14 @@ def run_dataset(
     compact = dict(COMPACT)
     if judge_tokens:
         compact["budget"] = COMPACT["budget"].model_copy(update={"judge": judge_tokens})
-    cfg = DefameConfig(model=model, benchmark=dataset, corpus=collection, knowledge_store=knowledge_store, **compact)
+    cfg = DefameConfig(
+        model=model,
+        benchmark=dataset,
+        corpus=collection,
+        knowledge_store=knowledge_store,
+        summary_prompt=summary_prompt,
+        **compact,
+    )
     if knowledge_store == "per_claim":  # spec §6: each claim searches only its own documents
         for item in items:
             item.claim["claim_id"] = item.id
@@ -218,6 +226,7 @@ def reproduce_report(
     judge_tokens: int | None = None,
     command: str = "",
     workers: int = 1,
+    summary_prompt: str = "paper",
 ) -> Report:
     """The results document: AVeriTeC + MOCHEG, DEFAME vs baseline, parse rates, cost, the AVeriTeC scorer."""
     import time
@@ -237,6 +246,7 @@ def reproduce_report(
         knowledge_store=knowledge_store,
         judge_tokens=judge_tokens,
         workers=workers,
+        summary_prompt=summary_prompt,
     )
     mo_out, mo_sum = [], {}
     if mocheg_limit > 0:
@@ -250,6 +260,7 @@ def reproduce_report(
             progress=progress.sub(0.75, 1.0),
             judge_tokens=judge_tokens,
             workers=workers,
+            summary_prompt=summary_prompt,
         )
     minutes = (time.perf_counter() - t0) / 60
     stage_minutes = sum(o.defame_seconds + o.baseline_seconds for o in [*av_out, *mo_out]) / 60
@@ -285,6 +296,15 @@ def reproduce_report(
                 + "). Planner guard on (queries copying a few-shot example or sharing no content word with the "
                 "claim are rejected and retried); judge in free text first, constrained decoding as the fallback; "
                 f"repeat penalty {av_cfg.repeat_penalty}, no repeated {av_cfg.no_repeat_ngram}-grams (local models).",
+                "- Source summaries: "
+                + (
+                    "**lenient** (the paper's `NONE` rule reworded for small models: one to three sentences on what "
+                    "the source says about the Claim's people, places, events, dates or numbers; `NONE` only for a "
+                    'result entirely about something else; a summary opening with "the source does not mention '
+                    '…" counts as `NONE` too).'
+                    if summary_prompt == "lenient"
+                    else "the paper's prompt (`NONE` when nothing in the source helps)."
+                ),
                 "- **Oracle corpus.** AVeriTeC's knowledge store is not obtainable offline, so `web_search` runs over the "
                 "gold answers of all 400 dev claims in Chroma (each claim's answers are distractors for the others); "
                 "MOCHEG over its sample's evidence texts. These numbers are *not* comparable with the paper's "
@@ -332,6 +352,8 @@ def reproduce_report(
             "share that are this claim's gold answers",
             "searches",
             "searches that found this claim's own evidence %",
+            "own-evidence sources kept by the summariser %",
+            "other sources kept %",
             "prompt tokens",
             "completion tokens",
         ],
@@ -342,6 +364,8 @@ def reproduce_report(
                 _pct(d.get("gold_source_share", 0.0)),
                 d.get("searches", 0),
                 _pct(d.get("on_claim_search_rate", 0.0)),
+                f"{_pct(d.get('kept_own_rate', 0.0))} of {d.get('summaries_own', 0)}",
+                f"{_pct(d.get('kept_other_rate', 0.0))} of {d.get('summaries_other', 0)}",
                 d.get("prompt_tokens", 0),
                 d.get("completion_tokens", 0),
             ]
@@ -427,7 +451,10 @@ def reading(summary: dict[str, Any], model_name: str) -> str:
         )
     parts.append(
         f"- Retrieval: {_pct(d.get('on_claim_search_rate', 0.0))}% of {d.get('searches', 0)} searches found at least one "
-        f"of the claim's own gold answers; {_pct(d.get('gold_source_share', 0.0))}% of all retrieved sources were."
+        f"of the claim's own gold answers; {_pct(d.get('gold_source_share', 0.0))}% of all retrieved sources were. "
+        f"The summariser kept {_pct(d.get('kept_own_rate', 0.0))}% of {d.get('summaries_own', 0)} own-evidence "
+        f"sources and {_pct(d.get('kept_other_rate', 0.0))}% of {d.get('summaries_other', 0)} other claims' sources "
+        "(a kept source reaches the judge)."
     )
     parts.append(
         "Accuracy alone flatters always answering the majority label (AVeriTeC dev is mostly Refuted); macro-F1 is "

@@ -221,6 +221,11 @@ class DefameOptions(ReproducerOptions):
         "shared", description="shared: every claim's evidence in one corpus; per_claim: spec §6's per-claim store."
     )
     judge_tokens: int | None = Field(None, ge=16, le=2048, description="Judge budget (default the compact 64).")
+    summary_prompt: Literal["paper", "lenient"] = Field(
+        "paper",
+        description="Source summaries: the paper's NONE prompt, or 'lenient' (the same NONE rule worded for small "
+        "local models: NONE only for a result entirely about something else).",
+    )
     workers: int = Field(
         1,
         ge=1,
@@ -247,6 +252,7 @@ def reproduce(options: DefameOptions, progress: JobContext) -> Report:
         judge_tokens=options.judge_tokens,
         command=options.cli_options(),
         workers=options.workers,
+        summary_prompt=options.summary_prompt,
     )
 
 

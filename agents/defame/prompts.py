@@ -44,7 +44,20 @@ Reasoning: {reasoning}
 {action}
 ```"""
 
-SUMMARIZE_SOURCE = """# Instructions
+_source_block = """# Record
+{record}
+
+# Search result
+Source: {url}
+Title: {title}
+Date: {date}
+{text}
+
+# Your summary
+Summary:"""
+
+SUMMARIZE_SOURCE = (
+    """# Instructions
 Below is a search result. Summarize only what in it matters for fact-checking the Claim in the Record.
 - Keep every relevant image reference exactly as written, like <image:3>.
 - Say when the source was published and who published it, if the result tells.
@@ -56,17 +69,32 @@ Summary: The article (Reuters, March 3, 2021) reports that the bridge opened in 
 Summary: NONE
 Summary: A government table lists 576,851 residents in 2020, matching the Claim's number.
 
-# Record
-{record}
+"""
+    + _source_block
+)
 
-# Search result
-Source: {url}
-Title: {title}
-Date: {date}
-{text}
+#: ``summary_prompt="lenient"``: the same NONE rule, worded for small local models. Under
+#: SUMMARIZE_SOURCE, Qwen2.5-Coder-1.5B answered ``NONE`` to 22 of 24 sources that were the claim's own gold
+#: evidence; asked for what bears on the Claim's people, places, events, dates or numbers, with ``NONE``
+#: only for a result entirely about something else (and the NONE example last), it kept 12 of 12
+#: (docs/results/defame.md). A source is still relevant iff its summary does not contain ``NONE``.
+SUMMARIZE_SOURCE_LENIENT = (
+    """# Instructions
+Below is a search result found while fact-checking the Claim in the Record. Write one to three sentences \
+with what the result says that bears on the Claim: its people, places, events, dates or numbers, for or \
+against it.
+- Keep every relevant image reference exactly as written, like <image:3>.
+- Say when the source was published and who published it, if the result tells.
+- Only if the result is entirely about something else, answer exactly: NONE
 
-# Your summary
-Summary:"""
+# Examples
+Summary: The article (Reuters, March 3, 2021) reports that the bridge opened in 1932, not 1952.
+Summary: A government table lists 576,851 residents in 2020, matching the Claim's number.
+Summary: NONE
+
+"""
+    + _source_block
+)
 
 MERGE_SUMMARIES = """# Instructions
 Merge the source summaries below into one or two short paragraphs about the Claim.

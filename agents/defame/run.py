@@ -162,8 +162,24 @@ class FactCheck:
         }
 
 
+def prompts_fingerprint() -> str:
+    """A hash of every prompt template and of the rule that reads the summaries: a reworded prompt or a changed
+    relevance rule must not resume (or return) an old run."""
+    from agents.defame import prompts
+    from agents.defame.nodes import summarize
+
+    texts = sorted((k, v) for k, v in vars(prompts).items() if k.isupper() and isinstance(v, str))
+    texts.append(("relevance", summarize._ABSENCE.pattern + summarize._TURN.pattern))
+    return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
+
+
 def thread_for(claim: dict[str, Any], config: DefameConfig) -> str:
-    blob = json.dumps({"claim": claim, "config": config.model_dump(mode="json")}, sort_keys=True, default=str)
+    """The checkpoint thread of one check: the claim, the configuration and the prompts' wording."""
+    blob = json.dumps(
+        {"claim": claim, "config": config.model_dump(mode="json"), "prompts": prompts_fingerprint()},
+        sort_keys=True,
+        default=str,
+    )
     return "defame-" + hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

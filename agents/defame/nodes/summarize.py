@@ -5,10 +5,18 @@ relevant sources the evidence summary is None ("No new evidence found."), with
 1 it is that summary, with several a second prompt merges them keeping every
 URL as a Markdown link. Tools whose output is already evidence text
 (geolocation, OCR, face detection) are not summarised by the LLM.
+
+``summary_prompt="lenient"`` words the same ``NONE`` rule for small models
+(:data:`~agents.defame.prompts.SUMMARIZE_SOURCE_LENIENT`); there a summary that opens by saying the source
+does not mention or bear on the claim counts as ``NONE`` as well (:func:`states_absence`), since that is how
+the 1.5B model says it under the lenient wording. Each summary call's
+log entry names its source and whether it was kept, so the evaluation can
+report how often a claim's own evidence survives this stage.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -16,13 +24,42 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, record_text
 from agents.defame.config import DefameContext
-from agents.defame.prompts import MERGE_SUMMARIES, SUMMARIZE_SOURCE
+from agents.defame.prompts import MERGE_SUMMARIES, SUMMARIZE_SOURCE, SUMMARIZE_SOURCE_LENIENT
 from agents.defame.report import claim_block
 from agents.defame.state import State
 
+#: A first sentence saying the source lacks what the claim is about ("The search result does not mention Sean
+#: Connery or Steve Jobs."), with no "but …" turning to what it does say. The verb branch needs the source as
+#: its subject and a topical verb: "The vaccine does not contain mercury" or "the article does not support the
+#: Claim" are evidence, not absence.
+_ABSENCE = re.compile(
+    r"\b(?:result|results|source|article|page|text|document|snippet|website|site|passage|post|search|it|this)"
+    r"\s+(?:\w+\s+){0,2}?(?:does|do|did|is|are|was|were)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?"
+    r"(?:mention|provide|contain|discuss|address|bear|relate|refer|include|give|offer|talk|speak|deal|concern|"
+    r"cover|touch|relevant|related|about|specify)"
+    r"|\b(?:there\s+is|there's|contains?|provides?|has|gives?|offers?|includes?)\s+(?:no|not\s+any)\s+(?:\w+\s+)?"
+    r"(?:information|mention|evidence|details?|data|reference)\b"
+    r"|\b(?:unrelated|irrelevant|nothing\s+to\s+do\s+with|something\s+else)\b",
+    re.IGNORECASE,
+)
+_TURN = re.compile(r"\b(?:but|however|although|though|instead|while|whereas|yet)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
-def is_relevant(summary: str) -> bool:
-    return bool(summary.strip()) and "NONE" not in summary
+
+def states_absence(summary: str) -> bool:
+    """Whether a summary opens by saying the source does not bear on the claim (and does not turn to what it
+    does say): the lenient summariser's way of writing ``NONE`` (docs/results/defame.md)."""
+    first = _SENTENCE_END.split(summary.strip(), maxsplit=1)[0]
+    return bool(_ABSENCE.search(first)) and not _TURN.search(first)
+
+
+def is_relevant(summary: str, *, lenient: bool = False) -> bool:
+    """The paper's rule: relevant iff the summary does not contain ``NONE``. Under the lenient prompt a small
+    model writes "the source does not mention …" where the paper's prompt would get ``NONE``; those count as
+    ``NONE`` too."""
+    if not summary.strip() or "NONE" in summary:
+        return False
+    return not (lenient and states_absence(summary))
 
 
 def summarize_result(
@@ -35,11 +72,12 @@ def summarize_result(
     if not result.get("summarise", True):
         return (result.get("text") or None), calls
     cfg = ctx.config
+    lenient = cfg.summary_prompt == "lenient"
     record = record_text(state, ctx)
     useful: list[tuple[dict[str, Any], str]] = []
     for src in result.get("sources") or []:
         prompt = fill(
-            SUMMARIZE_SOURCE,
+            SUMMARIZE_SOURCE_LENIENT if lenient else SUMMARIZE_SOURCE,
             ctx,
             record=record,
             url=src["url"],
@@ -51,9 +89,10 @@ def summarize_result(
             ctx, "summarize", prompt, round_no=round_no, max_tokens=cfg.budget.summarize, media=state.get("media")
         )
         text = text.strip()
-        entry["parsed"] = True
+        kept = is_relevant(text, lenient=lenient)
+        entry.update(parsed=True, source=src["url"], kept=kept)
         calls.append(entry)
-        if is_relevant(text):
+        if kept:
             useful.append((src, text))
     if not useful:
         return None, calls

@@ -186,3 +186,35 @@ def test_run_items_workers_overlap_claims_and_keep_item_order(monkeypatch, data_
     serial = run_items(items, cfg, baseline=False, workers=1)
     assert bench_labels == [o.defame for o in serial]
     assert peak[0] == 3 and seen == [1, 2, 3, 4, 5]
+
+
+def test_summary_keep_rates_split_own_evidence_from_other_claims():
+    """The summariser's kept flags are split by whether the source is this claim's own gold answer."""
+    from agents.defame.evaluate import ClaimOutcome
+
+    def call(url, kept):
+        return {"stage": "summarize", "source": url, "kept": kept, "prompt_tokens": 10, "completion_tokens": 5}
+
+    outcomes = [
+        ClaimOutcome(
+            id="0",
+            gold="Refuted",
+            defame="Refuted",
+            defame_calls=[call("https://a/own", True), call("https://b/other", False), call("https://c/other", True)],
+            retrieved=[
+                {"url": "https://a/own", "gold_for": "0"},
+                {"url": "https://b/other", "gold_for": "7"},
+                {"url": "https://c/other", "gold_for": "9"},
+            ],
+        ),
+        ClaimOutcome(
+            id="1",
+            gold="Supported",
+            defame="Refuted",
+            defame_calls=[call("https://d/own", False), {"stage": "judge", "prompt_tokens": 1, "completion_tokens": 1}],
+            retrieved=[{"url": "https://d/own", "gold_for": "1"}],
+        ),
+    ]
+    d = summarise(outcomes, DefameConfig(benchmark="averitec"))["defame"]
+    assert (d["summaries_own"], d["summaries_other"]) == (2, 2)
+    assert d["kept_own_rate"] == pytest.approx(0.5) and d["kept_other_rate"] == pytest.approx(0.5)

@@ -198,3 +198,111 @@ def test_postgres_checkpointer_when_the_app_db_is_postgres(
     n = len(script.order)
     again = check_claim(CLAIM, cfg, store=corpus_store, thread_id="pg-1")
     assert first.label == again.label == Label.REFUTED and again.resumed and len(script.order) == n
+
+
+def test_thread_id_changes_with_the_prompts_wording(monkeypatch):
+    """A reworded prompt must not resume or return a checkpoint written under the old wording."""
+    from agents.defame import prompts
+    from agents.defame.run import thread_for
+
+    claim = {"text": "The Eiffel Tower is in Berlin.", "images": {}}
+    cfg = DefameConfig(model="scripted/x")
+    before = thread_for(claim, cfg)
+    assert thread_for(claim, cfg) == before
+    monkeypatch.setattr(prompts, "SUMMARIZE_SOURCE", prompts.SUMMARIZE_SOURCE + "\n")
+    assert thread_for(claim, cfg) != before
+    monkeypatch.undo()
+    assert thread_for(claim, cfg) == before
+
+
+def test_lenient_summaries_keep_the_none_rule_and_log_each_source(stage_llm):
+    """summary_prompt='lenient': another wording, the same rule (NONE = irrelevant); each call names its source."""
+    from agents.defame.config import DefameContext
+    from agents.defame.nodes.summarize import summarize_result
+
+    model, script = stage_llm(
+        {
+            "summarize": [
+                "The history site says the bridge opened on May 27, 1937, not in 1952.",
+                "NONE",
+                "Construction began in 1933 and took four years.",
+            ],
+            "merge": ["The bridge opened in 1937 [Source](https://example.org/0)."],
+        }
+    )
+    srcs = [{"url": f"https://example.org/{i}", "title": "t", "text": "some text"} for i in range(3)]
+    state = {"claim": {"text": "The Golden Gate Bridge opened in 1952.", "images": {}}, "record": []}
+    ctx = DefameContext(config=DefameConfig(model=model, summary_prompt="lenient"))
+    summary, calls = summarize_result({"action": {"name": "web_search"}, "sources": srcs}, state, ctx, 1)
+    assert all("entirely about something else" in p for p in script.prompts["summarize"])
+    assert [(c["source"], c["kept"]) for c in calls[:3]] == [
+        ("https://example.org/0", True),
+        ("https://example.org/1", False),
+        ("https://example.org/2", True),
+    ]
+    assert script.order == ["summarize"] * 3 + ["merge"]  # two kept sources -> a merge
+    assert "example.org/0" in summary and "example.org/2" in summary and "example.org/1" not in summary
+    # the default stays the paper's prompt
+    model2, script2 = stage_llm({"summarize": ["NONE"]})
+    ctx2 = DefameContext(config=DefameConfig(model=model2))
+    assert summarize_result({"action": {}, "sources": srcs[:1]}, state, ctx2, 1)[0] is None
+    assert "entirely about something else" not in script2.prompts["summarize"][0]
+
+
+@pytest.mark.parametrize(
+    ("summary", "absent"),
+    [
+        ("The search result does not mention Sean Connery or Steve Jobs.", True),
+        ("The article doesn't provide any information about the vaccine trial.", True),
+        ("There is no information about the 2020 census in this result. It is about a football match.", True),
+        ("This source is unrelated to the Claim; it covers a cooking contest.", True),
+        ("The result is not directly relevant to the Claim.", True),
+        ("The source does not mention the date, but it reports that the bill was signed by Biden.", False),
+        ("The history site says the bridge opened on May 27, 1937, not in 1952.", False),
+        ("Reuters (2021) reports no evidence of fraud was found by the state's audit.", False),  # evidence
+        ("The page contains no details on the Claim's event.", True),
+        ("The CDC says the vaccine does not contain mercury.", False),
+        ("The fact-check article does not support the Claim: the photo is from 2015.", False),
+        ("A government table lists 576,851 residents in 2020. It does not mention 2019.", False),
+    ],
+)
+def test_absence_statements_are_recognised_in_the_first_sentence_only(summary, absent):
+    from agents.defame.nodes.summarize import is_relevant, states_absence
+
+    assert states_absence(summary) is absent
+    assert is_relevant(summary, lenient=True) is not absent
+    assert is_relevant(summary)  # the paper's rule: only NONE is irrelevant
+
+
+def test_lenient_summaries_that_say_the_source_does_not_bear_on_the_claim_are_dropped(stage_llm):
+    from agents.defame.config import DefameContext
+    from agents.defame.nodes.summarize import summarize_result
+
+    model, script = stage_llm(
+        {
+            "summarize": [
+                "The search result does not mention the Golden Gate Bridge or 1952.",
+                "The history site says the bridge opened on May 27, 1937, not in 1952.",
+            ],
+        }
+    )
+    srcs = [{"url": f"https://example.org/{i}", "title": "t", "text": "some text"} for i in range(2)]
+    state = {"claim": {"text": "The Golden Gate Bridge opened in 1952.", "images": {}}, "record": []}
+    ctx = DefameContext(config=DefameConfig(model=model, summary_prompt="lenient"))
+    summary, calls = summarize_result({"action": {"name": "web_search"}, "sources": srcs}, state, ctx, 1)
+    assert [c["kept"] for c in calls] == [False, True]
+    assert script.order == ["summarize"] * 2  # one kept source: no merge
+    assert summary.startswith("The history site") and "example.org/1" in summary and "example.org/0" not in summary
+
+
+def test_thread_id_changes_with_the_relevance_rule(monkeypatch):
+    import re
+
+    from agents.defame.nodes import summarize
+    from agents.defame.run import thread_for
+
+    claim = {"text": "The Eiffel Tower is in Berlin.", "images": {}}
+    cfg = DefameConfig(model="scripted/x")
+    before = thread_for(claim, cfg)
+    monkeypatch.setattr(summarize, "_ABSENCE", re.compile(summarize._ABSENCE.pattern + "|nope"))
+    assert thread_for(claim, cfg) != before
