@@ -105,6 +105,14 @@ def plot_curves(history: list[dict[str, Any]], title: str):
     return fig
 
 
+def _site_count(record: dict[str, Any], key: str, rate: float) -> tuple[int | str, int]:
+    """Episodes solved and run on one split/site of a test record (older records counted only the split's)."""
+    n = (record.get("n_per_site") or {}).get(key)
+    if n is None:
+        return ("n/a", record["n"].get(key.split("/")[0], 0))
+    return (round(rate * n), n)
+
+
 def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> Report:
     tests = [h for h in history if h["kind"] == "test" and "success" in h]
     first, last = (tests[0], tests[-1]) if tests else ({}, {})
@@ -116,9 +124,9 @@ def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> 
     for k, v in (last.get("success") or {}).items():
         report.metrics[f"final_{k}"] = v
     rows = [
-        [h["iteration"], k, v, h["n"].get(k.split("/")[0], 0)] for h in tests for k, v in h.get("per_site", {}).items()
+        [h["iteration"], k, v, *_site_count(h, k, v)] for h in tests for k, v in h.get("per_site", {}).items()
     ]
-    report.add_table("Test success per site (oracle)", ["iteration", "split/site", "success", "n"], rows)
+    report.add_table("Test success per site (oracle)", ["iteration", "split/site", "success", "solved", "n"], rows)
     roll = [h for h in history if h["kind"] in ("rollout", "filter", "train")]
     report.add_table(
         "Iterations",

@@ -37,6 +37,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "success": {k: sum(v) / len(v) for k, v in by_split.items()},
         "per_site": {k: sum(v) / len(v) for k, v in sorted(by_site.items())},
         "n": {k: len(v) for k, v in by_split.items()},
+        "n_per_site": {k: len(v) for k, v in sorted(by_site.items())},
         "answered": sum(r["answer"] is not None for r in rows) / max(1, len(rows)),
         "agreement": agreement(pairs),
     }

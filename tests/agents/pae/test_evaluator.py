@@ -86,3 +86,24 @@ def test_a_grammar_failure_is_an_unparsable_reply_not_a_crash(monkeypatch):
     monkeypatch.setattr(core.llm, "complete", always_fails)
     with pytest.raises(litellm.BadRequestError):  # a free-text failure is not the grammar's: it still stops
         LLMJudge("local/x", checked=False).evaluate("What is the price?", "$3.99", [State("u", "x")])
+
+
+def test_test_summary_counts_each_site_and_the_report_shows_them():
+    from agents.pae.config import RunConfig
+    from agents.pae.loop import build_report
+    from agents.pae.nodes.test import summarize
+
+    def row(split, site, ok):
+        return {"split": split, "site": site, "oracle_reward": ok, "judge_reward": None, "answer": "x"}
+
+    rows = [row("test", "shop", 1.0), row("test", "shop", 0.0), row("test", "map", 0.0), row("webarena", "map", 1.0)]
+    s = summarize(rows)
+    assert s["n"] == {"test": 3, "webarena": 1}
+    assert s["n_per_site"] == {"test/map": 1, "test/shop": 2, "webarena/map": 1}
+    report = build_report("r", RunConfig(), [{"kind": "test", "iteration": 0, **s}])
+    (table,) = [t for t in report.tables if t.title == "Test success per site (oracle)"]
+    assert [r[1:] for r in table.rows] == [["test/map", 0.0, 0, 1], ["test/shop", 0.5, 1, 2], ["webarena/map", 1.0, 1, 1]]
+    old = {k: v for k, v in s.items() if k != "n_per_site"}  # a record stored before per-site counts
+    report = build_report("r", RunConfig(), [{"kind": "test", "iteration": 0, **old}])
+    (table,) = [t for t in report.tables if t.title == "Test success per site (oracle)"]
+    assert table.rows[1][3:] == ["n/a", 3]
