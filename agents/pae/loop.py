@@ -123,9 +123,7 @@ def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> 
     report.metrics.update({"run_id": run_id, "iterations": cfg.iterations, "reward": cfg.reward})
     for k, v in (last.get("success") or {}).items():
         report.metrics[f"final_{k}"] = v
-    rows = [
-        [h["iteration"], k, v, *_site_count(h, k, v)] for h in tests for k, v in h.get("per_site", {}).items()
-    ]
+    rows = [[h["iteration"], k, v, *_site_count(h, k, v)] for h in tests for k, v in h.get("per_site", {}).items()]
     report.add_table("Test success per site (oracle)", ["iteration", "split/site", "success", "solved", "n"], rows)
     roll = [h for h in history if h["kind"] in ("rollout", "filter", "train")]
     report.add_table(

@@ -102,7 +102,11 @@ def test_test_summary_counts_each_site_and_the_report_shows_them():
     assert s["n_per_site"] == {"test/map": 1, "test/shop": 2, "webarena/map": 1}
     report = build_report("r", RunConfig(), [{"kind": "test", "iteration": 0, **s}])
     (table,) = [t for t in report.tables if t.title == "Test success per site (oracle)"]
-    assert [r[1:] for r in table.rows] == [["test/map", 0.0, 0, 1], ["test/shop", 0.5, 1, 2], ["webarena/map", 1.0, 1, 1]]
+    assert [r[1:] for r in table.rows] == [
+        ["test/map", 0.0, 0, 1],
+        ["test/shop", 0.5, 1, 2],
+        ["webarena/map", 1.0, 1, 1],
+    ]
     old = {k: v for k, v in s.items() if k != "n_per_site"}  # a record stored before per-site counts
     report = build_report("r", RunConfig(), [{"kind": "test", "iteration": 0, **old}])
     (table,) = [t for t in report.tables if t.title == "Test success per site (oracle)"]
