@@ -5,6 +5,7 @@
 * ``paperworks pae run [--preset small] [-o key=value ...]`` — a ``pae.train`` job in this process with a
   progress bar (``--remote`` queues it for the workers instead), then the per-site test table;
 * ``paperworks pae runs`` / ``paperworks pae show RUN_ID`` — stored runs and their per-iteration history;
+* ``paperworks pae compare RUN_ID ...`` — arms side by side, seeds pooled, with 95% intervals;
 * ``paperworks pae episode --site shop "What is the price of the Smart Kettle?"`` — one episode, printed step by
   step (thought, action, URL), screenshots in a folder.
 
@@ -93,6 +94,30 @@ def show(run_id: str) -> None:
         raise typer.Exit(code=1)
     for h in r["metrics"].get("history", []):
         console.print(json.dumps(h, default=str)[:300])
+
+
+@pae_app.command("compare")
+def compare_cmd(
+    run_ids: Annotated[list[str], typer.Argument(help="Run ids (any arms, any seeds).")],
+    out: Annotated[Path | None, typer.Option(help="Also write the tables as Markdown here.")] = None,
+    n_boot: Annotated[int, typer.Option(min=100, max=100_000, help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """Held-out success before/after per reward arm, seeds pooled, with 95% intervals (and arm vs arm)."""
+    from agents.pae.compare import compare, load_pairs, markdown
+    from core.db import migrate
+
+    migrate.upgrade()
+    try:
+        result = compare(load_pairs(run_ids), n_boot=n_boot)
+    except ValueError as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(code=1) from e
+    text = markdown(result)
+    console.print(text)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+        console.print(f"written to {out}")
 
 
 @pae_app.command("episode")
