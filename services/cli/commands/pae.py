@@ -113,7 +113,7 @@ def compare_cmd(
         console.print(f"[red]{e}[/red]")
         raise typer.Exit(code=1) from e
     text = markdown(result)
-    console.print(text)
+    typer.echo(text)  # unwrapped: the tables stay valid Markdown in a narrow terminal
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n")
