@@ -107,9 +107,12 @@ def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = 
     model = copy.deepcopy(base_model)
     model.config.use_cache = False
     if adapter_dir is not None:
-        peft_model = PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
-    else:
-        peft_model = get_peft_model(
+        return PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
+    # LoRA's A matrices start random: draw them from ``cfg.seed`` (on a forked generator, so the caller's
+    # torch RNG is left as it was), or the same seed gives a different start in every process.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        return get_peft_model(
             model,
             LoraConfig(
                 r=cfg.r,
@@ -119,7 +122,6 @@ def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = 
                 task_type="CAUSAL_LM",
             ),
         )
-    return peft_model
 
 
 def train_bc(

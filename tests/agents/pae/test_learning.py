@@ -39,3 +39,29 @@ def test_one_lora_step_raises_logprob_of_kept_actions(env):
     for k, v in shared_before.items():
         assert torch.equal(lm.model.state_dict()[k], v)
     assert not any("lora" in n for n, _ in lm.model.named_parameters())
+
+
+def test_fresh_lora_start_is_drawn_from_the_seed_and_leaves_the_callers_rng_alone():
+    """The SFT start must not depend on what used torch's RNG before (it did: same seed, other adapter)."""
+    from core.llm import get_local_model
+
+    lm = get_local_model()
+    cfg = LoRAConfig(r=4, alpha=8, seed=3)
+
+    def lora_weights(model):
+        return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_A" in n}
+
+    torch.manual_seed(123)
+    first = lora_weights(make_lora_model(lm.model, cfg))
+    expected_next = torch.rand(4)  # what the caller's generator yields after the call
+    torch.manual_seed(123)
+    make_lora_model(lm.model, cfg)
+    assert torch.equal(torch.rand(4), expected_next)  # the call did not consume the caller's RNG
+    torch.manual_seed(999)
+    torch.rand(1000)  # another history of the global generator
+    second = lora_weights(make_lora_model(lm.model, cfg))
+    other = lora_weights(make_lora_model(lm.model, LoRAConfig(r=4, alpha=8, seed=4)))
+    assert first and first.keys() == second.keys()
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert any(not torch.equal(first[k], other[k]) for k in first)
+    assert all(float(v.abs().sum()) > 0 for v in first.values())  # A is random, not zero
