@@ -327,13 +327,16 @@ def trajectory_detail(*, trajectory_id: str) -> dict[str, Any] | None:
 
 
 def step_examples(*, trajectory_ids: list[str]) -> list[tuple[list[dict[str, str]], str, str]]:
-    """(prompt messages, reply, trajectory id) of every step of the given trajectories, in order."""
+    """(prompt messages, reply, trajectory id) of every step of the given trajectories, in the order the
+    trajectories are given, each trajectory's steps in order.
+
+    Not in id order: ids are random, so that order would differ between two runs of the same seed and
+    make training (whose shuffle is seeded) see its examples in another order every run.
+    """
+    position = {tid: i for i, tid in enumerate(dict.fromkeys(trajectory_ids))}
     with session_scope() as s:
-        rows = s.scalars(
-            select(PaeStep)
-            .where(PaeStep.trajectory_id.in_(trajectory_ids))
-            .order_by(PaeStep.trajectory_id, PaeStep.idx)
-        ).all()
+        rows = s.scalars(select(PaeStep).where(PaeStep.trajectory_id.in_(trajectory_ids))).all()
+        rows = sorted(rows, key=lambda r: (position[r.trajectory_id], r.idx))
         return [(list(r.prompt), r.reply, r.trajectory_id) for r in rows]
 
 

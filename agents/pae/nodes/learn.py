@@ -91,7 +91,8 @@ def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
         {
             "demos": sorted(demo_keys),
             "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
-            "lora_init": "seeded",  # adapters cached before LoRA's init was seeded are not reused
+            "lora_init": "seeded",  # adapters cached before LoRA init and example order were
+            "example_order": "given",  # reproducible are not reused
             "model": model_hash(),
             "policy_max_tokens": cfg.policy_max_tokens,
             "prompt": prompts.PROMPT_VERSION,

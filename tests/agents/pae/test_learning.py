@@ -65,3 +65,26 @@ def test_fresh_lora_start_is_drawn_from_the_seed_and_leaves_the_callers_rng_alon
     assert all(torch.equal(first[k], second[k]) for k in first)
     assert any(not torch.equal(first[k], other[k]) for k in first)
     assert all(float(v.abs().sum()) > 0 for v in first.values())  # A is random, not zero
+
+
+def test_two_trainings_from_one_seed_give_the_same_adapter():
+    from core.llm import get_local_model
+
+    lm = get_local_model()
+    cfg = LoRAConfig(r=4, alpha=8, lr=1e-3, grad_accum=1, epochs=2, max_len=96, seed=7)
+    examples = [
+        BCExample.from_messages(
+            [{"role": "user", "content": f"Task {i}: find the price."}], f"Thought: look.\nAction: Click [{i}]"
+        )
+        for i in range(3)
+    ]
+
+    def trained():
+        torch.manual_seed(len(examples) * 1000 + int(torch.randint(0, 1000, (1,))))  # any caller history
+        model = make_lora_model(lm.model, cfg)
+        train_bc(model, lm.tokenizer, examples, cfg)
+        return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
+
+    a, b = trained(), trained()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert any(float(v.abs().sum()) > 0 for k, v in a.items() if "lora_B" in k)  # it trained
