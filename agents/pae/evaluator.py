@@ -23,6 +23,7 @@ from typing import Any
 
 from agents.pae import prompts
 from agents.pae.sites.grading import grade
+from agents.pae.som import shown_url
 
 EVALUATOR_STATES = 3  # spec: evaluator_imgs = 3
 STATE_CHARS = 1200
@@ -79,7 +80,7 @@ class State:
     screenshot: str | None = None
 
     def describe(self, chars: int = STATE_CHARS, table_chars: int = TABLE_CHARS) -> str:
-        out = f"URL: {self.url}\nPage text: {self.page_text[:chars]}"
+        out = f"URL: {shown_url(self.url)}\nPage text: {self.page_text[:chars]}"
         if self.element_table:
             out += f"\nElements:\n{self.element_table[:table_chars]}"
         return out

@@ -18,6 +18,7 @@ from typing import Any
 
 from agents.pae import prompts
 from agents.pae.env import Observation
+from agents.pae.som import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ def build_messages(
     feedback = f"\nFeedback: {obs.message}" if obs.message else ""
     user = prompts.AGENT_USER.format(
         task=task,
-        url=obs.url,
+        url=shown_url(obs.url),
         page_text=obs.page_text[:page_chars],
         elements=table or "(none)",
         history=history[-HISTORY_CHARS:] or "(start)",

@@ -29,7 +29,7 @@ Elements:
 {elements}
 History: {history}{feedback}
 Task: {task}"""
-PROMPT_VERSION = 2  # bump when the observation format changes (invalidates cached SFT adapters)
+PROMPT_VERSION = 3  # 3: loopback URLs without their random port. Bump when the observation format changes (invalidates cached SFT adapters)
 
 PROPOSER_SYSTEM = """We are training a model to navigate websites. Given the website and example tasks, write {n} more
 tasks that a typical user of this website would ask it to do.
@@ -66,9 +66,10 @@ Page shows: <copy the line of the page text that shows what the Result Response 
 Answers: <yes if that line shows the information asked, otherwise no>
 Verdict: <SUCCESS if Answers is yes, otherwise NOT SUCCESS>"""
 # Versions measured on the judge probe (docs/results/pae.md names the version of each row):
+# 10: 9 with the states' loopback URLs shown without their random port (som.shown_url).
 # 9: copy the answer, then find it on the page (a page-text line or "nothing"), then "does it answer the task".
 # 8: the page line with the asked information, the answer, "Contains" (yes to every pair); 7: the answer, the
 # line with the asked information, "Same" (yes to every pair); 6: "copy the line of the last states" (it copied
 # URLs); 5: "Page shows: ... or nothing" in free text; 4: the page quote before the answer; 3: without copying the
 # answer; 2: "one or two sentences, then Verdict:"; 1: ended with "Your verdict:".
-EVALUATOR_PROMPT_VERSION = 9
+EVALUATOR_PROMPT_VERSION = 10

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 OVERLAY_ID = "__som_overlay__"
 
@@ -109,6 +110,27 @@ class Element:
         """``[i]: <tag> "text"`` — the element table row (spec §3.2)."""
         tag = f"{self.tag} type={self.type}" if self.tag == "input" and self.type not in ("", "text") else self.tag
         return f'[{self.index}]: <{tag}> "{self.label}"'
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as the models see it: a loopback address without its port.
+
+    The local sites are served on a random free port, so a prompt that showed the port would differ
+    between two runs of the same seed and make training (and the judge) irreproducible. Other
+    addresses are shown as they are.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return url
+    if parts.scheme not in ("http", "https") or host not in _LOOPBACK or parts.port is None:
+        return url
+    netloc = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def element_table(elements: list[Element]) -> str:
