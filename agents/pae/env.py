@@ -76,6 +76,31 @@ class NavigationRefused(RuntimeError):
     pass
 
 
+SHOT_ATTEMPTS = 3
+
+
+def capture(page, path: Path, attempts: int = SHOT_ATTEMPTS, pause_s: float = 0.5) -> str | None:
+    """Screenshot ``page`` to ``path``; a failed capture is retried, then the state goes without one.
+
+    Chromium under load sometimes answers "Unable to capture screenshot"; one lost picture must not
+    end an hour-long training job. A text-only policy and judge read the page text anyway; a vision
+    judge then sees that state as text.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, attempts + 1):
+        try:
+            page.screenshot(path=str(path))
+            return str(path)
+        except Exception as exc:  # playwright's Error (protocol errors, timeouts)
+            first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+            if attempt == attempts:
+                log.warning("no screenshot for %s after %d attempts: %s", path.name, attempts, first)
+                return None
+            log.info("screenshot %s failed (%s); retrying", path.name, first)
+            time.sleep(pause_s)
+    return None
+
+
 class BrowserEnv:
     """One chromium, one context per episode, sites at ``base_url``."""
 
@@ -159,9 +184,7 @@ class BrowserEnv:
         shot = None
         if self._shot_prefix is not None:
             path = Path(f"{self._shot_prefix}_{self.steps:02d}.png")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(path))
-            shot = str(path)
+            shot = capture(page, path)
         return Observation(
             url=page.url, title=page.title(), elements=elements, page_text=text, screenshot=shot, message=message
         )
