@@ -51,7 +51,13 @@ def run_pae(
     else:
         cfg = RunConfig.model_validate(store.get_run(run_id=run_id)["config"])
     dispatcher = dispatcher or make_dispatcher(cfg, progress)
-    state = graph.run(run_id, dispatcher=dispatcher, progress=progress)
+    store.update_run(run_id=run_id, status="running")
+    try:
+        state = graph.run(run_id, dispatcher=dispatcher, progress=progress)
+    except BaseException as exc:  # the run stays resumable from its checkpoint; say so instead of "running"
+        error = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+        store.update_run(run_id=run_id, status="failed", metrics={"error": f"{type(exc).__name__}: {error}"})
+        raise
     store.update_run(run_id=run_id, status="finished", metrics={"history": state.get("history", [])})
     report = build_report(run_id, cfg, list(state.get("history") or []))
     policy = state.get("policy") or {}

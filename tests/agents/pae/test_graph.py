@@ -63,10 +63,13 @@ def test_loop_stores_everything_and_resumes(scripted_llm):
     with pytest.raises(RuntimeError, match="worker lost"):
         run_pae(cfg, dispatcher=crash)
     (run,) = [r for r in store.list_runs() if r["name"] == "graph-test"]
+    failed = store.get_run(run_id=run["id"])
+    assert failed["status"] == "failed" and failed["metrics"]["error"] == "RuntimeError: worker lost"
     partial = store.trajectory_rows(run_id=run["id"], phase="rollout")
     assert [r["slot"] for r in partial] == [0]
 
     res = run_pae(cfg, run_id=run["id"], dispatcher=InlineDispatcher())
+    assert store.get_run(run_id=run["id"])["status"] == "finished"
     kinds = [h["kind"] for h in res.history]
     assert kinds == ["propose", "sft", "test", "collected", "rollout", "filter", "train", "test"]
     rows = store.trajectory_rows(run_id=run["id"], phase="rollout")
