@@ -1,7 +1,8 @@
 """Reward arms side by side: held-out success before and after PAE, pooled over seeds, with 95% intervals.
 
 Each run tests the same held-out tasks before training and after its last iteration
-(greedy, the sites' oracle), so a run gives one (before, after) pair per test task.
+(the sites' oracle; greedy or sampled as the run's ``test_temperature`` says), so a run gives
+one (before, after) pair per test task.
 Runs are grouped by their reward arm (``llm``, ``oracle``, ``random``); seeds pool.
 
 * rates: Wilson 95% intervals on solved / episodes;

@@ -78,7 +78,13 @@ class RunConfig(BaseModel):
     )
     policy_max_tokens: int = Field(48, ge=8, le=512, description="Reply budget of the policy (paper: 256).")
     temperature: float = Field(1.0, ge=0, le=2, description="Rollout sampling temperature (paper: 1.0).")
-    test_temperature: float = Field(0.0, ge=0, le=2, description="Test-time temperature (0 = greedy).")
+    test_temperature: float = Field(
+        1.0,
+        ge=0,
+        le=2,
+        description="Test-time sampling temperature (paper: 1.0: the reference agent samples in evaluation as in "
+        "rollouts; 0 = greedy, which after a few BC updates can loop on one action until the step cap).",
+    )
     top_p_filter: float = Field(0.2, ge=0, le=1, description="Per-task length quantile kept (paper: 0.2).")
     actor_trajectories: int = Field(64, ge=1, le=4096, description="Kept trajectories sampled per update.")
     actor_epochs: int = Field(1, ge=1, le=20, description="BC epochs per iteration (paper: 1).")

@@ -7,7 +7,7 @@ conditions start from the same SFT policy (scripted-oracle demonstrations, cache
 across runs) and use the same seeds, tasks and test set; only the reward differs. The
 random arm gets, per iteration, exactly as many positives as the judge arm gave. The
 first condition's initial test doubles as the "before" numbers of the other two (same
-policy, greedy decoding, same tasks).
+policy, same sampling seeds, same tasks).
 """
 
 from __future__ import annotations
@@ -323,6 +323,13 @@ def _plot(results: dict[str, RunResult]):
     return fig
 
 
+def _decoding(temperature: float) -> str:
+    """How the test decodes, in words (greedy at 0, else sampled with per-episode seeds)."""
+    if temperature == 0:
+        return "are greedy"
+    return f"sample at T = {temperature} (one seeded sample per task, as the paper's agent)"
+
+
 def _setup_text(cfg: RunConfig, size: str) -> str:
     return (
         f"Preset `{size}`: training sites {', '.join(cfg.train_sites)} ({cfg.tasks_per_site} template tasks "
@@ -333,7 +340,7 @@ def _setup_text(cfg: RunConfig, size: str) -> str:
         f"{cfg.rollouts_per_iteration} rollouts (random task per rollout, T = {cfg.temperature}), step cap "
         f"{cfg.max_steps}, filter top-{cfg.top_p_filter:.0%} shortest successes per task, LoRA r = {cfg.lora_r}, "
         f"α = {cfg.lora_alpha}, lr {cfg.lr}, grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
-        f"iteration. Tests are greedy; success is the sites' oracle. Rewards: the LLM judge "
+        f"iteration. Tests {_decoding(cfg.test_temperature)}; success is the sites' oracle. Rewards: the LLM judge "
         f"(`{cfg.judge_model or 'the default model'}`, up to {cfg.judge_max_tokens} tokens to think, "
         f"{cfg.judge_retries} retries when no verdict parses, element tables shown) is the method; the oracle arm "
         f"is a labelled sanity check (it trains on the sites' ground truth); the random control gives exactly the "

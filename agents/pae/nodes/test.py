@@ -1,4 +1,4 @@
-"""TEST: the current policy on held-out tasks, unseen sites and WebArena map tasks (greedy by default).
+"""TEST: the current policy on held-out tasks, unseen sites and WebArena map tasks (sampled at T = 1.0 by default, as in the paper).
 
 The metric is the success rate per site and averaged, under the oracle (the sites'
 ground truth); the LLM judge's verdicts on the same trajectories measure the

@@ -43,6 +43,18 @@ class CrashOnce(InlineDispatcher):
         return super().rollouts(**params)
 
 
+class Recording(InlineDispatcher):
+    """Notes the sampling temperature each rollout batch was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, float]] = []
+
+    def rollouts(self, **params):
+        self.seen.append((params["phase"], params["temperature"]))
+        return super().rollouts(**params)
+
+
 def test_loop_stores_everything_and_resumes(scripted_llm):
     scripted_llm("pae-graph", _policy)
     cfg = RunConfig(
@@ -68,8 +80,11 @@ def test_loop_stores_everything_and_resumes(scripted_llm):
     partial = store.trajectory_rows(run_id=run["id"], phase="rollout")
     assert [r["slot"] for r in partial] == [0]
 
-    res = run_pae(cfg, run_id=run["id"], dispatcher=InlineDispatcher())
+    rec = Recording()
+    res = run_pae(cfg, run_id=run["id"], dispatcher=rec)
     assert store.get_run(run_id=run["id"])["status"] == "finished"
+    # the test samples at the rollouts' temperature, as the paper's agent does (greedy only when asked)
+    assert rec.seen == [("rollout", 1.0), ("test", 1.0)]
     kinds = [h["kind"] for h in res.history]
     assert kinds == ["propose", "sft", "test", "collected", "rollout", "filter", "train", "test"]
     rows = store.trajectory_rows(run_id=run["id"], phase="rollout")

@@ -19,6 +19,15 @@ def test_llm_judge_is_the_default_reward_and_thinks_256_tokens():
     assert PRESETS["issue-1.5b"]["judge_model"] == "local/qwen2.5-coder-1.5b-instruct"
 
 
+def test_tests_sample_as_the_paper_unless_greedy_is_asked():
+    from agents.pae.report import _setup_text
+
+    cfg = RunConfig()
+    assert cfg.test_temperature == cfg.temperature == 1.0
+    assert "Tests sample at T = 1.0" in _setup_text(cfg, "small")
+    assert "Tests are greedy" in _setup_text(RunConfig(test_temperature=0.0), "small")
+
+
 def test_judge_sees_the_element_table_and_retries_unparsable_replies(scripted_llm):
     prov = scripted_llm("judge-retry", ["Let me think about the page.", "The price is there. SUCCESS"])
     table = "[3] button 'Add to cart'\n[4] link 'Reviews (12)'"
