@@ -91,6 +91,12 @@ class RunConfig(BaseModel):
     lora_r: int = Field(16, ge=1, le=256, description="LoRA rank (paper: 256).")
     lora_alpha: int = Field(32, ge=1, le=512, description="LoRA alpha (paper: 256).")
     lr: float = Field(3e-4, gt=0, le=1e-2, description="Adam learning rate (paper: 2e-5 at r=256).")
+    actor_lr: float | None = Field(
+        None,
+        gt=0,
+        le=1e-2,
+        description="Adam learning rate of the PAE updates (paper: 2e-5, its lm_lr); default: lr, the SFT start's.",
+    )
     grad_accum: int = Field(4, ge=1, le=256, description="Gradient accumulation (paper: 32).")
     max_len: int = Field(768, ge=128, le=4096, description="Token budget of one BC example.")
     sft_demos_per_site: int = Field(

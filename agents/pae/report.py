@@ -339,7 +339,7 @@ def _setup_text(cfg: RunConfig, size: str) -> str:
         f"demonstrations per training site, {cfg.sft_epochs} epochs. PAE: {cfg.iterations} iterations × "
         f"{cfg.rollouts_per_iteration} rollouts (random task per rollout, T = {cfg.temperature}), step cap "
         f"{cfg.max_steps}, filter top-{cfg.top_p_filter:.0%} shortest successes per task, LoRA r = {cfg.lora_r}, "
-        f"α = {cfg.lora_alpha}, lr {cfg.lr}, grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
+        f"α = {cfg.lora_alpha}, lr {cfg.lr} (PAE updates: {cfg.actor_lr or cfg.lr}), grad-accum {cfg.grad_accum}, {cfg.actor_epochs} epoch per "
         f"iteration. Tests {_decoding(cfg.test_temperature)}; success is the sites' oracle. Rewards: the LLM judge "
         f"(`{cfg.judge_model or 'the default model'}`, up to {cfg.judge_max_tokens} tokens to think, "
         f"{cfg.judge_retries} retries when no verdict parses, element tables shown) is the method; the oracle arm "

@@ -46,11 +46,12 @@ class _Traj:
     id: str
 
 
-def lora_config(cfg: RunConfig, epochs: int) -> LoRAConfig:
+def lora_config(cfg: RunConfig, epochs: int, *, actor: bool = False) -> LoRAConfig:
+    """LoRA training settings of the SFT start, or with ``actor`` of a PAE update (its own lr when set)."""
     return LoRAConfig(
         r=cfg.lora_r,
         alpha=cfg.lora_alpha,
-        lr=cfg.lr,
+        lr=(cfg.actor_lr or cfg.lr) if actor else cfg.lr,
         grad_accum=cfg.grad_accum,
         epochs=epochs,
         max_len=cfg.max_len,
@@ -198,7 +199,9 @@ def train(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
             "note": "no successful trajectory to clone: policy unchanged",
         }
     else:
-        policy, stats = update_policy(policy, chosen, lora_config(cfg, cfg.actor_epochs), progress_of(config))
+        policy, stats = update_policy(
+            policy, chosen, lora_config(cfg, cfg.actor_epochs, actor=True), progress_of(config)
+        )
         record = {
             "kind": "train",
             "iteration": it,
@@ -206,6 +209,7 @@ def train(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
             "examples": stats.examples,
             "loss": stats.mean_loss,
             "optimizer_steps": stats.optimizer_steps,
+            "lr": cfg.actor_lr or cfg.lr,
             "seconds": stats.seconds,
         }
     store.update_run(run_id=run_id, iteration=it + 1, policy=json.dumps(policy))

@@ -88,3 +88,14 @@ def test_two_trainings_from_one_seed_give_the_same_adapter():
     a, b = trained(), trained()
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert any(float(v.abs().sum()) > 0 for k, v in a.items() if "lora_B" in k)  # it trained
+
+
+def test_pae_updates_take_their_own_lr_and_keep_the_cached_sft_start():
+    from agents.pae.config import RunConfig
+    from agents.pae.nodes.learn import _sft_key, lora_config
+
+    same, own = RunConfig(lr=5e-4), RunConfig(lr=5e-4, actor_lr=1e-4)
+    assert lora_config(same, 1, actor=True).lr == 5e-4  # default: the SFT start's lr
+    assert lora_config(own, 1, actor=True).lr == 1e-4 and lora_config(own, 3).lr == 5e-4
+    assert _sft_key(same, ["t1", "t2"]) == _sft_key(own, ["t2", "t1"])  # a cached SFT start is reused
+    assert _sft_key(RunConfig(lr=1e-4), ["t1"]) != _sft_key(same, ["t1"])
