@@ -127,6 +127,8 @@ def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> 
     )
     report = Report(title=f"PAE run {cfg.name} ({run_id[:8]})", summary=f"test success (oracle) {summ}")
     report.metrics.update({"run_id": run_id, "iterations": cfg.iterations, "reward": cfg.reward})
+    report.metrics["test_decoding"] = "greedy" if cfg.test_temperature == 0 else f"sampled, T = {cfg.test_temperature}"
+    report.metrics["pae_update_lr"] = cfg.actor_lr or cfg.lr
     for k, v in (last.get("success") or {}).items():
         report.metrics[f"final_{k}"] = v
     rows = [[h["iteration"], k, v, *_site_count(h, k, v)] for h in tests for k, v in h.get("per_site", {}).items()]
@@ -142,6 +144,12 @@ def build_report(run_id: str, cfg: RunConfig, history: list[dict[str, Any]]) -> 
             ]
             for h in roll
         ],
+    )
+    changed = cfg.model_dump(mode="json", exclude_defaults=True)
+    report.add_table(
+        "Configuration (fields set away from their defaults)",
+        ["field", "value"],
+        [[k, json.dumps(v)] for k, v in sorted(changed.items())],
     )
     report.add_figure(
         "curves.png",

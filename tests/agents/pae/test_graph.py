@@ -101,6 +101,9 @@ def test_loop_stores_everything_and_resumes(scripted_llm):
     test = [h for h in res.history if h["kind"] == "test"]
     assert set(test[0]["success"]) == {"test", "heldout_site"}
     assert res.report.tables and any(a.name == "curves.png" for a in res.report.artifacts)
+    assert res.report.metrics["test_decoding"] == "sampled, T = 1.0" and res.report.metrics["pae_update_lr"] == cfg.lr
+    (conf,) = [t for t in res.report.tables if t.title.startswith("Configuration")]
+    assert ["reward", '"oracle"'] in [list(r) for r in conf.rows]
     # running a finished run again changes nothing
     again = run_pae(cfg, run_id=run["id"], dispatcher=InlineDispatcher())
     assert len(store.trajectory_rows(run_id=run["id"])) == len(store.trajectory_rows(run_id=res.run_id))
