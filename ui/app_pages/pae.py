@@ -19,18 +19,34 @@ PAGE = {"title": "Web agent (PAE)", "icon": ":material/travel_explore:", "sectio
 SITES = ["shop", "recipes", "dictionary", "news", "map"]
 
 
+REWARDS = {"llm": "LLM judge (the method)", "oracle": "sites' oracle (sanity check)", "random": "random (control)"}
+
+
 def _start_form(client) -> None:
     with st.expander("Start a PAE run", expanded=False), st.form("pae_start"):
         c1, c2, c3 = st.columns(3)
         name = c1.text_input("Name", "pae", max_chars=200)
         train = c1.multiselect("Training sites", SITES, default=["shop", "recipes", "dictionary", "map"])
         held = c1.multiselect("Held-out sites", SITES, default=["news"])
-        reward = c2.selectbox("Reward", ["oracle", "llm", "random"], help="Site oracle, LLM judge, or random.")
+        reward = c2.selectbox(
+            "Reward",
+            list(REWARDS),
+            format_func=REWARDS.get,
+            help="The LLM judge is the method; the sites' oracle and the count-matched random reward are controls.",
+        )
         iterations = c2.number_input("Iterations", 0, 200, 3)
         rollouts = c2.number_input("Rollouts per iteration", 1, 1024, 16)
         tasks = c3.number_input("Tasks per site", 1, 200, 20)
         demos = c3.number_input("SFT demos per site", 0, 100, 3)
         dispatch = c3.selectbox("Dispatch", ["inline", "celery"], help="Run rollouts in the job or fan out.")
+        test_t = c2.number_input(
+            "Test temperature",
+            0.0,
+            2.0,
+            1.0,
+            0.1,
+            help="Held-out tests sample as the paper's agent does (1.0); 0 = greedy.",
+        )
         if st.form_submit_button("Start"):
             body = {
                 "name": name,
@@ -42,6 +58,7 @@ def _start_form(client) -> None:
                 "tasks_per_site": int(tasks),
                 "sft_demos_per_site": int(demos),
                 "dispatch": dispatch,
+                "test_temperature": float(test_t),
             }
             try:
                 job = client.post("/v1/webagent/runs", json=body)
