@@ -199,6 +199,7 @@ class BrowserEnv:
             obs = self._observe()
             return StepOutcome(obs, parsed, True, act.content, time.perf_counter() - t0)
         message = act.message if isinstance(act, FormatError) else ""
+        refused_before = len(self.refused)
         if isinstance(act, Action):
             som.remove_labels(self.page)
             try:
@@ -207,12 +208,20 @@ class BrowserEnv:
                 message = str(exc)
             except Exception as exc:  # a failed click/type is feedback, not a crash
                 message = f"Action failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-        refused_before = len(self.refused)
         try:
             self.page.wait_for_load_state("domcontentloaded", timeout=self.config.action_timeout_ms)
         except Exception:
             pass
-        if not self.allow.allows(self.page.url) or len(self.refused) > refused_before:
+        if len(self.refused) > refused_before:
+            message = message or self.allow.reason(self.refused[-1])
+            if self.allow.allows(self.page.url):
+                # the aborted navigation commits chromium's error page a moment later (later still under load):
+                # wait for it so it is left below, not observed
+                try:
+                    self.page.wait_for_url(lambda u: not self.allow.allows(u), timeout=2000)
+                except Exception:
+                    pass
+        if not self.allow.allows(self.page.url):  # e.g. chrome-error:// after a blocked navigation
             message = message or self.allow.reason(self.page.url)
             try:
                 self.page.go_back(wait_until="domcontentloaded")
