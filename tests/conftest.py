@@ -75,16 +75,17 @@ def ephemeral_store():
 
 @pytest.fixture
 def scripted_llm():
-    """``scripted_llm(name, replies_or_fn)`` installs a script for model ``scripted/<name>``."""
+    """``scripted_llm(name, replies_or_fn, scorer=None)`` installs a script (and a scorer of given replies)
+    for model ``scripted/<name>``."""
     from core.llm import gateway
 
     names = []
 
-    def install(name, script):
+    def install(name, script, scorer=None):
         gateway.ensure_providers()
         from core.llm.providers import SCRIPTED
 
-        SCRIPTED.set_script(name, script)
+        SCRIPTED.set_script(name, script, scorer)
         names.append(name)
         return SCRIPTED
 

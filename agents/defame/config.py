@@ -114,6 +114,14 @@ class DefameConfig(BaseModel):
         description="Evaluation: search every claim's documents (shared) or only this claim's (AVeriTeC "
         "per-claim knowledge store, spec §6).",
     )
+    verdict: Literal["generate", "likelihood", "calibrated"] = Field(
+        "generate",
+        description="How the judge picks its option: 'generate' (the paper: the model writes its judgement and "
+        "the option is parsed from it); 'likelihood' (not in the paper: each option's likelihood as the reply to "
+        "an answer-only prompt, the most likely wins); 'calibrated' (likelihood divided by the option's "
+        "likelihood under content-free inputs, Zhao et al. 2021, which removes a small model's fixed preference "
+        "for one option). The scored modes need a local model; others fall back to 'generate'.",
+    )
 
 
 Event = Callable[[str, dict[str, Any]], None]

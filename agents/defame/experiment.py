@@ -139,6 +139,7 @@ def run_dataset(
     judge_tokens: int | None = None,
     workers: int = 1,
     summary_prompt: str = "paper",
+    verdict: str = "generate",
 ) -> tuple[list, dict[str, Any], DefameConfig]:
     from core.vectorstore import get_vectorstore
 
@@ -158,6 +159,7 @@ def run_dataset(
         corpus=collection,
         knowledge_store=knowledge_store,
         summary_prompt=summary_prompt,
+        verdict=verdict,
         **compact,
     )
     if knowledge_store == "per_claim":  # spec §6: each claim searches only its own documents
@@ -227,6 +229,7 @@ def reproduce_report(
     command: str = "",
     workers: int = 1,
     summary_prompt: str = "paper",
+    verdict: str = "generate",
 ) -> Report:
     """The results document: AVeriTeC + MOCHEG, DEFAME vs baseline, parse rates, cost, the AVeriTeC scorer."""
     import time
@@ -247,6 +250,7 @@ def reproduce_report(
         judge_tokens=judge_tokens,
         workers=workers,
         summary_prompt=summary_prompt,
+        verdict=verdict,
     )
     mo_out, mo_sum = [], {}
     if mocheg_limit > 0:
@@ -261,6 +265,7 @@ def reproduce_report(
             judge_tokens=judge_tokens,
             workers=workers,
             summary_prompt=summary_prompt,
+            verdict=verdict,
         )
     minutes = (time.perf_counter() - t0) / 60
     stage_minutes = sum(o.defame_seconds + o.baseline_seconds for o in [*av_out, *mo_out]) / 60
@@ -305,6 +310,17 @@ def reproduce_report(
                     if summary_prompt == "lenient"
                     else "the paper's prompt (`NONE` when nothing in the source helps)."
                 ),
+                "- Verdict: "
+                + {
+                    "generate": "generated (the paper): the judge writes its judgement and the option is parsed from it.",
+                    "likelihood": "**scored by likelihood** (not the paper's): the judge is asked for the option "
+                    "alone and the option the model finds most likely as that reply wins; the no-evidence baseline "
+                    "likewise.",
+                    "calibrated": "**scored by calibrated likelihood** (not the paper's): each option's likelihood "
+                    "as the reply to an answer-only prompt, divided by its mean probability with the record (or, "
+                    'for the baseline, the claim) replaced by the content-free inputs "N/A", "[MASK]" and "" '
+                    "(Zhao et al., 2021), renormalised; the no-evidence baseline likewise.",
+                }[verdict],
                 "- **Oracle corpus.** AVeriTeC's knowledge store is not obtainable offline, so `web_search` runs over the "
                 "gold answers of all 400 dev claims in Chroma (each claim's answers are distractors for the others); "
                 "MOCHEG over its sample's evidence texts. These numbers are *not* comparable with the paper's "

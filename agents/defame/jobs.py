@@ -226,6 +226,11 @@ class DefameOptions(ReproducerOptions):
         description="Source summaries: the paper's NONE prompt, or 'lenient' (the same NONE rule worded for small "
         "local models: NONE only for a result entirely about something else).",
     )
+    verdict: Literal["generate", "likelihood", "calibrated"] = Field(
+        "generate",
+        description="Judge's option: generated and parsed (the paper), or scored by likelihood, optionally "
+        "calibrated against content-free inputs (local models; not in the paper).",
+    )
     workers: int = Field(
         1,
         ge=1,
@@ -253,6 +258,7 @@ def reproduce(options: DefameOptions, progress: JobContext) -> Report:
         command=options.cli_options(),
         workers=options.workers,
         summary_prompt=options.summary_prompt,
+        verdict=options.verdict,
     )
 
 

@@ -138,6 +138,20 @@ Decide which option below fits the Claim best, given the Record.
 # Your judgement
 """
 
+#: ``verdict="likelihood"|"calibrated"``: the same decision asked for the option alone; each option's
+#: likelihood as the reply (`` `label` ``) is read off the model instead of a generated answer.
+JUDGE_SCORED = """# Instructions
+Decide which option below fits the Claim best, given the Record. Answer with that option only, in backticks, like `this`.
+{extra_rules}
+# Decision options
+{options}
+
+# Record
+{record}
+
+# Your judgement
+"""
+
 JUDGE_REMINDER = "\n(Do not forget to choose one option from Decision Options and enclose it in backticks like `this`)"
 
 JUSTIFY = """# Instructions
@@ -167,6 +181,23 @@ End your answer with the chosen option in backticks, like `this`.
 
 # Your judgement
 """
+
+BASELINE_SCORED = """# Instructions
+Decide which option below fits the Claim best, using only what you already know (no evidence is given).
+Answer with that option only, in backticks, like `this`.
+{extra_rules}
+# Decision options
+{options}
+
+# Claim
+{claim}
+
+# Your judgement
+"""
+
+#: Content-free inputs for calibration (Zhao et al., 2021, "Calibrate Before Use"): the record or claim
+#: replaced by each of these; their option probabilities, averaged, estimate the prompt's own bias.
+CONTENT_FREE = ("N/A", "[MASK]", "")
 
 DEFAULT_EXAMPLES: dict[str, tuple[str, str, str]] = {
     # action name -> (claim, reasoning, action line)

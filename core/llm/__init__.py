@@ -1,6 +1,16 @@
 """The LLM gateway (litellm), the local model registry and embeddings."""
 
-from core.llm.gateway import Completion, complete, ensure_providers, scripted, stream, track_usage
+from core.llm.gateway import (
+    Completion,
+    Scores,
+    ScoringUnsupported,
+    complete,
+    ensure_providers,
+    score,
+    scripted,
+    stream,
+    track_usage,
+)
 from core.llm.local_models import DEFAULT_LOCAL_MODEL, LocalModelError, get_local_model, model_hash
 
 __all__ = [
@@ -11,6 +21,9 @@ __all__ = [
     "ensure_providers",
     "get_local_model",
     "model_hash",
+    "Scores",
+    "ScoringUnsupported",
+    "score",
     "scripted",
     "stream",
     "track_usage",

@@ -269,13 +269,71 @@ def stream(
             yield delta.content
 
 
+class ScoringUnsupported(RuntimeError):
+    """The model cannot score continuations (only local and scripted models expose their likelihoods)."""
+
+
+@dataclass
+class Scores:
+    """Log-likelihoods of candidate continuations of one prompt, and what computing them cost."""
+
+    logprobs: list[float]
+    n_tokens: list[int]
+    model: str
+    prompt_tokens: int = 0
+    latency_s: float = 0.0
+
+
+def score(
+    prompt: str | Sequence[Any] | None,
+    continuations: list[str],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    tag: str | None = None,
+) -> Scores:
+    """How likely the model finds each continuation as the start of its reply (teacher forcing).
+
+    Local models score on their backend (llama.cpp batches the candidates into the same
+    steps); ``scripted/`` models use the scorer installed with :func:`scripted`. Hosted
+    models raise :class:`ScoringUnsupported`: litellm has no common way to read the
+    likelihood of a given reply, so callers fall back to generating one.
+    """
+    if not continuations:
+        raise ValueError("score() needs at least one continuation")
+    settings = get_settings()
+    model = allowlist.check_model(model or settings.llm_model)
+    msgs = build_messages(prompt, system=system, model=model)
+    t0 = time.perf_counter()
+    if model.startswith("scripted/"):
+        _litellm()
+        from core.llm.providers import SCRIPTED
+
+        logprobs = SCRIPTED.score(model.split("/", 1)[1], msgs, continuations)
+        n_tokens, n_prompt = [len(c.split()) for c in continuations], 0
+    elif model.startswith("local/"):
+        from core.llm.backends.factory import get_backend
+
+        res = get_backend(settings.local_backend, model.split("/", 1)[1]).score(msgs, continuations)
+        logprobs, n_tokens = [r.logprob for r in res], [r.n_tokens for r in res]
+        n_prompt = max((r.prompt_tokens for r in res), default=0)
+    else:
+        raise ScoringUnsupported(f"{model} does not expose the likelihood of a given reply; only local models do")
+    out = Scores(logprobs, n_tokens, model, n_prompt * len(continuations), time.perf_counter() - t0)
+    tally = _tally.get()
+    if tally is not None:
+        tally.add(Completion("", model, out.prompt_tokens, 0, out.latency_s), tag)
+    return out
+
+
 @contextlib.contextmanager
-def scripted(name: str, script: Any) -> Iterator[Any]:
-    """Install a reply script for model ``scripted/<name>`` during the block (tests)."""
+def scripted(name: str, script: Any, scorer: Any = None) -> Iterator[Any]:
+    """Install a reply script (and optionally a ``scorer(messages, continuations) -> logprobs``) for model
+    ``scripted/<name>`` during the block (tests)."""
     _litellm()
     from core.llm.providers import SCRIPTED
 
-    SCRIPTED.set_script(name, script)
+    SCRIPTED.set_script(name, script, scorer)
     try:
         yield SCRIPTED
     finally:

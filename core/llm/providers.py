@@ -169,6 +169,7 @@ class LocalProvider(CustomLLM):
 
 
 Script = Callable[[list[dict]], str] | list[str]
+Scorer = Callable[[list[dict], list[str]], list[float]]
 
 
 class ScriptedProvider(CustomLLM):
@@ -181,17 +182,36 @@ class ScriptedProvider(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
         self._scripts: dict[str, Script] = {}
+        self._scorers: dict[str, Scorer] = {}
         self.calls: dict[str, list[list[dict]]] = {}
+        self.scored: dict[str, list[tuple[list[dict], list[str]]]] = {}
         self._lock = threading.Lock()
 
-    def set_script(self, name: str, script: Script) -> None:
+    def set_script(self, name: str, script: Script, scorer: Scorer | None = None) -> None:
         with self._lock:
             self._scripts[name] = list(script) if isinstance(script, (list, tuple)) else script
             self.calls[name] = []
+            if scorer is not None:
+                self._scorers[name] = scorer
 
     def clear(self, name: str) -> None:
         with self._lock:
             self._scripts.pop(name, None)
+            self._scorers.pop(name, None)
+
+    def score(self, name: str, messages: list, continuations: list[str]) -> list[float]:
+        """The installed scorer's log-likelihoods (the call is recorded in ``scored``)."""
+        with self._lock:
+            scorer = self._scorers.get(name)
+            if scorer is None:
+                raise ValueError(f"no scorer installed for scripted/{name}")
+            self.scored.setdefault(name, []).append(
+                (json.loads(json.dumps(messages, default=str)), list(continuations))
+            )
+        out = [float(x) for x in scorer(messages, continuations)]
+        if len(out) != len(continuations):
+            raise ValueError(f"scorer for scripted/{name} returned {len(out)} scores for {len(continuations)} texts")
+        return out
 
     def completion(
         self,

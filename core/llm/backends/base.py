@@ -55,8 +55,22 @@ class GenerationResult:
     token_ids: list[int] = field(default_factory=list)  # the reply's tokens (end-of-turn excluded)
 
 
+@dataclass
+class ContinuationScore:
+    """How likely the model finds one continuation of a chat prompt (teacher forcing, no sampling)."""
+
+    text: str
+    logprob: float  # sum over the continuation's tokens of log p(token | prompt, earlier tokens)
+    n_tokens: int
+    prompt_tokens: int
+
+
 class Backend(Protocol):
     name: str
+
+    def score(self, messages: list[dict[str, Any]], continuations: list[str]) -> list[ContinuationScore]:
+        """Log-likelihood of each continuation as the start of the assistant's reply to ``messages``."""
+        ...
 
     def generate(self, req: GenerationRequest) -> GenerationResult: ...
 
@@ -65,6 +79,15 @@ class Backend(Protocol):
     def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:
         """Text pieces as they are decoded, then the final :class:`GenerationResult`."""
         ...
+
+
+def continuation_ids(tokenizer: Any, continuation: str) -> list[int]:
+    """The continuation's token ids as they follow the assistant turn header (which ends a line, so the
+    continuation tokenizes on its own exactly as inside the full text)."""
+    ids = list(tokenizer(continuation, add_special_tokens=False)["input_ids"])
+    if not ids:
+        raise ValueError("cannot score an empty continuation")
+    return ids
 
 
 def truncate_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:

@@ -22,6 +22,13 @@ from core.llm.backends.base import GenerationRequest, GenerationResult
 from core.llm.backends.constraints import TokenConstraint, spec_from
 
 
+def log_softmax_at(logits: np.ndarray, token: int) -> float:
+    """``log softmax(logits)[token]`` in float64 (stable: the max is subtracted first)."""
+    z = np.asarray(logits, dtype=np.float64)
+    m = float(z.max())
+    return float(z[token] - m - np.log(np.exp(z - m).sum()))
+
+
 def _held_suffix(text: str, stops: list[str]) -> int:
     """Length of the longest suffix of ``text`` that begins some stop string (kept back while streaming)."""
     best = 0

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 
 from core.config import get_settings
-from core.llm.backends.base import GenerationRequest, GenerationResult
+from core.llm.backends.base import ContinuationScore, GenerationRequest, GenerationResult, continuation_ids
 from core.llm.backends.chat import eos_ids, prompt_ids
 from core.llm.backends.chat import text_messages as _text_messages  # noqa: F401 - kept for importers
 from core.llm.backends.constraints import spec_from
@@ -70,6 +70,29 @@ class TransformersBackend:
                     **{kw["_cache"]: cache},
                     **{k: v for k, v in kw.items() if k != "_cache"},
                 )
+
+    def score(self, messages: list[dict], continuations: list[str]) -> list[ContinuationScore]:
+        """Log-likelihood of each continuation after the chat prompt (one full forward pass each)."""
+        import torch
+
+        lm = get_local_model(self.model_name)
+        ids = prompt_ids(lm.tokenizer, messages)
+        out = []
+        with self._lock, torch.inference_mode():
+            for text in continuations:
+                cont = continuation_ids(lm.tokenizer, text)
+                if len(ids) + len(cont) > get_settings().local_context:
+                    raise ValueError(
+                        f"prompt and continuation ({len(ids) + len(cont)} tokens) do not fit the local context "
+                        f"({get_settings().local_context}); shorten them or raise PAPERWORKS_LOCAL_CONTEXT"
+                    )
+                logits = lm.model(input_ids=torch.tensor([ids + cont])).logits[0].float()
+                logp = torch.log_softmax(logits[len(ids) - 1 : -1], dim=-1)
+                total = logp.gather(1, torch.tensor(cont)[:, None]).sum()
+                out.append(
+                    ContinuationScore(text=text, logprob=float(total), n_tokens=len(cont), prompt_tokens=len(ids))
+                )
+        return out
 
     def events(self, req: GenerationRequest) -> Iterator[str | GenerationResult]:
         """Text pieces as they are decoded, then the :class:`GenerationResult`."""

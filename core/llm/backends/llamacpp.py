@@ -28,10 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from core.config import get_settings
-from core.llm.backends.base import BackendUnavailable, GenerationRequest, GenerationResult
+from core.llm.backends.base import (
+    BackendUnavailable,
+    ContinuationScore,
+    GenerationRequest,
+    GenerationResult,
+    continuation_ids,
+)
 from core.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids
 from core.llm.backends.constraints import compile_spec, spec_from
-from core.llm.backends.decoding import Sequence
+from core.llm.backends.decoding import Sequence, log_softmax_at
 from core.llm.local_models import LocalModelError
 
 log = logging.getLogger(__name__)
@@ -43,7 +49,7 @@ INSTALL_HINT = 'pip install "llama-cpp-python==0.3.36" (builds llama.cpp from so
 class _Job:
     """A reply in flight: its decoding state, what to feed next and where its output goes."""
 
-    seq: Sequence
+    seq: Sequence | None
     pending: list[int]
     out: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     slot: int = -1
@@ -51,6 +57,11 @@ class _Job:
     cancelled: bool = False
     t_submit: float = field(default_factory=time.perf_counter)
     t_first: float | None = None  # first token chosen (end of prompt processing)
+    # A scoring job (``seq`` is None) feeds prompt + continuation and sums the log-probabilities of
+    # the continuation's tokens, read from the logits at the positions before each of them.
+    score_from: int = -1  # index of the continuation's first token in ``tokens``
+    tokens: list[int] = field(default_factory=list)
+    logprob: float = 0.0
 
 
 def _threads() -> int:
@@ -151,20 +162,25 @@ class _Engine:
         """One ``llama_decode`` over every live reply: running ones first, then prompt chunks."""
         b = self.batch
         n, wants = 0, []  # wants: (job, batch index of its logits)
+        scored: list[tuple[_Job, int, int]] = []  # (scoring job, batch index, the token that follows)
         for job in sorted(active, key=lambda j: len(j.pending)):
             take = min(len(job.pending), self.n_batch - n)
             if take <= 0:
                 continue
             for k in range(take):
+                pos = job.n_past + k
                 b.token[n] = job.pending[k]
-                b.pos[n] = job.n_past + k
+                b.pos[n] = pos
                 b.n_seq_id[n] = 1
                 b.seq_id[n][0] = job.slot
                 b.logits[n] = 0
+                if job.seq is None and job.score_from - 1 <= pos < len(job.tokens) - 1:
+                    b.logits[n] = 1
+                    scored.append((job, n, job.tokens[pos + 1]))
                 n += 1
             job.n_past += take
             job.pending = job.pending[take:]
-            if not job.pending:
+            if not job.pending and job.seq is not None:
                 b.logits[n - 1] = 1
                 wants.append((job, n - 1))
         b.n_tokens = n
@@ -172,6 +188,19 @@ class _Engine:
         self.steps += 1
         if rc != 0:
             raise RuntimeError(f"llama_decode returned {rc} (KV cache full or bad batch)")
+        for job, i, token in scored:
+            row = np.ctypeslib.as_array(self.ll.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,))
+            job.logprob += float(log_softmax_at(row, token))
+        for job in [j for j in active if j.seq is None and not j.pending]:
+            job.out.put(
+                ContinuationScore(
+                    text="",
+                    logprob=job.logprob,
+                    n_tokens=len(job.tokens) - job.score_from,
+                    prompt_tokens=job.score_from,
+                )
+            )
+            self._release(job, active, free)
         for job, i in wants:
             try:
                 logits = np.ctypeslib.as_array(self.ll.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,))
@@ -272,6 +301,36 @@ class LlamaCppBackend:
                     return
         finally:
             job.cancelled = True  # a consumer that stops early frees its slot
+
+    def score(self, messages: list[dict], continuations: list[str]) -> list[ContinuationScore]:
+        """Log-likelihood of each continuation after the chat prompt: one scoring job per continuation,
+        all submitted at once so the engine processes them in the same batched steps."""
+        engine = self.engine()
+        ids = prompt_ids(self.tokenizer, messages)
+        jobs = []
+        for text in continuations:
+            cont = continuation_ids(self.tokenizer, text)
+            if len(ids) + len(cont) > engine.n_ctx_seq:
+                raise ValueError(
+                    f"prompt and continuation ({len(ids) + len(cont)} tokens) do not fit the local context "
+                    f"({engine.n_ctx_seq}); shorten them or raise PAPERWORKS_LOCAL_CONTEXT"
+                )
+            full = ids + cont
+            jobs.append(_Job(seq=None, pending=list(full), tokens=full, score_from=len(ids)))
+        for job in jobs:
+            engine.submit(job)
+        out = []
+        try:
+            for text, job in zip(continuations, jobs, strict=True):
+                item = job.out.get()
+                if isinstance(item, BaseException):
+                    raise item
+                item.text = text
+                out.append(item)
+        finally:
+            for job in jobs:
+                job.cancelled = True
+        return out
 
     def generate(self, req: GenerationRequest) -> GenerationResult:
         for item in self.events(req):

@@ -47,12 +47,12 @@ class StageScript:
 
 @pytest.fixture
 def stage_llm(scripted_llm):
-    """``stage_llm({"plan": [...], ...}) -> (model_name, StageScript)``."""
+    """``stage_llm({"plan": [...], ...}, scorer=None) -> (model_name, StageScript)``."""
 
-    def make(replies: dict[str, list[str]]):
+    def make(replies: dict[str, list[str]], scorer=None):
         name = f"defame{next(_counter)}"
         script = StageScript(replies)
-        scripted_llm(name, script)
+        scripted_llm(name, script, scorer)
         return f"scripted/{name}", script
 
     return make
