@@ -49,6 +49,7 @@ from agents.defame.state import State
 log = logging.getLogger(__name__)
 
 _content_free: dict[tuple[str, ...], np.ndarray] = {}  # (model, prompts..., options...) -> mean probabilities
+_cf_locks: dict[tuple[str, ...], threading.Lock] = {}
 _cf_lock = threading.Lock()
 
 
@@ -128,12 +129,12 @@ def scored_verdict(
     if ctx.config.verdict == "calibrated":
         prompts = [make_prompt(c) for c in CONTENT_FREE]
         key = (model_name(ctx), *prompts, *conts)
-        with _cf_lock:
+        with _cf_lock:  # claims checked in parallel wait for one estimate instead of each making their own
+            key_lock = _cf_locks.setdefault(key, threading.Lock())
+        with key_lock:
             cf = _content_free.get(key)
-        if cf is None:
-            cf = np.mean([_option_probs(ctx, pr, conts, stage)[0] for pr in prompts], axis=0)
-            with _cf_lock:
-                _content_free[key] = cf
+            if cf is None:
+                cf = _content_free[key] = np.mean([_option_probs(ctx, pr, conts, stage)[0] for pr in prompts], axis=0)
         q = p / np.maximum(cf, 1e-12)
         q = q / q.sum()
     best = int(np.argmax(q))

@@ -104,3 +104,26 @@ def test_calibrated_baseline_with_the_local_model():
     assert set(probs) == set(cal) == {lbl.value for lbl in allowed}
     assert sum(probs.values()) == pytest.approx(1.0, abs=1e-3) and sum(cal.values()) == pytest.approx(1.0, abs=1e-3)
     assert max(cal, key=cal.get) == label.value
+
+
+def test_parallel_checks_share_one_content_free_estimate(stage_llm):
+    """Claims judged at the same time (``workers`` > 1) wait for one content-free estimate."""
+    import threading
+    import time
+
+    inner = Scorer()
+
+    def slow(messages, conts):
+        time.sleep(0.05)
+        return inner(messages, conts)
+
+    model, _ = stage_llm({"baseline": ["`refuted`"]}, slow)
+    ctx = DefameContext(config=DefameConfig(model=model, verdict="calibrated"))
+    out: list = []
+    threads = [threading.Thread(target=lambda: out.append(baseline_verdict(CLAIM, ctx)[0])) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert out == [Label.SUPPORTED] * 3
+    assert sorted(has for has, _ in inner.calls) == [False] * 3 + [True] * 3
