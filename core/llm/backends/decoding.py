@@ -22,6 +22,13 @@ from core.llm.backends.base import GenerationRequest, GenerationResult
 from core.llm.backends.constraints import TokenConstraint, spec_from
 
 
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """``log softmax(logits)`` in float64 (stable: the max is subtracted first)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max()
+    return z - np.log(np.exp(z).sum())
+
+
 def log_softmax_at(logits: np.ndarray, token: int) -> float:
     """``log softmax(logits)[token]`` in float64 (stable: the max is subtracted first)."""
     z = np.asarray(logits, dtype=np.float64)

@@ -37,7 +37,7 @@ from core.llm.backends.base import (
 )
 from core.llm.backends.chat import eos_ids, gguf_path, load_tokenizer, prompt_ids
 from core.llm.backends.constraints import compile_spec, spec_from
-from core.llm.backends.decoding import Sequence, log_softmax_at
+from core.llm.backends.decoding import Sequence, log_softmax, log_softmax_at
 from core.llm.local_models import LocalModelError
 
 log = logging.getLogger(__name__)
@@ -57,11 +57,15 @@ class _Job:
     cancelled: bool = False
     t_submit: float = field(default_factory=time.perf_counter)
     t_first: float | None = None  # first token chosen (end of prompt processing)
-    # A scoring job (``seq`` is None) feeds prompt + continuation and sums the log-probabilities of
-    # the continuation's tokens, read from the logits at the positions before each of them.
-    score_from: int = -1  # index of the continuation's first token in ``tokens``
-    tokens: list[int] = field(default_factory=list)
-    logprob: float = 0.0
+    # A scoring job (``seq`` is None) feeds the prompt once, keeps the log-probabilities at its last
+    # position, then feeds each continuation after it in turn (all but its last token, reading the
+    # logits at every one) and removes it from the KV cache again: the prompt is processed once
+    # however many continuations there are.
+    conts: list[list[int]] = field(default_factory=list)
+    n_prompt: int = 0
+    cont_i: int = -1  # -1 while the prompt is fed, then the continuation being fed
+    base: np.ndarray | None = None  # log-probabilities of the token after the prompt
+    logprobs: list[float] = field(default_factory=list)
 
 
 def _threads() -> int:
@@ -113,6 +117,7 @@ class _Engine:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self.steps = 0  # llama_decode calls (observable batching: fewer steps than tokens)
+        self.fed = 0  # tokens fed to llama_decode (observable prompt reuse when scoring)
 
     # --- caller side ---------------------------------------------------------
     def submit(self, job: _Job) -> None:
@@ -162,7 +167,7 @@ class _Engine:
         """One ``llama_decode`` over every live reply: running ones first, then prompt chunks."""
         b = self.batch
         n, wants = 0, []  # wants: (job, batch index of its logits)
-        scored: list[tuple[_Job, int, int]] = []  # (scoring job, batch index, the token that follows)
+        scored: list[tuple[_Job, int, int]] = []  # (scoring job, batch index, position)
         for job in sorted(active, key=lambda j: len(j.pending)):
             take = min(len(job.pending), self.n_batch - n)
             if take <= 0:
@@ -174,9 +179,9 @@ class _Engine:
                 b.n_seq_id[n] = 1
                 b.seq_id[n][0] = job.slot
                 b.logits[n] = 0
-                if job.seq is None and job.score_from - 1 <= pos < len(job.tokens) - 1:
+                if job.seq is None and (job.cont_i >= 0 or pos == job.n_prompt - 1):
                     b.logits[n] = 1
-                    scored.append((job, n, job.tokens[pos + 1]))
+                    scored.append((job, n, pos))
                 n += 1
             job.n_past += take
             job.pending = job.pending[take:]
@@ -186,21 +191,18 @@ class _Engine:
         b.n_tokens = n
         rc = self.ll.llama_decode(self.ctx, b)
         self.steps += 1
+        self.fed += n
         if rc != 0:
             raise RuntimeError(f"llama_decode returned {rc} (KV cache full or bad batch)")
-        for job, i, token in scored:
+        for job, i, pos in scored:
             row = np.ctypeslib.as_array(self.ll.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,))
-            job.logprob += float(log_softmax_at(row, token))
+            if job.cont_i < 0:
+                job.base = log_softmax(row)
+            else:  # the fed token at ``pos`` is continuation token j; this row predicts token j + 1
+                job.logprobs[-1] += log_softmax_at(row, job.conts[job.cont_i][pos - job.n_prompt + 1])
         for job in [j for j in active if j.seq is None and not j.pending]:
-            job.out.put(
-                ContinuationScore(
-                    text="",
-                    logprob=job.logprob,
-                    n_tokens=len(job.tokens) - job.score_from,
-                    prompt_tokens=job.score_from,
-                )
-            )
-            self._release(job, active, free)
+            self._next_continuation(job, active, free)
+
         for job, i in wants:
             try:
                 logits = np.ctypeslib.as_array(self.ll.llama_get_logits_ith(self.ctx, i), shape=(self.n_vocab,))
@@ -219,6 +221,29 @@ class _Engine:
                 self._release(job, active, free)
             else:
                 job.pending = [token]
+
+    def _next_continuation(self, job: _Job, active: list[_Job], free: list[int]) -> None:
+        """A scoring job whose feed is done: drop the last continuation from the cache, start the next
+        (its first token's log-probability is read off the prompt's last position), or finish."""
+        while True:
+            if job.cont_i >= 0:
+                self.ll.llama_memory_seq_rm(self.mem, job.slot, job.n_prompt, -1)
+                job.n_past = job.n_prompt
+            job.cont_i += 1
+            if job.cont_i == len(job.conts):
+                job.out.put(
+                    [
+                        ContinuationScore(text="", logprob=lp, n_tokens=len(c), prompt_tokens=job.n_prompt)
+                        for lp, c in zip(job.logprobs, job.conts, strict=True)
+                    ]
+                )
+                self._release(job, active, free)
+                return
+            cont = job.conts[job.cont_i]
+            job.logprobs.append(float(job.base[cont[0]]))
+            job.pending = cont[:-1]
+            if job.pending:
+                return
 
 
 _ENGINES: dict[str, _Engine] = {}
@@ -303,34 +328,29 @@ class LlamaCppBackend:
             job.cancelled = True  # a consumer that stops early frees its slot
 
     def score(self, messages: list[dict], continuations: list[str]) -> list[ContinuationScore]:
-        """Log-likelihood of each continuation after the chat prompt: one scoring job per continuation,
-        all submitted at once so the engine processes them in the same batched steps."""
+        """Log-likelihood of each continuation after the chat prompt. One scoring job: the prompt is
+        processed once and each continuation after it in turn, in the engine's batched steps beside
+        any replies being decoded."""
         engine = self.engine()
         ids = prompt_ids(self.tokenizer, messages)
-        jobs = []
-        for text in continuations:
-            cont = continuation_ids(self.tokenizer, text)
-            if len(ids) + len(cont) > engine.n_ctx_seq:
-                raise ValueError(
-                    f"prompt and continuation ({len(ids) + len(cont)} tokens) do not fit the local context "
-                    f"({engine.n_ctx_seq}); shorten them or raise PAPERWORKS_LOCAL_CONTEXT"
-                )
-            full = ids + cont
-            jobs.append(_Job(seq=None, pending=list(full), tokens=full, score_from=len(ids)))
-        for job in jobs:
-            engine.submit(job)
-        out = []
+        conts = [continuation_ids(self.tokenizer, text) for text in continuations]
+        longest = len(ids) + max((len(c) for c in conts), default=0)
+        if longest > engine.n_ctx_seq:
+            raise ValueError(
+                f"prompt and continuation ({longest} tokens) do not fit the local context "
+                f"({engine.n_ctx_seq}); shorten them or raise PAPERWORKS_LOCAL_CONTEXT"
+            )
+        job = _Job(seq=None, pending=list(ids), conts=conts, n_prompt=len(ids))
+        engine.submit(job)
         try:
-            for text, job in zip(continuations, jobs, strict=True):
-                item = job.out.get()
-                if isinstance(item, BaseException):
-                    raise item
-                item.text = text
-                out.append(item)
+            item = job.out.get()
         finally:
-            for job in jobs:
-                job.cancelled = True
-        return out
+            job.cancelled = True
+        if isinstance(item, BaseException):
+            raise item
+        for text, sc in zip(continuations, item, strict=True):
+            sc.text = text
+        return item
 
     def generate(self, req: GenerationRequest) -> GenerationResult:
         for item in self.events(req):

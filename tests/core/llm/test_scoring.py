@@ -53,11 +53,15 @@ def test_transformers_scores_are_the_models_log_probabilities(hf_backend):
 @pytest.mark.skipif(not HAS_LLAMA_CPP, reason=NO_LLAMA_CPP)
 def test_llamacpp_scores_match_transformers_and_batching(llamacpp_backend, hf_backend):
     ref = hf_backend.score(QUESTION, CITIES)
-    together = llamacpp_backend.score(QUESTION, CITIES)  # four scoring jobs in the same engine steps
+    engine = llamacpp_backend.engine()
+    fed0 = engine.fed
+    together = llamacpp_backend.score(QUESTION, CITIES)  # the prompt once, then each continuation
+    # the prompt is fed once, each continuation without its last token (read off the previous logits)
+    assert engine.fed - fed0 == ref[0].prompt_tokens + sum(r.n_tokens - 1 for r in ref)
     alone = [llamacpp_backend.score(QUESTION, [c])[0] for c in CITIES]
     for r, t, a in zip(ref, together, alone, strict=True):
         assert t.text == r.text and t.n_tokens == r.n_tokens and t.prompt_tokens == r.prompt_tokens
-        assert t.logprob == pytest.approx(a.logprob, abs=0.05)  # batched = alone, up to float noise
+        assert t.logprob == pytest.approx(a.logprob, abs=0.05)  # with the others = alone, up to float noise
         assert t.logprob == pytest.approx(r.logprob, abs=0.35 * r.n_tokens + 0.2)  # quantized weights
     assert max(together, key=lambda s: s.logprob).text == max(ref, key=lambda s: s.logprob).text == "Paris"
 
