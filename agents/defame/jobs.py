@@ -59,6 +59,11 @@ class CheckParams(BaseModel):
     )
     model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
     max_iterations: int = Field(3, ge=1, le=3)
+    verdict: Literal["generate", "likelihood", "calibrated"] = Field(
+        "generate",
+        description="Judge's option: generated (the paper), or scored by likelihood, optionally calibrated "
+        "against content-free inputs (local models; not in the paper).",
+    )
 
     @field_validator("claim")
     @classmethod
@@ -74,7 +79,11 @@ class CheckParams(BaseModel):
 
     def config(self) -> DefameConfig:
         return DefameConfig(
-            model=self.model, benchmark=self.benchmark, corpus=self.corpus, max_iterations=self.max_iterations
+            model=self.model,
+            benchmark=self.benchmark,
+            corpus=self.corpus,
+            max_iterations=self.max_iterations,
+            verdict=self.verdict,
         )
 
 

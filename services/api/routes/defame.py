@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, HTTPException, Path, Query, UploadFile, status
 from pydantic import BaseModel
@@ -84,6 +84,10 @@ async def factcheck(
     benchmark: Annotated[str, Form()] = "default",
     corpus: Annotated[str, Form(max_length=200)] = "defame-default",
     max_iterations: Annotated[int, Form(ge=1, le=3)] = 3,
+    verdict: Annotated[
+        Literal["generate", "likelihood", "calibrated"],
+        Form(description="Judge's option: generated (the paper) or scored by (calibrated) likelihood."),
+    ] = "generate",
 ) -> JobPublic:
     from agents.defame.run import store_image
 
@@ -114,6 +118,7 @@ async def factcheck(
         "benchmark": benchmark,
         "corpus": corpus,
         "max_iterations": max_iterations,
+        "verdict": verdict,
     }
     if not re.fullmatch(CORPUS_PATTERN, corpus):
         raise HTTPException(422, f"invalid corpus name {corpus!r}")

@@ -33,6 +33,13 @@ def factcheck(
     corpus: Annotated[str, typer.Option(help="Evidence collection.")] = "defame-default",
     model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
     rounds: Annotated[int, typer.Option(min=1, max=3)] = 3,
+    verdict: Annotated[
+        str,
+        typer.Option(
+            help="How the judge picks its option: generate (the paper), likelihood, or calibrated "
+            "(likelihood over content-free inputs; for small local models, not in the paper)."
+        ),
+    ] = "generate",
     out: Annotated[Path | None, typer.Option(help="Write report.md (+ media/) into this folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -45,7 +52,7 @@ def factcheck(
         day = dt.date.fromisoformat(date) if date else None
         paths = [str(store_image(p.read_bytes())) for p in image]
         req = ClaimRequest(text=claim, images=paths, date=day, author=author)
-        cfg = DefameConfig(model=model, benchmark=benchmark, corpus=corpus, max_iterations=rounds)
+        cfg = DefameConfig(model=model, benchmark=benchmark, corpus=corpus, max_iterations=rounds, verdict=verdict)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from None

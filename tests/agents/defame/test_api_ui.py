@@ -81,6 +81,7 @@ def test_factcheck_with_image_job_report(api_client, finished_job, scripted_sett
         ({"claim": "   "}, None, 422, "empty"),
         ({"claim": "x", "date": "2021-13-45"}, None, 422, "malformed date"),
         ({"claim": "x", "date": "yesterday"}, None, 422, "malformed date"),
+        ({"claim": "x", "verdict": "vibes"}, None, 422, "calibrated"),
         ({"claim": "x"}, [("images", ("a.txt", b"not an image at all", "text/plain"))], 415, "not a readable image"),
     ],
 )

@@ -47,6 +47,19 @@ def test_factcheck_with_image_writes_a_report(stage_llm, settings, monkeypatch, 
     assert bad.exit_code == 2
 
 
+def test_factcheck_verdict_by_likelihood(stage_llm, settings, monkeypatch):
+    def scorer(messages, conts):  # `supported` most likely, the rest equally unlikely
+        return [-0.1 if c == "`supported`" else -5.0 for c in conts]
+
+    model, script = stage_llm({"plan": ["nothing to search"], "justify": ["Fine."]}, scorer)
+    monkeypatch.setattr(settings, "llm_model", model)
+    res = runner.invoke(app, ["factcheck", "The sky is blue.", "--verdict", "likelihood", "--rounds", "1"])
+    assert res.exit_code == 0, res.output
+    assert "Verdict: SUPPORTED" in res.output and "judge" not in script.order
+    bad = runner.invoke(app, ["factcheck", "The sky is blue.", "--verdict", "vibes"])
+    assert bad.exit_code == 2 and "verdict" in bad.output
+
+
 def test_corpus_add_and_eval_averitec(tmp_path, data_dir):
     docs = tmp_path / "docs"
     docs.mkdir()
