@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,18 @@ def eos_ids(tokenizer: Any) -> frozenset[int]:
     return frozenset(ids)
 
 
-@functools.lru_cache(maxsize=4)
+_tokenizer_lock = threading.Lock()
+
+
 def load_tokenizer(name: str) -> Any:
+    """The Hugging Face tokenizer of a local model (cached; loaded once when threads ask together:
+    transformers' lazy imports are not thread-safe). See :func:`_load_tokenizer`."""
+    with _tokenizer_lock:
+        return _load_tokenizer(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_tokenizer(name: str) -> Any:
     """The Hugging Face tokenizer of a local model without loading its weights.
 
     Uses the converted transformers directory when it exists, else reads the

@@ -8,20 +8,30 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 
 from core.llm.backends.base import BACKENDS, Backend, BackendUnavailable
 
 log = logging.getLogger(__name__)
 
 
-@functools.lru_cache(maxsize=8)
+_lock = threading.Lock()
+
+
 def get_backend(kind: str, model_name: str) -> Backend:
-    """A cached backend instance for a local model.
+    """A cached backend instance for a local model, built once even when threads ask at the same time
+    (claims checked in parallel: concurrent first imports of transformers' lazy modules fail).
 
     Raises:
         ValueError: ``kind`` is not one of :data:`BACKENDS`.
         BackendUnavailable: ``llamacpp`` was asked for explicitly and cannot run.
     """
+    with _lock:
+        return _build(kind, model_name)
+
+
+@functools.lru_cache(maxsize=8)
+def _build(kind: str, model_name: str) -> Backend:
     if kind not in BACKENDS:
         raise ValueError(f"unknown local backend {kind!r}; choose one of: {', '.join(BACKENDS)}")
     if kind in ("llamacpp", "auto"):

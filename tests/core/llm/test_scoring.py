@@ -105,3 +105,37 @@ def test_gateway_scores_local_and_scripted_models_and_refuses_hosted_ones(monkey
         score("pick", ["a"], model="openai/gpt-4o")
     with pytest.raises(ValueError, match="at least one"):
         score("pick", [], model=f"local/{MODEL}")
+
+
+def test_backends_are_built_once_when_threads_ask_together(monkeypatch):
+    """Claims checked in parallel ask for the backend at once; it must be built once (concurrent builds
+    raced transformers' lazy imports: "cannot import name 'AutoTokenizer'")."""
+    import time
+
+    from core.llm.backends import factory, hf
+
+    built = []
+
+    class Slow:
+        def __init__(self, name):
+            time.sleep(0.2)
+            built.append(name)
+
+    monkeypatch.setattr(hf, "TransformersBackend", Slow)
+    factory._build.cache_clear()
+    try:
+        out: list = []
+        barrier = threading.Barrier(4)
+
+        def ask():
+            barrier.wait()
+            out.append(factory.get_backend("transformers", "race-test"))
+
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)
+        assert built == ["race-test"] and len(out) == 4 and all(o is out[0] for o in out)
+    finally:
+        factory._build.cache_clear()
