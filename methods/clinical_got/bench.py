@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,14 +55,22 @@ def _prepare(cfg_json: str, case_id: str, adapter: str) -> PreparedCase:
         case = make_case(cfg, idx)
         triples = render_case(case, out)
         meta = {"truth": case.truth, "triples": triples}
-        done.write_text(json.dumps(meta))
+        tmp = done.with_name(f".case.json.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(meta))
+        os.replace(tmp, done)  # written last and whole: its presence means the images are complete
     text = findings(meta["triples"], adapter)
     return PreparedCase(case_id, meta["truth"], meta["triples"], text)
 
 
+_prepare_lock = threading.Lock()
+
+
 def prepare_case(cfg: BenchConfig, case_id: str, adapter: str = "pixels") -> PreparedCase:
-    """Case ``case_id`` rendered and described (cached on disk and in memory)."""
-    return _prepare(cfg.model_dump_json(), case_id, adapter)
+    """Case ``case_id`` rendered and described (cached on disk and in memory). One thread renders a case at
+    a time: the graph's parallel nodes asked for the same case at once and one read an image the other was
+    still writing (PIL.UnidentifiedImageError in a full test run)."""
+    with _prepare_lock:
+        return _prepare(cfg.model_dump_json(), case_id, adapter)
 
 
 def qa_items(case_id: str, truth: dict[str, Any]) -> list[dict[str, Any]]:

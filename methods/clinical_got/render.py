@@ -9,6 +9,8 @@ reads the square part only.
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +96,9 @@ def render_case(case: Case, out_dir: str | Path) -> list[dict[str, object]]:
             ("roi", roi_image(case.atlas[:, :, k])),
         ):
             p = out / f"{kind}_{k:02d}.png"
-            img.save(p, format="PNG")
+            tmp = p.with_name(f".{p.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            img.save(tmp, format="PNG")
+            os.replace(tmp, p)  # a reader (another thread or worker) never sees a half-written image
             paths[kind] = str(p)
         triples.append({"slice": k, **paths})
     return triples
