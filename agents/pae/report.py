@@ -49,31 +49,11 @@ def _tests(res: RunResult) -> tuple[dict, dict]:
 
 
 def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
-    """One LLM-proposer request per training site, unconstrained and under the task JSON schema: valid new tasks,
-    and the unconstrained reply's format-error rate (task lines that are not well-formed task objects)."""
-    from agents.pae.proposer import LLMProposer, format_errors
-    from agents.pae.sites import build_sites
+    """One LLM-proposer request per training site, unconstrained and under the task JSON schema
+    (:mod:`agents.pae.proposer_probe`), as table rows."""
+    from agents.pae.proposer_probe import probe, table_rows
 
-    sites = build_sites(cfg.seed)
-    rows = []
-    for i, name in enumerate(cfg.train_sites):
-        for constrained in (False, True):
-            prop = LLMProposer(model=cfg.proposer_model, max_tokens=max_tokens, constrained=constrained)
-            t = time.perf_counter()
-            got = prop.propose(sites[name], 5, seed=cfg.seed + i)
-            bad, lines = format_errors(prop.raw_replies[-1]) if not constrained else (0, 0)
-            rows.append(
-                [
-                    name,
-                    "JSON schema" if constrained else "free text",
-                    5,
-                    len(got),
-                    f"{bad}/{lines}" if not constrained else "0 (by construction)",
-                    round(time.perf_counter() - t, 1),
-                    (got[0].question if got else prop.raw_replies[-1].replace("\n", " ")[:160]),
-                ]
-            )
-    return rows
+    return table_rows(probe(cfg.proposer_model, list(cfg.train_sites), max_tokens=max_tokens, seed=cfg.seed))
 
 
 def probe_judge(cfg: RunConfig) -> list[dict[str, Any]]:

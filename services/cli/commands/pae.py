@@ -187,6 +187,66 @@ def judge_probe_cmd(
         )
 
 
+@pae_app.command("proposer-probe")
+def proposer_probe_cmd(
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Proposer model; default the configured one.")
+    ] = None,
+    site: Annotated[
+        list[str], typer.Option("--site", help="Site(s) to propose for; default the four training sites.")
+    ] = [],  # noqa: B006
+    requests: Annotated[int, typer.Option(min=1, max=20, help="Requests per site and decoding.")] = 1,
+    tasks: Annotated[int, typer.Option(min=1, max=20, help="Tasks asked for per request.")] = 5,
+    max_tokens: Annotated[int, typer.Option(min=32, max=4096, help="Proposer reply budget.")] = 512,
+    seed: int = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the rows and summary here.")] = None,
+) -> None:
+    """Format-error rate of the LLM proposer's free-text replies against decoding under the task JSON schema."""
+    from agents.pae.proposer_probe import probe, summarise
+    from core.config import get_settings
+
+    name = model or get_settings().llm_model
+
+    def show(r: dict[str, Any]) -> None:
+        errs = f", {r['format_errors']}/{r['lines']} lines malformed" if r["decoding"] == "free text" else ""
+        console.print(
+            f"{r['site']} · {r['decoding']} · request {r['request']}: {r['valid']}/{r['asked']} valid{errs} ({r['seconds']} s)"
+        )
+
+    try:
+        rows = probe(
+            model,
+            site or ["shop", "recipes", "dictionary", "map"],
+            requests=requests,
+            tasks=tasks,
+            max_tokens=max_tokens,
+            seed=seed,
+            on_reply=show,
+        )
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(code=2) from None
+    summary = summarise(rows)
+    t = Table(
+        "decoding", "replies", "valid tasks / asked [95% CI]", "malformed task lines [95% CI]", "seconds", title=name
+    )
+    for s in summary:
+        lo, hi = s["valid_ci"]
+        valid = f"{s['valid']}/{s['asked']} = {s['valid_rate']:.0%} [{lo:.0%}, {hi:.0%}]"
+        if s["decoding"] == "free text" and s["lines"]:
+            elo, ehi = s["format_error_ci"]
+            errs = f"{s['format_errors']}/{s['lines']} = {s['format_error_rate']:.0%} [{elo:.0%}, {ehi:.0%}]"
+        elif s["decoding"] == "free text":
+            errs = "no task lines"
+        else:
+            errs = "0 (by construction)"
+        t.add_row(s["decoding"], str(s["replies"]), valid, errs, str(s["seconds"]))
+    console.print(t)
+    if json_out is not None:
+        json_out.write_text(json.dumps({"model": name, "rows": rows, "summary": summary}, indent=1))
+        console.print(f"wrote {json_out}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(sites_app, name="sites")
     app.add_typer(pae_app, name="pae")

@@ -169,3 +169,53 @@ def test_kappa_interval_brackets_the_estimate_and_shrinks_with_cases():
     assert lo <= k <= hi and hi - lo > 0.3
     lo4, hi4 = kappa_ci(small * 8)
     assert lo4 <= k <= hi4 and (hi4 - lo4) < (hi - lo)
+
+
+def test_proposer_probe_counts_format_errors_and_valid_tasks(scripted_llm, tmp_path):
+    """`paperworks pae proposer-probe`: the free-text reply's malformed lines and the valid tasks of both decodings."""
+    from typer.testing import CliRunner
+
+    from agents.pae.proposer_probe import summarise
+    from services.cli.main import app
+
+    good = json.dumps(
+        {"web_name": "shop", "id": "shop--1", "ques": "What is the price of the blue kettle?", "web": "/"}
+    )
+    wrong_site = json.dumps({"web_name": "github", "id": "x", "ques": "Star the paperworks repository", "web": "/"})
+    free = f"I will think first.\nOutput:\n{good}\n{{broken json\nHere are more tasks:\n{wrong_site}"
+    schema = json.dumps(
+        {
+            "tasks": [
+                # a demo of the shop site: dropped as a duplicate
+                {"web_name": "shop", "id": "shop--1", "ques": "Which brand makes the green tent?", "web": "/shop/"},
+                {"web_name": "shop", "id": "shop--2", "ques": "How many toys cost under $20?", "web": "/shop/"},
+            ]
+        }
+    )
+    prov = scripted_llm("probe-prop", [free, schema, free, schema])
+    out = tmp_path / "probe.json"
+    res = CliRunner().invoke(
+        app,
+        ["pae", "proposer-probe", "-m", "scripted/probe-prop", "--site", "shop", "--requests", "2", "--tasks", "3"]
+        + ["--json", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    rows = data["rows"]
+    assert [(r["decoding"], r["request"]) for r in rows] == [
+        ("free text", 0),
+        ("JSON schema", 0),
+        ("free text", 1),
+        ("JSON schema", 1),
+    ]
+    free_rows = [r for r in rows if r["decoding"] == "free text"]
+    # 4 task-like lines after Output: the good task, the broken line, the prose line, the unknown site (well-formed)
+    assert all((r["format_errors"], r["lines"], r["valid"]) == (2, 4, 1) for r in free_rows)
+    summary = {s["decoding"]: s for s in summarise(rows)}
+    assert summary["free text"]["format_error_rate"] == 0.5 and summary["free text"]["valid"] == 2
+    assert summary["JSON schema"]["valid"] == 2 and summary["JSON schema"]["format_errors"] == 0
+    assert summary["JSON schema"]["asked"] == 6 and 0 < summary["JSON schema"]["valid_ci"][0] < 2 / 6
+    assert "free text" in res.output and "2/4 lines malformed" in res.output
+    assert len(prov.calls["probe-prop"]) == 4
+    bad = CliRunner().invoke(app, ["pae", "proposer-probe", "-m", "scripted/probe-prop", "--site", "github"])
+    assert bad.exit_code == 2 and "unknown site" in bad.output
