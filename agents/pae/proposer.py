@@ -6,8 +6,8 @@ and post-processes: lines before ``Output:`` are ignored, lines that are not JSO
 objects with a known ``web_name`` and a sane question are dropped, and duplicate
 questions (case/space-insensitive, also across the existing pool) are removed.
 With ``constrained=True`` (local models) the reply is decoded under the task JSON schema
-(:func:`task_schema`: ``{"tasks": [{"web_name", "id", "ques", "web"}, ...]}`` with this
-site's name and URL as the only allowed values), so every reply parses; the
+(:func:`task_schema`: ``{"tasks": [{"web_name", "id", "ques", "web"}, ...]}``, exactly as many tasks as
+asked for, with this site's name and URL as the only allowed values), so every reply parses; the
 unconstrained reply's format-error rate (:func:`format_errors`) is what the schema
 removes. LLM-proposed tasks have no reference answer: only the LLM judge can reward
 them. The deterministic template proposer keeps the loop supplied with verifiable tasks when
@@ -72,7 +72,11 @@ def parse_proposals(text: str, known_sites: dict[str, str], seen: Iterable[str] 
 
 
 def task_schema(web_name: str, web: str, n: int) -> dict:
-    """The JSON schema a constrained proposer reply must follow: 1..n tasks for this one site."""
+    """The JSON schema a constrained proposer reply must follow: exactly n tasks for this one site.
+
+    Exactly, not "1 to n": under "1 to n" the 1.5B model closed the array after its first task in every
+    reply (`paperworks pae proposer-probe`, 8 of 8 replies), so the schema cost four of the five tasks asked for.
+    """
     task = {
         "type": "object",
         "properties": {
@@ -86,7 +90,7 @@ def task_schema(web_name: str, web: str, n: int) -> dict:
     }
     return {
         "type": "object",
-        "properties": {"tasks": {"type": "array", "items": task, "minItems": 1, "maxItems": max(1, n)}},
+        "properties": {"tasks": {"type": "array", "items": task, "minItems": max(1, n), "maxItems": max(1, n)}},
         "required": ["tasks"],
         "additionalProperties": False,
     }
@@ -114,11 +118,20 @@ def format_errors(text: str) -> tuple[int, int]:
 
 
 def _lines_from_json(text: str) -> str:
-    """A constrained reply's tasks as JSONL after ``Output:`` (so :func:`parse_proposals` reads both forms)."""
+    """A constrained reply's tasks as JSONL after ``Output:`` (so :func:`parse_proposals` reads both forms).
+
+    A reply cut off by the token budget is not valid JSON: its complete task objects are kept (a task object
+    holds no braces of its own, so each is an innermost ``{...}``), the unfinished last one is lost.
+    """
     try:
         tasks = json.loads(text).get("tasks") or []
     except (json.JSONDecodeError, AttributeError):
-        return text
+        tasks = []
+        for m in re.finditer(r"\{[^{}]*\}", text):
+            try:
+                tasks.append(json.loads(m.group(0)))
+            except json.JSONDecodeError:
+                continue
     return "Output:\n" + "\n".join(json.dumps(t) for t in tasks if isinstance(t, dict))
 
 

@@ -37,6 +37,7 @@ def probe(
     tasks: int = 5,
     max_tokens: int = 512,
     seed: int = 0,
+    decodings: Sequence[str] = ("free text", "JSON schema"),
     on_reply: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per site, decoding and request (see the module docstring); ``on_reply`` sees each row as it lands."""
@@ -47,12 +48,15 @@ def probe(
     unknown = [s for s in sites if s not in built]
     if unknown:
         raise ValueError(f"unknown site(s) {unknown}; known: {sorted(built)}")
+    chosen = [(d, c) for d, c in DECODINGS if d in decodings]
+    if not chosen or len(chosen) != len(set(decodings)):
+        raise ValueError(f"decodings must be among {[d for d, _ in DECODINGS]}, got {list(decodings)}")
     if requests < 1 or tasks < 1:
         raise ValueError("requests and tasks must be at least 1")
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(sites):
         for r in range(requests):
-            for decoding, constrained in DECODINGS:
+            for decoding, constrained in chosen:
                 prop = LLMProposer(model=model, max_tokens=max_tokens, constrained=constrained)
                 t0 = time.perf_counter()
                 got = prop.propose(built[name], tasks, seed=seed + 1000 * r + i)
@@ -68,6 +72,7 @@ def probe(
                     "format_errors": bad,
                     "seconds": round(time.perf_counter() - t0, 1),
                     "example": got[0].question if got else raw.replace("\n", " ")[:160],
+                    "reply": raw,
                 }
                 rows.append(row)
                 if on_reply is not None:

@@ -199,6 +199,9 @@ def proposer_probe_cmd(
     tasks: Annotated[int, typer.Option(min=1, max=20, help="Tasks asked for per request.")] = 5,
     max_tokens: Annotated[int, typer.Option(min=32, max=4096, help="Proposer reply budget.")] = 512,
     seed: int = 0,
+    decoding: Annotated[
+        list[str], typer.Option(help="'free' and/or 'schema' (default both): free text, or under the task JSON schema.")
+    ] = [],  # noqa: B006
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the rows and summary here.")] = None,
 ) -> None:
     """Format-error rate of the LLM proposer's free-text replies against decoding under the task JSON schema."""
@@ -221,6 +224,8 @@ def proposer_probe_cmd(
             tasks=tasks,
             max_tokens=max_tokens,
             seed=seed,
+            decodings=[{"free": "free text", "schema": "JSON schema"}.get(d, d) for d in decoding]
+            or ["free text", "JSON schema"],
             on_reply=show,
         )
     except ValueError as exc:

@@ -90,10 +90,12 @@ def test_constrained_proposer_asks_for_the_schema_and_parses_json(scripted_llm):
 def test_local_model_under_the_schema_writes_valid_tasks():
     """The 135M model writes malformed JSONL unconstrained; under the schema every task parses."""
     site = build_sites(0)["recipes"]
-    prop = LLMProposer(model="local/smollm2-135m-instruct", max_tokens=120, temperature=1.0, constrained=True)
+    prop = LLMProposer(model="local/smollm2-135m-instruct", max_tokens=200, temperature=1.0, constrained=True)
     tasks = prop.propose(site, 2, seed=3)
     raw = json.loads(prop.raw_replies[-1])
-    assert raw["tasks"] and all(t["web_name"] == "recipes" and t["web"] == "/recipes/" for t in raw["tasks"])
+    # as many tasks as asked for (under "1 to n" the 1.5B stopped after one task in every reply)
+    assert len(raw["tasks"]) == 2
+    assert all(t["web_name"] == "recipes" and t["web"] == "/recipes/" for t in raw["tasks"])
     assert all(t.site == "recipes" for t in tasks)
 
 
@@ -219,3 +221,15 @@ def test_proposer_probe_counts_format_errors_and_valid_tasks(scripted_llm, tmp_p
     assert len(prov.calls["probe-prop"]) == 4
     bad = CliRunner().invoke(app, ["pae", "proposer-probe", "-m", "scripted/probe-prop", "--site", "github"])
     assert bad.exit_code == 2 and "unknown site" in bad.output
+
+
+def test_schema_asks_for_exactly_n_tasks_and_a_cut_reply_keeps_its_whole_tasks(scripted_llm):
+    from agents.pae.proposer import task_schema
+
+    arr = task_schema("shop", "/shop/", 5)["properties"]["tasks"]
+    assert arr["minItems"] == arr["maxItems"] == 5
+    done = {"web_name": "shop", "id": "shop--1", "ques": "What is the price of the blue kettle?", "web": "/shop/"}
+    cut = '{"tasks": [' + json.dumps(done) + ', {"web_name": "shop", "id": "shop--2", "ques": "How many to'
+    scripted_llm("prop-cut", [cut])
+    tasks = LLMProposer(model="scripted/prop-cut", max_tokens=64, constrained=True).propose(build_sites(0)["shop"], 2)
+    assert [t.question for t in tasks] == ["What is the price of the blue kettle?"]
