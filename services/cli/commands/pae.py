@@ -8,6 +8,10 @@
 * ``paperworks pae compare RUN_ID ...`` — arms side by side, seeds pooled, with 95% intervals;
 * ``paperworks pae episode --site shop "What is the price of the Smart Kettle?"`` — one episode, printed step by
   step (thought, action, URL), screenshots in a folder.
+* ``paperworks pae judge-probe [-m MODEL]`` — the LLM judge's agreement and Cohen's kappa with the oracle on
+  scripted trajectories, before training on it;
+* ``paperworks pae proposer-probe [-m MODEL] [--requests 2]`` — the LLM proposer's valid tasks and free-text
+  format-error rate against decoding under the task JSON schema.
 
 ``paperworks reproduce pae`` regenerates ``docs/results/pae.md``.
 """
