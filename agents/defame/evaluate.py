@@ -198,6 +198,18 @@ def summarise(outcomes: list[ClaimOutcome], config: DefameConfig) -> dict[str, A
                 res[system]["ci"] = bootstrap_ci(
                     [o.gold for o in done], [getattr(o, system) for o in done], refused=refused
                 )
+        if "defame" in res:
+            # DEFAME against each reference on the same claims: the comparison the issue's target asks about
+            res["paired"] = {}
+            done = [o for o in outcomes if o.defame is not None]
+            res["paired"]["majority"] = paired_bootstrap(
+                [o.gold for o in done], [o.defame for o in done], [majority] * len(done), refused=refused
+            )
+            if "baseline" in res:
+                both = [o for o in done if o.baseline is not None]
+                res["paired"]["baseline"] = paired_bootstrap(
+                    [o.gold for o in both], [o.defame for o in both], [o.baseline for o in both], refused=refused
+                )
     return res
 
 
@@ -234,6 +246,35 @@ def bootstrap_ci(
     f1s.sort()
     lo, hi = int(0.025 * n_boot), min(n_boot - 1, int(0.975 * n_boot))
     return {"accuracy": [accs[lo], accs[hi]], "macro_f1": [f1s[lo], f1s[hi]]}
+
+
+def paired_bootstrap(
+    gold: list[str], pred_a: list[str], pred_b: list[str], *, refused: str, n_boot: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """Differences a − b in accuracy and macro-F1 on the same claims, with percentile bootstrap 95% intervals that
+    resample claims once for both systems (paired); ``n`` claims. A difference is measured when its interval
+    excludes 0."""
+    import random
+
+    out: dict[str, Any] = {"n": len(gold)}
+    if not gold:
+        return {**out, "accuracy": [0.0, 0.0, 0.0], "macro_f1": [0.0, 0.0, 0.0]}
+    (acc_a, f1_a), (acc_b, f1_b) = _acc_f1(gold, pred_a, refused), _acc_f1(gold, pred_b, refused)
+    rng = random.Random(seed)
+    n, d_acc, d_f1 = len(gold), [], []
+    for _ in range(n_boot):
+        idx = [rng.randrange(n) for _ in range(n)]
+        g = [gold[i] for i in idx]
+        a_acc, a_f1 = _acc_f1(g, [pred_a[i] for i in idx], refused)
+        b_acc, b_f1 = _acc_f1(g, [pred_b[i] for i in idx], refused)
+        d_acc.append(a_acc - b_acc)
+        d_f1.append(a_f1 - b_f1)
+    d_acc.sort()
+    d_f1.sort()
+    lo, hi = int(0.025 * n_boot), min(n_boot - 1, int(0.975 * n_boot))
+    out["accuracy"] = [acc_a - acc_b, d_acc[lo], d_acc[hi]]
+    out["macro_f1"] = [f1_a - f1_b, d_f1[lo], d_f1[hi]]
+    return out
 
 
 def averitec_predictions(outcomes: list[ClaimOutcome]) -> list[dict[str, Any]]:

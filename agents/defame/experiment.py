@@ -445,25 +445,58 @@ def reading(summary: dict[str, Any], model_name: str) -> str:
     if not d or not m:
         return "Too few claims were run to read anything."
 
-    def cmp(x: dict[str, Any], y: dict[str, Any], key: str, name: str) -> str:
+    paired = summary.get("paired") or {}
+
+    def cmp(x: dict[str, Any], y: dict[str, Any], key: str, name: str, ref: str) -> str:
         xv, yv = x["metrics"][key], y["metrics"][key]
+        word = "above" if xv > yv else ("below" if xv < yv else "equal to")
+        head = f"{key.replace('_', '-')} {xv:.3f} is {word} {name}'s {yv:.3f}"
+        p = paired.get(ref)
+        if p and p.get("n"):
+            diff, lo, hi = p[key]
+            if key == "accuracy":
+                span = f"{100 * diff:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+            else:
+                span = f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            verdict = (
+                "the interval excludes 0: a measured difference"
+                if lo > 0 or hi < 0
+                else "the interval includes 0: not a measured difference"
+            )
+            return f"{head}: {span}, paired bootstrap over the same {p['n']} claims ({verdict})"
         xl, xh = x["ci"][key]
         yl, yh = y["ci"][key]
         overlap = not (xl > yh or yl > xh)
-        word = "above" if xv > yv else ("below" if xv < yv else "equal to")
-        return f"{key.replace('_', '-')} {xv:.3f} is {word} {name}'s {yv:.3f}" + (
-            " (the 95% intervals overlap: not a measured difference at this sample size)" if overlap else ""
-        )
+        return head + (" (the 95% intervals overlap: not a measured difference at this sample size)" if overlap else "")
 
     parts = [f"With `{model_name}` on {d['metrics']['n']} claims:"]
     parts.append(
-        f"- DEFAME vs the majority class (`{m['label']}`): {cmp(d, m, 'accuracy', 'the majority class')}; "
-        f"{cmp(d, m, 'macro_f1', 'the majority class')}."
+        f"- DEFAME vs the majority class (`{m['label']}`): {cmp(d, m, 'accuracy', 'the majority class', 'majority')}; "
+        f"{cmp(d, m, 'macro_f1', 'the majority class', 'majority')}."
     )
     if b:
         parts.append(
-            f"- DEFAME vs the no-evidence baseline: {cmp(d, b, 'accuracy', 'the baseline')}; "
-            f"{cmp(d, b, 'macro_f1', 'the baseline')}."
+            f"- DEFAME vs the no-evidence baseline: {cmp(d, b, 'accuracy', 'the baseline', 'baseline')}; "
+            f"{cmp(d, b, 'macro_f1', 'the baseline', 'baseline')}."
+        )
+    if b and paired.get("baseline") and paired.get("majority"):
+        diffs = [paired["baseline"]["accuracy"], paired["baseline"]["macro_f1"], paired["majority"]["macro_f1"]]
+        if all(lo > 0 for _, lo, _ in diffs):
+            status = "**met**, each difference measured (its paired interval above 0)"
+        elif all(diff > 0 for diff, _, _ in diffs):
+            status = "met by the estimates only (not every paired interval is above 0)"
+        else:
+            misses = [
+                name
+                for name, (diff, _, _) in zip(
+                    ("accuracy vs the baseline", "macro-F1 vs the baseline", "macro-F1 vs the majority class"), diffs
+                )
+                if diff <= 0
+            ]
+            status = "**not met** (not above on " + ", ".join(misses) + ")"
+        parts.append(
+            "- Issue #26's target (DEFAME above the no-evidence baseline on accuracy and macro-F1, and above the "
+            f"majority class on macro-F1): {status}."
         )
     parts.append(
         f"- Retrieval: {_pct(d.get('on_claim_search_rate', 0.0))}% of {d.get('searches', 0)} searches found at least one "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.defame.config import PRESETS, DefameConfig, DefameContext, DefameSettings
-from agents.defame.evaluate import ClaimOutcome, _acc_f1, bootstrap_ci, summarise
+from agents.defame.evaluate import ClaimOutcome, _acc_f1, bootstrap_ci, paired_bootstrap, summarise
 from agents.defame.experiment import metric_rows, reading
 from agents.defame.parsing import Action
 from agents.defame.tools.registry import run_action
@@ -46,6 +46,44 @@ def test_summary_has_the_majority_class_and_on_claim_search_rate():
     assert rows[0][5].startswith("[") and rows[2][9] == "0"
     text = reading(s, "local/x")
     assert "majority class" in text and "macro-f1" in text and "75.0% of 4 searches" in text
+
+
+def test_paired_bootstrap_measures_a_difference_on_the_same_claims():
+    gold = ["Refuted"] * 20 + ["Supported"] * 10
+    always = ["Refuted"] * 30
+    right = list(gold)
+    right[0] = "Supported"  # one mistake
+    p = paired_bootstrap(gold, right, always, refused="REFUSED")
+    assert p["n"] == 30 and p["accuracy"][0] == pytest.approx(29 / 30 - 20 / 30)
+    diff, lo, hi = p["accuracy"]
+    assert 0 < lo <= diff <= hi, "nine more claims right out of 30: measured"
+    assert p["macro_f1"][1] > 0
+    assert p == paired_bootstrap(gold, right, always, refused="REFUSED"), "seeded"
+    same = paired_bootstrap(gold, always, always, refused="REFUSED")
+    assert same["accuracy"] == [0.0, 0.0, 0.0], "a system against itself differs by exactly 0 in every resample"
+    # one claim better on 30 is not told apart from 0
+    one = list(always)
+    one[20] = "Supported"
+    diff, lo, hi = paired_bootstrap(gold, one, always, refused="REFUSED")["accuracy"]
+    assert diff == pytest.approx(1 / 30) and lo <= 0 < hi
+
+
+def test_reading_states_paired_differences_and_the_target():
+    def outcomes(defame):
+        gold = ["Refuted"] * 20 + ["Supported"] * 10
+        return [
+            ClaimOutcome(id=str(i), gold=g, defame=p, baseline="Refuted") for i, (g, p) in enumerate(zip(gold, defame))
+        ]
+
+    good = summarise(outcomes(["Refuted"] * 20 + ["Supported"] * 9 + ["Refuted"]), DefameConfig(benchmark="averitec"))
+    assert set(good["paired"]) == {"majority", "baseline"}
+    text = reading(good, "local/x")
+    assert "paired bootstrap over the same 30 claims (the interval excludes 0: a measured difference)" in text
+    assert "target" in text and "**met**, each difference measured" in text
+    bad = summarise(outcomes(["Not Enough Evidence"] * 30), DefameConfig(benchmark="averitec"))
+    text = reading(bad, "local/x")
+    assert "**not met** (not above on accuracy vs the baseline" in text
+    assert "-66.7 points" in text
 
 
 def test_per_claim_knowledge_store_searches_only_the_claims_documents(ephemeral_store):
