@@ -174,3 +174,123 @@ def test_adamw_uses_the_given_hyper_parameters():
     group = opt.param_groups[0]
     assert isinstance(opt, torch.optim.AdamW)
     assert (group["lr"], group["weight_decay"], group["betas"]) == (3e-3, 0.01, (0.9, 0.95))
+
+
+# --- devices, groups, schedules, accumulation, early stop (issue #46) ---------------------------
+
+
+def _golden_losses():
+    """The first five losses of `_problem()` under the default fit, as the pre-device loop gave them."""
+    model, batch = _problem()
+    return fit(model, batch, _mse, steps=5, lr=1e-2, warmup=2, weight_decay=0.1)
+
+
+def test_fit_on_an_explicit_cpu_device_with_amp_off_is_bit_identical():
+    model, batch = _problem()
+    on_cpu = fit(model, batch, _mse, steps=5, lr=1e-2, warmup=2, weight_decay=0.1, device="cpu", amp="off")
+    assert on_cpu == _golden_losses()
+    for sync in (1, 2, 7):  # reading losses back in chunks changes nothing
+        m, b = _problem()
+        assert fit(m, b, _mse, steps=5, lr=1e-2, warmup=2, weight_decay=0.1, sync_every=sync) == _golden_losses()
+
+
+def test_fit_moves_the_model_and_each_batch_to_the_device():
+    """On the meta device a batch left on the CPU would raise; fit must move it as it comes."""
+    model, batch = _problem()
+    seen = []
+
+    def loss(m, b):
+        seen.append(b[0].device.type)
+        return _mse(m, b)
+
+    losses = fit(model, batch, loss, steps=3, lr=1e-2, device="meta")
+    assert len(losses) == 3 and all(math.isnan(v) for v in losses)  # shapes only: nothing to read back
+    assert seen == ["meta"] * 3
+    assert all(p.device.type == "meta" for p in model.parameters())
+
+
+def test_bf16_autocast_runs_the_forward_in_bfloat16():
+    model, batch = _problem()
+    dtypes = []
+
+    def loss(m, b):
+        out = m[0](b[0])
+        dtypes.append(out.dtype)
+        return _mse(m, b)
+
+    losses = fit(model, batch, loss, steps=3, lr=1e-2, device="cpu", amp="bf16")
+    assert dtypes == [torch.bfloat16] * 3 and all(math.isfinite(v) for v in losses)
+    assert all(p.dtype == torch.float32 for p in model.parameters())  # master weights stay fp32
+
+
+def test_param_groups_keep_their_own_rates_under_the_schedule():
+    model, batch = _problem()
+    first, second = model[0], model[2]
+    rates = []
+    fit(
+        model,
+        batch,
+        _mse,
+        steps=4,
+        lr=1e-2,
+        warmup=2,
+        param_groups=[{"params": first.parameters(), "lr": 1e-3}, {"params": second.parameters()}],
+        after_step=lambda s: rates.append(None),
+        optimizer=lambda groups: _Recorder(groups, rates),
+    )
+    # step 0 of a 2-step warm-up: half of each group's base rate
+    assert rates[0] == (pytest.approx(5e-4), pytest.approx(5e-3))
+    assert rates[2] == (pytest.approx(1e-3), pytest.approx(1e-2))  # the peak
+
+
+class _Recorder(torch.optim.SGD):
+    def __init__(self, groups, log):
+        super().__init__(groups, lr=1.0)
+        self._log = log
+
+    def step(self, closure=None):
+        self._log.append(tuple(g["lr"] for g in self.param_groups))
+        return super().step(closure)
+
+
+def test_a_schedule_function_and_another_optimizer_replace_the_defaults():
+    model, batch = _problem()
+    ref, ref_batch = _problem()
+    fit(
+        model,
+        batch,
+        _mse,
+        steps=6,
+        lr=0.05,
+        clip=None,
+        schedule=lambda s, base: base / (1 + s),
+        optimizer=lambda groups: torch.optim.SGD(groups, lr=0.05, momentum=0.9),
+    )
+    opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    for step in range(6):
+        for g in opt.param_groups:
+            g["lr"] = 0.05 / (1 + step)
+        opt.zero_grad()
+        _mse(ref, ref_batch(step)).backward()
+        opt.step()
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters(), strict=True))
+
+
+def test_gradient_accumulation_matches_one_big_batch():
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    big = nn.Linear(4, 1)
+    small = nn.Linear(4, 1)
+    small.load_state_dict(big.state_dict())
+    fit(big, lambda s: (x, y), _mse, steps=3, lr=1e-2, clip=None)
+    halves = [(x[:16], y[:16]), (x[16:], y[16:])]
+    losses = fit(small, lambda i: halves[i % 2], _mse, steps=3, lr=1e-2, clip=None, accumulate=2)
+    assert len(losses) == 3
+    for a, b in zip(big.parameters(), small.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_stop_ends_training_early_at_a_sync_point():
+    model, batch = _problem()
+    losses = fit(model, batch, _mse, steps=50, lr=1e-2, sync_every=5, stop=lambda step, seen: len(seen) >= 10)
+    assert len(losses) == 10

@@ -1,0 +1,111 @@
+"""Every torch job runs where its params say: the device contract, the device-leak run, the GPU run.
+
+* ``test_torch_methods_take_device_and_amp`` — a registry contract: every method is either in
+  :data:`CASES` (a torch job: its params model has ``device`` = cpu | auto | cuda, default
+  ``cpu``, and ``amp`` = off | bf16, default ``off``) or in :data:`NO_TORCH` (no tensor work of
+  its own: LLM calls through the gateway, graphs, diagnostics), never both, never neither.
+* ``test_tiny_preset_runs_on_a_stand_in_accelerator`` — each torch job's tiny preset runs to its
+  report on PyTorch's ``lazy`` device (``tests/devices.py``), which fails on any tensor built on
+  the CPU behind the caller's back and mixed with the model's; the report records the device.
+* ``test_tiny_preset_on_cuda_matches_the_cpu_run`` (``-m gpu``, one per torch job) — the same
+  preset on CUDA and on the CPU; the metrics named by the case agree within its tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from core.jobs import list_methods, load_all
+from core.jobs.context import null_context
+from tests.devices import cuda_or_skip, params_on, stand_in_device
+
+
+@dataclass(frozen=True)
+class Case:
+    """A torch job's tiny preset and the metrics to compare between devices."""
+
+    params: dict[str, Any]
+    compare: tuple[str, ...] = ()
+    rtol: float = 0.05
+    atol: float = 1e-3
+    marks: tuple[Any, ...] = field(default=())
+
+
+# One entry per torch job: its smallest meaningful params (seconds on two cores), and the metrics
+# (keys of Report.metrics) whose CPU and CUDA values must agree.
+CASES: dict[str, Case] = {}
+
+# Jobs with no tensor work of their own (LLM calls go through core.llm, whose device is a setting).
+NO_TORCH: set[str] = {
+    "clinical_got.case",
+    "clinical_got.run",
+    "defame.batch",
+    "defame.check",
+    "diag.sleep",
+    "ecolevels.classify",
+    "ecolevels.probe",
+    "ecolevels.run",
+    "llm.complete",
+    "llm_eval.batch",
+    "medcog.high",
+    "medcog.lowmid",
+    "pae.evaluate",
+}
+
+
+def _specs():
+    load_all()
+    return {s.name: s for s in list_methods()}
+
+
+def test_torch_methods_take_device_and_amp():
+    specs = _specs()
+    assert not set(CASES) & NO_TORCH
+    unknown = (set(CASES) | NO_TORCH) - set(specs)
+    assert not unknown, f"not registered: {sorted(unknown)}"
+    missing = set(specs) - set(CASES) - NO_TORCH
+    assert not missing, f"neither a torch case nor listed as torch-free: {sorted(missing)}"
+    for name in CASES:
+        fields = specs[name].params_model.model_fields
+        assert "device" in fields and "amp" in fields, f"{name}: no device/amp field"
+        assert fields["device"].default == "cpu" and fields["amp"].default == "off", name
+        assert set(typing.get_args(fields["device"].annotation)) == {"cpu", "auto", "cuda"}, name
+        assert set(typing.get_args(fields["amp"].annotation)) == {"off", "bf16"}, name
+    for name in NO_TORCH:
+        assert "device" not in specs[name].params_model.model_fields, f"{name} takes a device: add a Case"
+
+
+def _run(name: str, device: Any):
+    spec = _specs()[name]
+    params = params_on(spec.params_model, CASES[name].params, device)
+    return spec.run(params, null_context())
+
+
+def _cases(marks: tuple[Any, ...] = ()):
+    return [pytest.param(name, id=name, marks=[*case.marks, *marks]) for name, case in sorted(CASES.items())]
+
+
+@pytest.mark.parametrize("name", _cases())
+def test_tiny_preset_runs_on_a_stand_in_accelerator(name):
+    report = _run(name, stand_in_device())
+    assert report.metrics.get("device", "").startswith("lazy"), (
+        f"{name}: the report must record where it ran (core.device.device_provenance), got {report.metrics.get('device')!r}"
+    )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", _cases())
+def test_tiny_preset_on_cuda_matches_the_cpu_run(name):
+    cuda = cuda_or_skip()
+    case = CASES[name]
+    on_gpu, on_cpu = _run(name, cuda), _run(name, "cpu")
+    assert on_gpu.metrics["device"].startswith("cuda") and on_gpu.metrics.get("gpu")
+    for key in case.compare:
+        a, b = float(on_gpu.metrics[key]), float(on_cpu.metrics[key])
+        assert math.isfinite(a), f"{name}: {key} = {a} on CUDA"
+        assert a == pytest.approx(b, rel=case.rtol, abs=case.atol), f"{name}: {key} CUDA {a} vs CPU {b}"
