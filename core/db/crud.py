@@ -7,7 +7,7 @@ import hashlib
 import secrets
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -137,12 +137,42 @@ def claim_job(session: Session, *, job_id: str, worker: str, stale_after_s: floa
     return "claimed"
 
 
+def claim_queued_job(session: Session, *, job_id: str, worker: str) -> tuple[str, dict[str, Any]] | None:
+    """The common claim in one ``UPDATE … RETURNING``: a queued, not-cancelled job moves to ``running`` for
+    ``worker``; returns its ``(method, params)``, or ``None`` when the job is anything else (ended, running,
+    cancelled before start, missing: :func:`claim_job` decides those)."""
+    now = utcnow()
+    row = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status == JobStatus.queued.value, Job.cancel_requested.is_(False))
+        .values(
+            status=JobStatus.running.value,
+            attempts=Job.attempts + 1,
+            worker=worker,
+            started_at=func.coalesce(Job.started_at, now),
+            heartbeat_at=now,
+            error=None,
+        )
+        .returning(Job.method, Job.params)
+        .execution_options(synchronize_session=False)
+    ).first()
+    return None if row is None else (row[0], dict(row[1] or {}))
+
+
+def clear_heartbeat(session: Session, *, job_id: str) -> None:
+    """Forget a job's heartbeat: a running job then counts as stale at once (its retry, or another worker,
+    takes it over)."""
+    session.execute(
+        update(Job).where(Job.id == job_id).values(heartbeat_at=None).execution_options(synchronize_session=False)
+    )
+
+
 def stale_job_ids(
     session: Session, *, running_before: dt.datetime, queued_before: dt.datetime, limit: int = 500
 ) -> list[tuple[str, str]]:
     """``(id, status)`` of running jobs whose heartbeat is older than ``running_before`` (or missing) and of
     queued jobs last sent to the broker before ``queued_before``: the reaper's candidates."""
-    from sqlalchemy import and_, func, or_
+    from sqlalchemy import and_, or_
 
     q = (
         select(Job.id, Job.status)
@@ -172,7 +202,7 @@ def requeue_stale_job(
     A conditional UPDATE: when two reapers race, exactly one gets ``True`` and re-sends the message.
     ``heartbeat_at`` of a queued job records when it was last sent to the broker.
     """
-    from sqlalchemy import and_, func, or_
+    from sqlalchemy import and_, or_
 
     now = utcnow()
     res = session.execute(
@@ -199,6 +229,21 @@ def requeue_stale_job(
         .execution_options(synchronize_session=False)
     )
     return res.rowcount == 1
+
+
+def job_owners_by_param(session: Session, *, method: str, param: str, values: list[str]) -> dict[str, str]:
+    """For each value of the string param ``param`` among ``values``: the owner of the earliest ``method`` job
+    whose params name it (e.g. which key submitted the first ``pae.train`` job of a ``run_id``)."""
+    if not values:
+        return {}
+    value = Job.params[param].as_string()
+    rows = session.execute(
+        select(value, Job.owner).where(Job.method == method, value.in_(values)).order_by(Job.created_at)
+    ).all()
+    owners: dict[str, str] = {}
+    for v, owner in rows:
+        owners.setdefault(v, owner)
+    return owners
 
 
 def touch_job(session: Session, *, job_id: str, progress: float | None = None, message: str | None = None) -> bool:
@@ -260,9 +305,20 @@ def get_report_for_job(session: Session, *, job_id: str) -> ReportRow | None:
 
 
 def add_artifact(
-    session: Session, *, job_id: str | None, name: str, kind: str, mime: str, sha256: str, size: int
+    session: Session,
+    *,
+    job_id: str | None,
+    name: str,
+    kind: str,
+    mime: str,
+    sha256: str,
+    size: int,
+    artifact_id: str | None = None,
 ) -> ArtifactRow:
+    """Record a file of the artifact store as an artifact of ``job_id`` (``artifact_id``: a chosen id)."""
     row = ArtifactRow(job_id=job_id, name=name[:300], kind=kind, mime=mime, sha256=sha256, size=size)
+    if artifact_id is not None:
+        row.id = artifact_id
     session.add(row)
     session.flush()
     return row
