@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,9 +83,10 @@ class JobStore(abc.ABC):
         item's job. Results are in order."""
 
     @abc.abstractmethod
-    def fail(self, job_id: str, *, message: str = "", error: str | None = None) -> bool:
-        """Durably end a queued or running job ``failed`` outside a worker's run (the broker refused its message,
-        its retries ran out); ``False`` if it had already ended."""
+    def fail(self, errors: Mapping[str, str | None], *, message: str = "") -> int:
+        """Durably end each queued or running job of ``errors`` (job id -> error text) ``failed``, outside a
+        worker's run (the broker refused its message, its retries ran out), in one transaction; returns how
+        many ended here (a job that had already ended keeps its end state). Listeners are not notified."""
 
     # --- execution ------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import func, select
@@ -88,9 +88,12 @@ class SqlJobStore(JobStore):
             detached(s, [row for row, _ in out])
         return out
 
-    def fail(self, job_id: str, *, message: str = "", error: str | None = None) -> bool:
+    def fail(self, errors: Mapping[str, str | None], *, message: str = "") -> int:
         with session_scope(self.url) as s:
-            return crud.finish_job(s, job_id=job_id, status=JobStatus.failed, message=message, error=error)
+            return sum(
+                crud.finish_job(s, job_id=job_id, status=JobStatus.failed, message=message, error=error)
+                for job_id, error in errors.items()
+            )
 
     # --- execution ------------------------------------------------------------------------------
     @contextlib.contextmanager
