@@ -107,6 +107,7 @@ def fit(
     param_groups: list[dict[str, Any]] | None = None,
     optimizer: Callable[[list[dict[str, Any]]], Any] | None = None,
     accumulate: int = 1,
+    micro_batches: Callable[[int], int] | None = None,
     device: Any = None,
     amp: str = "off",
     sync_every: int = 25,
@@ -131,6 +132,9 @@ def fit(
             ``lr``/``weight_decay`` takes ``lr``/``weight_decay``); default one group of every
             parameter that requires grad.
         optimizer: ``optimizer(groups) -> torch.optim.Optimizer``; default AdamW with ``betas``.
+        micro_batches: ``micro_batches(step) -> n`` micro-batches in that step (default ``accumulate``
+            each): a short last step of an epoch. Each micro-batch's loss is still divided by
+            ``accumulate`` (the step is scaled as if full); its reported loss is the mean.
         device: where to train: the model is moved there once and each batch as it comes
             (``None``: leave both where they are). ``"auto"``/``"cuda"``/``"cpu"`` or a torch device.
         amp: ``"off"`` or ``"bf16"`` (autocast; the parameters and the optimizer stay fp32).
@@ -199,24 +203,31 @@ def fit(
         pending.clear()
 
     model.train()
+    taken = 0  # micro-batches so far
     for step in range(steps):
         for group, base in zip(opt.param_groups, base_lrs, strict=True):
             group["lr"] = schedule(step, base)
         opt.zero_grad(set_to_none=True)
         step_loss = None
-        for micro in range(accumulate):
-            batch = next_batch(step * accumulate + micro)
+        n_micro = accumulate if micro_batches is None else int(micro_batches(step))
+        if n_micro < 1:
+            raise ValueError(f"micro_batches({step}) must be >= 1, got {n_micro}")
+        for _micro in range(n_micro):
+            batch = next_batch(taken)
+            taken += 1
             if dev is not None:
                 batch = to_device(batch, dev)
             with autocast(amp_ctx_device, amp):
                 loss = loss_fn(model, batch)
-            if accumulate == 1:
+            if accumulate == 1 and n_micro == 1:
                 loss.backward()
                 step_loss = loss.detach()
             else:
                 (loss / accumulate).backward()
                 part = loss.detach().float() / accumulate
                 step_loss = part if step_loss is None else step_loss + part
+        if n_micro != accumulate:  # a short (or long) step: report the mean of its micro-batch losses
+            step_loss = step_loss * (accumulate / n_micro)
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()

@@ -294,3 +294,39 @@ def test_stop_ends_training_early_at_a_sync_point():
     model, batch = _problem()
     losses = fit(model, batch, _mse, steps=50, lr=1e-2, sync_every=5, stop=lambda step, seen: len(seen) >= 10)
     assert len(losses) == 10
+
+
+def test_micro_batches_give_a_short_step_scaled_as_if_full():
+    """Three steps of 2, 2 and 1 micro-batches (a short last step, as PAE's BC epochs end) equal the hand loop."""
+    torch.manual_seed(0)
+    xs, ys = torch.randn(5, 3, 4), torch.randn(5, 3, 1)
+    model, ref = nn.Linear(4, 1), nn.Linear(4, 1)
+    ref.load_state_dict(model.state_dict())
+    sizes = [2, 2, 1]
+    losses = fit(
+        model,
+        lambda i: (xs[i], ys[i]),
+        _mse,
+        steps=3,
+        lr=1e-2,
+        clip=None,
+        schedule=lambda step, base: base,
+        accumulate=2,
+        micro_batches=lambda step: sizes[step],
+    )
+    opt = torch.optim.AdamW(ref.parameters(), lr=1e-2, weight_decay=0.0)
+    expected, i = [], 0
+    for n in sizes:
+        opt.zero_grad(set_to_none=True)
+        seen = []
+        for _ in range(n):
+            loss = _mse(ref, (xs[i], ys[i]))
+            (loss / 2).backward()  # divided by the nominal accumulation, also in the short step
+            seen.append(float(loss))
+            i += 1
+        opt.step()
+        expected.append(sum(seen) / n)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters(), strict=True))
+    assert losses == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ValueError, match="micro_batches"):
+        fit(nn.Linear(4, 1), lambda i: (xs[0], ys[0]), _mse, steps=1, lr=1e-2, micro_batches=lambda step: 0)
