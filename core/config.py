@@ -9,6 +9,11 @@ setting at a real server is the only change needed to scale out::
     PAPERWORKS_CHROMA_HOST=chroma
     PAPERWORKS_LLM_MODEL=openai/gpt-4o
 
+GPU workers are declared, not discovered: ``PAPERWORKS_GPU_WORKERS=1`` on every service says
+that some worker consumes the ``gpu`` queue (``paperworks worker --queues gpu`` on a machine
+with CUDA), so submissions route ``device=cuda`` / ``device=auto`` jobs there
+(:mod:`core.jobs.routing`, docs/GPU.md).
+
 An agent's own knobs are a nested section (``settings.defame``), set with a double
 underscore: ``PAPERWORKS_DEFAME__SERPER_API_KEY=...``.
 
@@ -121,7 +126,20 @@ class Settings(BaseSettings):
         description="A job still queued this long after it was last sent to the broker is sent again "
         "(its message was lost with a dead worker or a broker restart); duplicates are harmless.",
     )
-    worker_queues: str = Field("cpu", description="Comma-separated queues a worker consumes (cpu, gpu).")
+    worker_queues: str = Field(
+        "cpu",
+        description="Comma-separated queues this process consumes as a worker (`paperworks worker --queues`). "
+        "The rule: a CPU worker consumes `cpu`, a GPU worker consumes `gpu` only (device=cuda and device=auto "
+        "jobs; docs/GPU.md); one worker on a single machine with a GPU may consume `cpu,gpu`. A fan-out's "
+        "`wait` runs a stalled sub-job here only if its queue is in this list.",
+    )
+    gpu_workers: bool = Field(
+        False,
+        description="This deployment runs at least one worker that consumes the `gpu` queue on a machine with "
+        "CUDA. Read where jobs are submitted (API, fan-outs, MCP): true sends device=cuda and device=auto jobs "
+        "to the `gpu` queue; false refuses device=cuda with a 422 and runs device=auto jobs on their method's "
+        "queue (on the CPU). Set it on every service of the deployment (docs/GPU.md).",
+    )
 
     # --- vector store ------------------------------------------------------
     chroma_path: Path | None = Field(None, description="Persistent Chroma directory; default <home>/chroma.")
@@ -153,7 +171,19 @@ class Settings(BaseSettings):
         description="Replies the llama.cpp backend decodes together in one batch "
         "(KV-cache slots of local_context tokens each).",
     )
+    local_gpu_layers: int = Field(
+        0,
+        ge=-1,
+        description="Layers of the local GGUF model llama.cpp offloads to the GPU (-1: all; 0: none). Only "
+        "effective when llama-cpp-python is built with CUDA (CMAKE_ARGS=-DGGML_CUDA=on); the default build "
+        "(`make install`) is CPU-only and ignores it with a warning.",
+    )
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Sentence-transformers model name or path.")
+    embedding_device: Literal["cpu", "auto", "cuda"] = Field(
+        "cpu",
+        description="Where sentence-transformers embeds (Chroma, retrieval): cpu, cuda, or auto (cuda when this "
+        "process has it, else cpu). cuda without CUDA fails at the first embedding with a sentence saying so.",
+    )
 
     # --- API / UI ----------------------------------------------------------
     api_host: str = "127.0.0.1"

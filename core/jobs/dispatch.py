@@ -23,9 +23,11 @@ Waiting
 ``queued`` after ``steal_after`` seconds is claimed and run in this process — the
 lifecycle's claim makes that safe against a worker picking it up at the same time —
 so an orchestrator on a single solo worker cannot deadlock waiting for its own
-children. A failed or cancelled sub-job raises :class:`SubJobFailed`; running past
-``timeout`` raises :class:`WaitTimeout` (a :class:`TransientError`, so the
-orchestrating job is retried and resumes).
+children; but only a sub-job whose queue this process consumes (``settings.worker_queues``,
+:func:`core.jobs.routing.runs_here`): a ``gpu`` sub-job is never pulled into a parent running
+on a CPU worker, it waits for a GPU worker. A failed or cancelled sub-job raises
+:class:`SubJobFailed`; running past ``timeout`` raises :class:`WaitTimeout` (a
+:class:`TransientError`, so the orchestrating job is retried and resumes).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 
 from core.db.models import Job
 from core.jobs.context import JobContext, TransientError
+from core.jobs.routing import runs_here
 
 log = logging.getLogger(__name__)
 
@@ -134,13 +137,15 @@ def enqueue(
         method: a registered method name (``"pae.rollouts"``).
         params: its parameters (validated by the method's params model before anything is written).
         idempotency_key: with the same ``owner``, a second call returns the first job's id and sends nothing.
-        queue: the queue to send to; default the method's own (``cpu``/``gpu``).
+        queue: the queue to send to instead of the method's own (``cpu``/``gpu``); a sub-job whose
+            ``device`` asks for a GPU goes to ``gpu`` whatever this says (:func:`core.jobs.routing.job_queue`).
         owner: the owning API key id (``"local"`` for jobs started in-process).
         send: the sender to use instead of the registered one.
 
     Raises:
         NoSender: no sender registered and none passed (nothing recorded).
         UnknownMethod, InvalidParams: from the registry (nothing recorded).
+        NoGpuWorker: ``device=cuda`` where the deployment declares no GPU worker (nothing recorded).
         EnqueueError: the broker refused the message (the job is recorded as failed).
     """
     from core.jobs.lifecycle import submit_job
@@ -183,7 +188,8 @@ def wait(
         job_ids: the jobs (ids from :func:`enqueue`).
         timeout: seconds before :class:`WaitTimeout`.
         poll: first delay between checks; each further delay is ``backoff`` times longer, at most ``max_poll``.
-        steal_after: run a job here once it has been ``queued`` this many seconds (``None``: never).
+        steal_after: run a job here once it has been ``queued`` this many seconds (``None``: never), if this
+            process consumes its queue (a ``gpu`` job is never run by a process that consumes only ``cpu``).
         raise_on_failure: raise :class:`SubJobFailed` as soon as a job fails or is cancelled (else return it).
         progress: receives "waiting for N sub-job(s)" (and raises ``JobCancelled`` if the waiter is cancelled).
         on_steal: called with the id of each job run here because it stayed queued.
@@ -209,7 +215,9 @@ def wait(
             return [current[j] for j in job_ids]
         waited = time.monotonic() - t0
         if steal_after is not None and waited >= steal_after:
-            queued = [j for j in pending if current[j].status == "queued" and j not in stolen]
+            queued = [
+                j for j in pending if current[j].status == "queued" and j not in stolen and runs_here(current[j].queue)
+            ]
             if queued:
                 from core.jobs.lifecycle import execute_job
 

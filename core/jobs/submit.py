@@ -15,6 +15,7 @@ from typing import Any
 from core.db.jobstore import NewJob, get_job_store
 from core.db.models import Job
 from core.jobs.registry import get_method
+from core.jobs.routing import job_queue
 
 Enqueue = Callable[[Job], None]
 
@@ -44,7 +45,9 @@ def submit_job(
 ) -> tuple[Job, bool]:
     """Validate params, record a queued job, and hand it to ``enqueue`` (if created).
 
-    ``queue`` overrides the method's own queue (``cpu``/``gpu``).
+    ``queue`` overrides the method's own queue (``cpu``/``gpu``); the params' ``device`` decides first
+    (:func:`core.jobs.routing.job_queue`: ``cuda`` → ``gpu``, refused with
+    :class:`~core.jobs.routing.NoGpuWorker` where no GPU worker is declared and ``enqueue`` is given).
 
     Raises :class:`~core.jobs.registry.UnknownMethod` or
     :class:`~core.jobs.registry.InvalidParams` before anything is written.
@@ -55,7 +58,7 @@ def submit_job(
     new = NewJob(
         method=spec.name,
         params=validated.model_dump(mode="json"),
-        queue=queue or spec.queue,
+        queue=job_queue(spec, validated, queue=queue, sent=enqueue is not None),  # core.jobs.routing
         owner=owner,
         idempotency_key=idempotency_key,
     )
@@ -102,15 +105,14 @@ def submit_jobs(items: list[BatchItem], *, owner: str = "local", enqueue: Enqueu
         try:
             spec = get_method(item.method)
             params = spec.validate(item.params).model_dump(mode="json")
-        except (KeyError, ValueError) as exc:  # UnknownMethod, InvalidParams
+            queue = job_queue(spec, params, sent=enqueue is not None)  # core.jobs.routing
+        except (KeyError, ValueError) as exc:  # UnknownMethod, InvalidParams (NoGpuWorker)
             results[i].error = exc
             continue
         valid.append(
             (
                 i,
-                NewJob(
-                    method=spec.name, params=params, queue=spec.queue, owner=owner, idempotency_key=item.idempotency_key
-                ),
+                NewJob(method=spec.name, params=params, queue=queue, owner=owner, idempotency_key=item.idempotency_key),
             )
         )
     recorded = get_job_store().create_many([new for _, new in valid]) if valid else []
