@@ -194,22 +194,18 @@ class Platform:
         return out
 
     def _wait_all(self, ids: list[str]) -> int:
-        from sqlalchemy import func, select
+        from core.db.jobstore import get_job_store
 
-        from core.db.models import Job
-        from core.db.session import session_scope
-
+        jobs = get_job_store(self.db)
         deadline = time.monotonic() + 600
         # the solo worker runs jobs in submission order: long-poll the last one (the API answers when the
         # worker's end-state statement notifies it), then count; as cheap for the machine as raw Celery's
         # join over its result backend, where polling a 1000-id count every few ms would compete for the cores
         self.http.get(f"/v1/jobs/{ids[-1]}", params={"wait": 60})
         while time.monotonic() < deadline:
-            with session_scope(self.db) as s:
-                done = s.scalar(select(func.count()).where(Job.id.in_(ids), Job.status.in_(ENDED)))
+            done = jobs.count(ids, ENDED)
             if done == len(ids):
-                with session_scope(self.db) as s:
-                    return s.scalar(select(func.count()).where(Job.id.in_(ids), Job.status == "succeeded"))
+                return jobs.count(ids, ["succeeded"])
             time.sleep(POLL_S)
         raise RuntimeError(f"{len(ids) - done} of {len(ids)} jobs unfinished after 600 s")
 

@@ -108,16 +108,11 @@ def sse_response(events: AsyncIterator[Event | str], *, keepalive_s: float = 15.
 
 def _read_jobs(job_ids: list[str]) -> dict[str, dict[str, Any]]:
     """The jobs as ``GET /v1/jobs/{id}`` shows them: one SELECT on an autocommit connection (no BEGIN/COMMIT)."""
-    from sqlalchemy import select
-
-    from core.db.models import Job
-    from core.db.session import get_engine
+    from core.db.jobstore import get_job_store
     from services.api.schemas import JobPublic
 
-    cols = [Job.__table__.c[name] for name in JobPublic.model_fields if name in Job.__table__.c]
-    with get_engine().connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-        rows = c.execute(select(*cols).where(Job.id.in_(job_ids))).mappings().all()
-    return {r["id"]: JobPublic.model_validate(dict(r)).model_dump(mode="json") for r in rows}
+    rows = get_job_store().columns(job_ids, list(JobPublic.model_fields))
+    return {r["id"]: JobPublic.model_validate(r).model_dump(mode="json") for r in rows}
 
 
 class JobListener:

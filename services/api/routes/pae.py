@@ -29,22 +29,11 @@ router = APIRouter(prefix="/webagent", tags=["pae"])
 
 def _run_owners(run_ids: list[str]) -> dict[str, str]:
     """Each run's owner: the key that submitted the first ``pae.train`` job naming that ``run_id`` (issue #27)."""
-    from sqlalchemy import select
-
-    from core.db.models import Job
+    from core.db import crud
     from core.db.session import session_scope
 
-    if not run_ids:
-        return {}
-    rid = Job.params["run_id"].as_string()
     with session_scope() as s:
-        rows = s.execute(
-            select(rid, Job.owner).where(Job.method == "pae.train", rid.in_(run_ids)).order_by(Job.created_at)
-        ).all()
-    owners: dict[str, str] = {}
-    for run_id, owner in rows:
-        owners.setdefault(run_id, owner)
-    return owners
+        return crud.job_owners_by_param(s, method="pae.train", param="run_id", values=run_ids)
 
 
 def _screenshot_runs(sha256: str) -> list[str]:

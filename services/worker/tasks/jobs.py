@@ -1,7 +1,7 @@
 """The generic task: run any registered method's job by id.
 
-Tasks take ids and re-read rows (Celery's best practice); the job lifecycle in
-:mod:`core.jobs.lifecycle` makes redelivery safe.
+Tasks take ids and re-read rows (Celery's best practice); the job lifecycle
+(:mod:`core.jobs.execute`, :mod:`core.jobs.reap`) makes redelivery safe.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from celery.signals import worker_ready, worker_shutdown
 
 from core.config import get_settings
 from core.jobs.dispatch import register_sender
-from core.jobs.lifecycle import Reaper, execute_job
+from core.jobs.execute import execute_job
+from core.jobs.reap import Reaper
 from services.worker.celery_app import app
 
 log = logging.getLogger(__name__)
@@ -36,14 +37,9 @@ def run_job(self: Task, job_id: str) -> str:
             return outcome.status
         if retries < settings.job_max_retries:
             raise self.retry(countdown=min(60, 2**retries), max_retries=settings.job_max_retries)
-        from core.db import crud
-        from core.db.models import JobStatus
-        from core.db.session import session_scope
+        from core.db.jobstore import get_job_store
 
-        with session_scope() as s:
-            crud.finish_job(
-                s, job_id=job_id, status=JobStatus.failed, error=f"gave up after {retries} retries: {outcome.error}"
-            )
+        get_job_store().fail({job_id: f"gave up after {retries} retries: {outcome.error}"})
     return outcome.status
 
 
