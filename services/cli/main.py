@@ -289,7 +289,11 @@ def reproduce_cmd(
 
 @app.command("worker")
 def worker_cmd(
-    queues: str = typer.Option(None, help="Comma-separated queues (default: settings)."),
+    queues: str = typer.Option(
+        None,
+        help="Comma-separated queues: cpu on a CPU machine, gpu on a GPU machine (device=cuda/auto jobs where "
+        "PAPERWORKS_GPU_WORKERS=1; docs/GPU.md). Default: PAPERWORKS_WORKER_QUEUES (cpu).",
+    ),
     pool: str = typer.Option("solo", help="Celery pool (solo, prefork, threads)."),
 ) -> None:
     """Start a Celery worker."""
