@@ -11,16 +11,26 @@ a whole job runs to its report, metrics included.
 
 :func:`params_on` builds a job's params for a device its params model does not list
 (``lazy``): validated with ``device="cpu"``, then the field replaced.
+
+One defect of the lazy backend needs a patch: the outputs of the multi-output view ops
+(``split``/``split_with_sizes``/``chunk``/``unbind``, and so iterating over a tensor) claim to be
+``lazy``, yet the next op on one runs on the CPU and returns a CPU tensor (``x.chunk(2)[0] * 2``
+is a CPU tensor; a ``Linear`` on it fails "Input tensor is not a lazy tensor") — a false leak.
+:func:`lazy_safe_views` (entered by the device-leak test around each job) computes those ops on
+``lazy`` tensors as ``narrow``/``select`` views instead: the same values and autograd, no false leak.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 from pydantic import BaseModel
+from torch.overrides import TorchFunctionMode
 
 
 @functools.cache
@@ -33,6 +43,58 @@ def stand_in_device() -> torch.device:
 
         torch._lazy.ts_backend.init()
     return torch.device("lazy")
+
+
+def _split(t: torch.Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[torch.Tensor, ...]:
+    dim = dim % t.dim()
+    n = t.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+    out, start = [], 0
+    for size in sizes:
+        out.append(t.narrow(dim, start, size))
+        start += size
+    return tuple(out)
+
+
+def _chunk(t: torch.Tensor, chunks: int, dim: int = 0) -> tuple[torch.Tensor, ...]:
+    n = t.shape[dim % t.dim()]
+    return _split(t, -(-n // chunks) if n else 1, dim)
+
+
+def _unbind(t: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, ...]:
+    dim = dim % t.dim()
+    return tuple(t.select(dim, i) for i in range(t.shape[dim]))
+
+
+_VIEWS = {
+    torch.split: _split,
+    torch.Tensor.split: _split,
+    torch.Tensor.split_with_sizes: _split,
+    torch.chunk: _chunk,
+    torch.Tensor.chunk: _chunk,
+    torch.unbind: _unbind,
+    torch.Tensor.unbind: _unbind,
+}
+
+
+class _SingleOutputViews(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        impl = _VIEWS.get(func)
+        if impl is not None and args and isinstance(args[0], torch.Tensor) and args[0].device.type == "lazy":
+            return impl(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def lazy_safe_views() -> Iterator[None]:
+    """Inside the block, split/chunk/unbind of a ``lazy`` tensor return narrow/select views (this thread)."""
+    with _SingleOutputViews():
+        yield
 
 
 def params_on(model: type[BaseModel], values: dict[str, Any], device: str | torch.device) -> BaseModel:

@@ -22,7 +22,7 @@ import pytest
 
 from core.jobs import list_methods, load_all
 from core.jobs.context import null_context
-from tests.devices import cuda_or_skip, params_on, stand_in_device
+from tests.devices import cuda_or_skip, lazy_safe_views, params_on, stand_in_device
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,29 @@ def _cases(marks: tuple[Any, ...] = ()):
 
 @pytest.mark.parametrize("name", _cases())
 def test_tiny_preset_runs_on_a_stand_in_accelerator(name):
-    report = _run(name, stand_in_device())
+    with lazy_safe_views():
+        report = _run(name, stand_in_device())
     assert report.metrics.get("device", "").startswith("lazy"), (
         f"{name}: the report must record where it ran (core.device.device_provenance), got {report.metrics.get('device')!r}"
     )
+
+
+def test_stand_in_fails_on_a_cpu_tensor_but_not_on_split_views():
+    import torch
+
+    dev = stand_in_device()
+    lin = torch.nn.Linear(3, 2).to(dev)
+    x = torch.randn(4, 6).to(dev)
+    with lazy_safe_views():
+        parts = [*x.chunk(2, dim=1), torch.split(x, [3, 3], dim=1)[1], torch.stack(x.unbind(1)[:3], 1)]
+        outs = [lin(p).cpu() for p in parts]
+        with pytest.raises(RuntimeError, match="not a lazy tensor"):
+            lin(torch.randn(4, 3))  # a CPU tensor behind the caller's back
+    ref = torch.nn.Linear(3, 2)
+    ref.load_state_dict({k: v.cpu() for k, v in lin.state_dict().items()})
+    xc = x.cpu()
+    for out, part in zip(outs, [xc[:, :3], xc[:, 3:], xc[:, 3:], xc[:, :3]], strict=True):
+        assert torch.allclose(out, ref(part), atol=1e-6)
 
 
 @pytest.mark.gpu
