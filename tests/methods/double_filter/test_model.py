@@ -120,3 +120,36 @@ def test_flops_formulas_and_monotonicity(model):
     assert with_ipf["ipf"] > 1000 and with_ipf["total"] == pytest.approx(fewer["total"] + with_ipf["ipf"])
     pair = model_flops(CFG, subs, ones, kept_patches=16, n_txt=8, images=2)
     assert pair["vision"] == 2 * f["vision"] and pair["text"] == f["text"]
+
+
+def test_itc_itm_loss_is_bit_identical_to_the_old_code():
+    """Three ITC + ITM losses (one CPU generator for the hard negatives, the last with kept patches) and the
+    gradient of the last: literal values are the OUTPUT OF THE OLD CODE (pretrain.py before the loss built
+    its tensors on the inputs' device, commit 401c525), so CPU pretraining and cached backbones are unchanged."""
+    import hashlib
+
+    from core.train import pin_threads
+    from methods.double_filter.pretrain import itc_itm_loss
+
+    with pin_threads(1):
+        torch.manual_seed(0)
+        m = DoubleFilterVLP(CFG, vocab_size=30)
+        g = torch.Generator().manual_seed(1)
+        images = torch.rand(6, 3, 32, 32, generator=g)
+        tokens = torch.randint(4, 30, (6, 7), generator=g)
+        tokens[:, 0] = 2
+        tokens[2, 5:] = 0
+        labels = torch.tensor([0, 1, 0, 2, 3, 1])
+        same = labels[:, None] == labels[None, :]
+        gen = torch.Generator().manual_seed(5)
+        values = []
+        for i in range(3):
+            loss = itc_itm_loss(m, images, tokens, same, gen, None if i < 2 else torch.arange(8).repeat(6, 1))
+            values.append(loss.item())
+        loss.backward()
+    h = hashlib.sha256()
+    for name, p in m.named_parameters():
+        h.update(name.encode())
+        h.update(p.grad.numpy().tobytes())
+    assert values == [2.4692635536193848, 2.4764962196350098, 2.4802513122558594]
+    assert h.hexdigest() == "4bf0519b457efa2bcc18fe513d8a2a116682314755b205bd13167dd637c72a29"
