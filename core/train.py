@@ -20,7 +20,7 @@ import contextlib
 import logging
 import math
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -82,8 +82,10 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-Schedule = Callable[[int, float], float]
-"""``schedule(step, base_lr) -> lr`` of one optimizer step (0-based) for a group whose base rate is ``base_lr``."""
+Schedule = Callable[[int, float], "float | Mapping[str, Any]"]
+"""``schedule(step, base_lr) -> lr`` of one optimizer step (0-based) for a group whose base rate is ``base_lr``;
+or a mapping of the group's hyper-parameters for that step (``{"lr": ..., "weight_decay": ...}``: a
+weight-decay schedule), set on the group as given."""
 
 
 def constant_lr(step: int, base_lr: float) -> float:
@@ -206,7 +208,11 @@ def fit(
     taken = 0  # micro-batches so far
     for step in range(steps):
         for group, base in zip(opt.param_groups, base_lrs, strict=True):
-            group["lr"] = schedule(step, base)
+            value = schedule(step, base)
+            if isinstance(value, Mapping):
+                group.update(value)
+            else:
+                group["lr"] = value
         opt.zero_grad(set_to_none=True)
         step_loss = None
         n_micro = accumulate if micro_batches is None else int(micro_batches(step))

@@ -330,3 +330,25 @@ def test_micro_batches_give_a_short_step_scaled_as_if_full():
     assert losses == pytest.approx(expected, rel=1e-6)
     with pytest.raises(ValueError, match="micro_batches"):
         fit(nn.Linear(4, 1), lambda i: (xs[0], ys[0]), _mse, steps=1, lr=1e-2, micro_batches=lambda step: 0)
+
+
+def test_a_schedule_may_set_the_weight_decay_of_each_step():
+    """A schedule returning {"lr", "weight_decay"} equals a hand loop that sets both every step (M3-JEPA's AGD)."""
+    model, batch = _problem()
+    ref, ref_batch = _problem()
+
+    def hyper(step, base):
+        return {"lr": base / (1 + step), "weight_decay": 0.01 * (step + 1)}
+
+    fit(model, batch, _mse, steps=5, lr=0.05, clip=None, schedule=hyper)
+    opt = torch.optim.AdamW(ref.parameters(), lr=0.05, weight_decay=0.0)
+    for step in range(5):
+        for g in opt.param_groups:
+            g.update(hyper(step, 0.05))
+        opt.zero_grad(set_to_none=True)
+        _mse(ref, ref_batch(step)).backward()
+        opt.step()
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters(), strict=True))
+    again, _ = _problem()
+    fit(again, _problem()[1], _mse, steps=5, lr=0.05, clip=None, schedule=lambda s, base: base / (1 + s))
+    assert not all(torch.equal(a, b) for a, b in zip(again.parameters(), ref.parameters(), strict=True))
