@@ -22,13 +22,17 @@ from core.db.session import session_scope
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request, settings, monkeypatch):
-    """The configured job store: the session's SQLite database, or a fresh migrated PostgreSQL one."""
+    """The configured job store on SQLite (the session's database) or on a fresh migrated PostgreSQL one."""
     from core.db.session import get_engine
 
-    if request.param == "postgres":
-        from core.db import migrate
+    from core.db import migrate
 
+    url = None
+    if request.param == "postgres":
         url = request.getfixturevalue("postgres_url")
+    elif not str(settings.database_url).startswith("sqlite"):  # the suite itself runs on PostgreSQL
+        url = f"sqlite:///{request.getfixturevalue('tmp_path') / 'jobs.db'}"
+    if url is not None:
         migrate.upgrade(url)
         monkeypatch.setattr(settings, "database_url", url)
         get_engine.cache_clear()
