@@ -25,7 +25,8 @@ from services.worker.broker import install as install_embedded_transport
 
 def make_celery() -> Celery:
     s = get_settings()
-    app = Celery("paperworks", broker=s.broker_url, include=["services.worker.tasks.jobs"])
+    # services.api.agent_exec registers the "langgraph.run" job type: Agent Protocol runs execute on the workers
+    app = Celery("paperworks", broker=s.broker_url, include=["services.worker.tasks.jobs", "services.api.agent_exec"])
     transport_options: dict = {}
     if str(s.broker_url).startswith(("sqla+", "sqlalchemy+")):
         install_embedded_transport()

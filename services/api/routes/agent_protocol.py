@@ -10,8 +10,12 @@ Mounted at ``/v1/langgraph``: point LangGraph's SDK there
 * runs: ``POST /threads/{id}/runs/stream`` (Server-Sent Events: ``metadata``, then one event per
   chunk of each requested stream mode — ``values``, ``updates`` (node updates), ``custom``,
   ``tasks``, ``checkpoints``, ``debug`` — and ``error``), ``POST /threads/{id}/runs`` (background),
-  ``.../runs/wait``, ``GET .../runs[/{run_id}[/join]]``, ``POST .../runs/{run_id}/cancel``, and the
+  ``.../runs/wait``, ``GET .../runs[/{run_id}[/join|/stream]]``, ``POST .../runs/{run_id}/cancel``, and the
   thread-less ``POST /runs/stream`` / ``POST /runs/wait``.
+
+Every run is a ``langgraph.run`` job on the workers (:mod:`services.api.agent_exec`): progress, heartbeat,
+cancellation, the reaper and ownership are the job's, and a run outlives the API process that accepted it.
+Threads belong to the key that created them, each key in its own namespace (:mod:`services.api.agent_runs`).
 
 Interrupts: ``interrupt_before`` / ``interrupt_after`` (node names or ``"*"``) stop a run before or
 after those nodes; the thread is then ``interrupted`` and a new run with ``input: null`` (or
@@ -20,23 +24,24 @@ after those nodes; the thread is then ``interrupted`` and a new run with ``input
 Why our own routes and not LangGraph's server: ``langgraph dev`` (``langgraph-cli[inmem]``) does run
 offline on our ``langgraph.json``, but keeps threads in memory, authenticates nobody unless given a
 custom auth module, passes a run's ``context`` to the graph without validating its nested config,
-and its production runtime needs a license key; here the API's keys, owners and checkpointer apply.
+and its production runtime needs a license key; here the API's keys, owners, jobs and checkpointer apply.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from starlette.concurrency import run_in_threadpool
 
+from core.jobs.lifecycle import EnqueueError
+from services.api import agent_exec as execution
 from services.api import agent_runs as runs
-from services.api import graphs
+from services.api import deps, graphs
 from services.api.agent_bodies import AssistantSearch, HistoryRequest, RunCreate, ThreadCreate, ThreadSearch
-from services.api.deps import ApiKeyDep, may_access, owner_filter
+from services.api.deps import ApiKeyDep
 from services.api.sse import Event, sse_response
 
 router = APIRouter(prefix="/langgraph", tags=["agent protocol"])
@@ -71,8 +76,9 @@ def _assistant(spec: graphs.GraphSpec) -> dict[str, Any]:
 
 
 def _thread(thread_id: str, key) -> dict[str, Any]:
-    record = runs.get_thread(thread_id) if len(thread_id) <= 100 else None
-    if record is None or not may_access(key, record.get("owner")):
+    """The calling key's thread ``thread_id``: threads are looked up among the key's own only (404 otherwise)."""
+    record = runs.get_thread(key.id, thread_id) if len(thread_id) <= 100 else None
+    if record is None:
         raise HTTPException(404, f"no thread {thread_id!r}")
     return record
 
@@ -85,7 +91,7 @@ def _modes(stream_mode: str | list[str]) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
-def _request(body: RunCreate) -> runs.RunRequest:
+def _request(body: RunCreate) -> execution.RunRequest:
     spec = _spec(body.assistant_id)
     known = set(graphs.nodes(spec))
     for name in ("interrupt_before", "interrupt_after"):
@@ -95,16 +101,16 @@ def _request(body: RunCreate) -> runs.RunRequest:
     if body.input is not None and body.command is not None:
         raise HTTPException(422, "send input or command, not both")
     try:
-        context = graphs.context_for(spec, body.context)
+        graphs.context_for(spec, body.context)  # validated here; the worker builds it again from the JSON
     except ValueError as exc:
         raise HTTPException(422, f"context: {exc}") from None
     checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
     checkpoint_id = checkpoint_id or ((body.config.configurable or {}).get("checkpoint_id") if body.config else None)
-    return runs.RunRequest(
+    return execution.RunRequest(
         spec=spec,
         input=body.input,
         command=body.command.model_dump(exclude_none=True) if body.command else None,
-        context=context,
+        context=body.context or None,
         stream_mode=_modes(body.stream_mode),
         interrupt_before=body.interrupt_before,
         interrupt_after=body.interrupt_after,
@@ -113,113 +119,97 @@ def _request(body: RunCreate) -> runs.RunRequest:
     )
 
 
-def _prepare(thread_id: str | None, body: RunCreate, key) -> tuple[dict[str, Any], runs.RunRequest]:
-    """Validate, find (or create) the thread, claim it and record a pending run."""
+def _prepare(thread_id: str | None, body: RunCreate, key) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Validate, find (or create) the key's thread, claim it, record a pending run and send its job."""
     req = _request(body)
     if thread_id is None:
         thread = runs.new_thread(owner=key.id, metadata={"stateless": True})
     else:
-        thread = runs.get_thread(thread_id)
+        thread = runs.get_thread(key.id, thread_id)
         if thread is None and body.if_not_exists == "create":
             thread = runs.new_thread(owner=key.id, metadata=None, thread_id=thread_id)
-        if thread is None or not may_access(key, thread.get("owner")):
+        if thread is None:
             raise HTTPException(404, f"no thread {thread_id!r}")
-    why = runs.claim_thread(thread["thread_id"], req.spec.graph_id)
+    why = execution.claim_thread(thread, req.spec.graph_id)
     if why:
         raise HTTPException(409, why)
     run = runs.put_run(
+        thread,
         {
             "run_id": str(uuid.uuid4()),
             "thread_id": thread["thread_id"],
             "assistant_id": req.spec.assistant_id,
             "graph_id": req.spec.graph_id,
-            "owner": key.id,
-            "process": runs.process_name(),
             "status": "pending",
             "metadata": body.metadata or {},
             "kwargs": {"stream_mode": req.stream_mode, "interrupt_before": req.interrupt_before},
+            "request": req.record(),
             "created_at": runs.now(),
             "stateless": thread_id is None and body.on_completion != "keep",
-        }
+        },
     )
-    return run, req
+    try:
+        run = execution.submit_run(thread, run, send=lambda job: deps.enqueue(job))
+    except EnqueueError as exc:
+        raise HTTPException(503, str(exc)) from None
+    return thread, run
 
 
 def _location(run: dict[str, Any]) -> str:
     return f"/v1/langgraph/threads/{run['thread_id']}/runs/{run['run_id']}"
 
 
-def _finish_stateless(run: dict[str, Any]) -> None:
+def _finish_stateless(thread: dict[str, Any], run: dict[str, Any]) -> None:
     if run.get("stateless"):
-        runs.delete_thread(run["thread_id"])
+        runs.delete_thread(runs.get_thread(thread["owner"], thread["thread_id"]) or thread)
 
 
-def _final(result: dict[str, Any]) -> Any:
-    run = result["run"]
-    if run["status"] == "error":
+async def _final(thread: dict[str, Any], run: dict[str, Any]) -> Any:
+    """What ``/wait`` and ``/join`` answer: the thread's values, or ``{"__error__": ...}`` for a failed run."""
+    if run.get("status") == "error":
         return {"__error__": run.get("error")}
-    return result["values"] if result["values"] is not None else {}
+    fresh = await run_in_threadpool(runs.get_thread, thread["owner"], thread["thread_id"])
+    return (await run_in_threadpool(runs.thread_state, fresh or thread))["values"]
 
 
-async def _wait_done(thread_id: str, run_id: str, timeout_s: float) -> dict[str, Any]:
-    """Wait for a run to end (an in-process event, else polling its record); returns its record."""
-    active = runs.ACTIVE.get(run_id)
-    if active is not None:
-        await run_in_threadpool(active.done.wait, timeout_s)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while True:
-        run = await run_in_threadpool(runs.get_run, thread_id, run_id)
-        if run is None or run["status"] not in runs.RUN_STATUSES_LIVE or loop.time() >= deadline:
-            return run or {}
-        await asyncio.sleep(0.1)
-
-
-async def _stream_response(thread_id: str | None, body: RunCreate, key):
-    """Start the run at once, then stream it: ``metadata`` first, then ``(mode, chunk)`` as the graph emits them.
-
-    The run starts before the response does, so it runs even if nobody reads the stream; a client that
-    disconnects before the end cancels it (``on_disconnect="cancel"``, the default) or leaves it running.
-    """
-    run, req = await run_in_threadpool(_prepare, thread_id, body, key)
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
-
-    def put(item: Any) -> None:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the loop closed: nobody is listening any more
-            pass
-
-    active = runs.start(run, req, lambda mode, chunk: put((mode, chunk)), on_end=lambda result: put(None))
+def _sse(thread: dict[str, Any], run: dict[str, Any], *, start: int, on_disconnect: str, stateless: bool):
+    """Server-Sent Events of the run: ``metadata`` first, then each recorded ``(mode, chunk)`` (``id`` = its seq)."""
 
     async def events():
         ended = False
         try:
             yield Event({"run_id": run["run_id"], "attempt": 1}, event="metadata")
-            while (item := await queue.get()) is not None:
-                yield Event(item[1], event=item[0])
+            async for seq, mode, chunk in execution.follow(thread, run["run_id"], start=start, timeout_s=MAX_WAIT_S):
+                yield Event(chunk, event=mode, id=str(seq))
             ended = True
         finally:
-            if not ended and body.on_disconnect == "cancel":
-                active.cancel.set()
-            if ended:
-                await run_in_threadpool(_finish_stateless, run)
+            if not ended and on_disconnect == "cancel":
+                await run_in_threadpool(execution.request_cancel, thread, run["run_id"])
+            if ended and stateless:
+                await run_in_threadpool(_finish_stateless, thread, run)
 
     response = sse_response(events())
     response.headers["Content-Location"] = _location(run)
     return response
 
 
+async def _stream_response(thread_id: str | None, body: RunCreate, key):
+    """Start the run's job at once, then stream what the worker records: the run goes on if nobody reads.
+
+    A client that disconnects before the end cancels it (``on_disconnect="cancel"``, the default) or
+    leaves it running; ``GET .../runs/{run_id}/stream`` joins it again.
+    """
+    thread, run = await run_in_threadpool(_prepare, thread_id, body, key)
+    return _sse(thread, run, start=0, on_disconnect=body.on_disconnect, stateless=True)
+
+
 async def _wait_response(thread_id: str | None, body: RunCreate, key, response: Response) -> Any:
-    run, req = await run_in_threadpool(_prepare, thread_id, body, key)
-    done: asyncio.Future = asyncio.get_running_loop().create_future()
-    loop = asyncio.get_running_loop()
-    runs.start(run, req, lambda mode, chunk: None, on_end=lambda r: loop.call_soon_threadsafe(done.set_result, r))
-    result = await done
-    await run_in_threadpool(_finish_stateless, run)
+    thread, run = await run_in_threadpool(_prepare, thread_id, body, key)
+    ended = await execution.wait_done(thread, run["run_id"], MAX_WAIT_S)
+    out = await _final(thread, ended)
+    await run_in_threadpool(_finish_stateless, thread, run)
     response.headers["Content-Location"] = _location(run)
-    return _final(result)
+    return out
 
 
 # --- assistants ------------------------------------------------------------------------------------
@@ -251,8 +241,9 @@ def get_graph(assistant_id: str, _: ApiKeyDep) -> dict[str, Any]:
 
 @router.post("/threads")
 def create_thread(body: ThreadCreate, key: ApiKeyDep) -> dict[str, Any]:
-    if body.thread_id is not None and (found := runs.get_thread(body.thread_id)) is not None:
-        if body.if_exists == "do_nothing" and may_access(key, found.get("owner")):
+    """A new thread of the calling key (thread ids are per key: another key's ids are neither seen nor taken)."""
+    if body.thread_id is not None and (found := runs.get_thread(key.id, body.thread_id)) is not None:
+        if body.if_exists == "do_nothing":
             return runs.public_thread(found)
         raise HTTPException(409, f"thread {body.thread_id!r} exists")
     return runs.public_thread(runs.new_thread(owner=key.id, metadata=body.metadata, thread_id=body.thread_id))
@@ -261,7 +252,7 @@ def create_thread(body: ThreadCreate, key: ApiKeyDep) -> dict[str, Any]:
 @router.post("/threads/search")
 def search_threads(body: ThreadSearch, key: ApiKeyDep) -> list[dict[str, Any]]:
     rows = runs.search_threads(
-        owner=owner_filter(key), metadata=body.metadata, status=body.status, limit=body.limit, offset=body.offset
+        owner=key.id, metadata=body.metadata, status=body.status, limit=body.limit, offset=body.offset
     )
     return [runs.public_thread(r, values=False) for r in rows]
 
@@ -274,9 +265,9 @@ def get_thread(thread_id: str, key: ApiKeyDep) -> dict[str, Any]:
 @router.delete("/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_thread(thread_id: str, key: ApiKeyDep) -> Response:
     record = _thread(thread_id, key)
-    if record.get("status") == "busy":
+    if record.get("status") == "busy" and execution.live_run(record) is not None:
         raise HTTPException(409, f"thread {thread_id} is busy; cancel its run first")
-    runs.delete_thread(thread_id)
+    runs.delete_thread(runs.get_thread(key.id, thread_id) or record)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -302,7 +293,7 @@ def get_history(thread_id: str, body: HistoryRequest, key: ApiKeyDep) -> list[di
 
 @router.post("/threads/{thread_id}/runs/stream")
 async def stream_run(thread_id: str, body: RunCreate, key: ApiKeyDep):
-    """Run the graph on the thread, streaming its chunks as Server-Sent Events."""
+    """Run the graph on the thread (a job on the workers), streaming its chunks as Server-Sent Events."""
     return await _stream_response(thread_id, body, key)
 
 
@@ -325,9 +316,9 @@ async def wait_stateless_run(body: RunCreate, key: ApiKeyDep, response: Response
 
 @router.post("/threads/{thread_id}/runs")
 def create_run(thread_id: str, body: RunCreate, key: ApiKeyDep, response: Response) -> dict[str, Any]:
-    """Start a background run; follow it with ``GET .../runs/{run_id}`` or ``.../join``."""
-    run, req = _prepare(thread_id, body, key)
-    runs.start(run, req, lambda mode, chunk: None)
+    """Start a background run (a job on the workers); follow it with ``GET .../runs/{run_id}``, ``/join`` or
+    ``/stream``, from any API process, after a restart too."""
+    _, run = _prepare(thread_id, body, key)
     response.headers["Content-Location"] = _location(run)
     return runs.public_run(run)
 
@@ -339,32 +330,46 @@ def list_runs(
     limit: int = Query(10, ge=1, le=1000),
     offset: int = Query(0, ge=0, le=1_000_000),
 ) -> list[dict[str, Any]]:
-    _thread(thread_id, key)
-    return [runs.public_run(r) for r in runs.list_runs(thread_id, limit=limit, offset=offset)]
+    thread = _thread(thread_id, key)
+    rows = runs.list_runs(thread, limit=limit, offset=offset)
+    return [runs.public_run(execution.current(thread, r["run_id"]) or r) for r in rows]
 
 
-def _run(thread_id: str, run_id: str, key) -> dict[str, Any]:
-    _thread(thread_id, key)
-    run = runs.get_run(thread_id, run_id) if len(run_id) <= 100 else None
+def _run(thread_id: str, run_id: str, key) -> tuple[dict[str, Any], dict[str, Any]]:
+    thread = _thread(thread_id, key)
+    run = execution.current(thread, run_id) if len(run_id) <= 100 else None
     if run is None:
         raise HTTPException(404, f"no run {run_id!r} on thread {thread_id!r}")
-    return run
+    return thread, run
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
 def get_run(thread_id: str, run_id: str, key: ApiKeyDep) -> dict[str, Any]:
-    return runs.public_run(_run(thread_id, run_id, key))
+    return runs.public_run(_run(thread_id, run_id, key)[1])
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, key: ApiKeyDep) -> Any:
     """Wait for the run to end; the thread's values then (``{"__error__": ...}`` if it failed)."""
-    await run_in_threadpool(_run, thread_id, run_id, key)
-    run = await _wait_done(thread_id, run_id, MAX_WAIT_S)
-    if run.get("status") == "error":
-        return {"__error__": run.get("error")}
-    record = await run_in_threadpool(_thread, thread_id, key)
-    return (await run_in_threadpool(runs.thread_state, record))["values"]
+    thread, _ = await run_in_threadpool(_run, thread_id, run_id, key)
+    run = await execution.wait_done(thread, run_id, MAX_WAIT_S)
+    return await _final(thread, run)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def join_run_stream(
+    thread_id: str,
+    run_id: str,
+    key: ApiKeyDep,
+    last_event_id: Annotated[str | None, Header(max_length=20, description="Resume after this event.")] = None,
+):
+    """Join a run's event stream: every chunk it recorded (after ``Last-Event-ID``), then the rest as it runs.
+
+    A client that lost its stream (its connection, or the API process) reconnects here and reads to the end.
+    """
+    thread, run = await run_in_threadpool(_run, thread_id, run_id, key)
+    start = int(last_event_id) + 1 if last_event_id and last_event_id.isdigit() else 0
+    return _sse(thread, run, start=start, on_disconnect="continue", stateless=False)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
@@ -375,12 +380,12 @@ async def cancel_run(
     wait: bool = Query(False, description="Answer once the run has stopped."),
     action: Literal["interrupt"] = Query("interrupt", description="Stop between steps, keeping the checkpoint."),
 ) -> Response:
-    await run_in_threadpool(_run, thread_id, run_id, key)
-    live = await run_in_threadpool(runs.request_cancel, thread_id, run_id)
+    thread, _ = await run_in_threadpool(_run, thread_id, run_id, key)
+    live = await run_in_threadpool(execution.request_cancel, thread, run_id)
     if not live:
         raise HTTPException(409, f"run {run_id} has already ended")
     if wait:
-        await _wait_done(thread_id, run_id, 60.0)
+        await execution.wait_done(thread, run_id, 60.0)
     return Response(
         json.dumps({"run_id": run_id, "cancelled": True}),
         status_code=status.HTTP_200_OK if wait else status.HTTP_202_ACCEPTED,

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytestmark = pytest.mark.usefixtures("inline_worker")  # runs are jobs: a worker in this process runs them
 REPO = Path(__file__).resolve().parents[3]
 CLAIM = {"text": "The Golden Gate Bridge opened in 1952.", "images": {}, "date": "2021-03-01"}
 
@@ -179,7 +180,7 @@ def test_keys_owners_and_validation(live_api, client, api_key, model):
         json={"assistant_id": "defame", "input": {"claim": CLAIM}, "context": _context(model)},
         headers=auth,
     )
-    assert r.status_code == 200 and r.json()["label"] == "refuted"
+    assert r.status_code == 200 and r.json().get("label") == "refuted", r.text
     run_thread = r.headers["content-location"].split("/threads/")[1].split("/")[0]
     assert httpx.get(f"{base}/threads/{run_thread}", headers=auth).status_code == 404  # stateless: deleted
 

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("inline_worker")  # runs are jobs: a worker in this process runs them
 BASE = "/v1/langgraph"
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from methods.medcog.cases import make_case
 
+pytestmark = pytest.mark.usefixtures("inline_worker")  # runs are jobs: a worker in this process runs them
 BASE = "/v1/langgraph"
 
 
