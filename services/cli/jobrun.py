@@ -1,6 +1,9 @@
 """Running a job from the command line, in one place.
 
 * :func:`parse_kv` — the one ``key=value`` parser of every ``--param``/``-p``/``--option``/``-o``;
+* :data:`Device`, :data:`Amp` and :func:`device_params` — the one ``--device``/``--amp`` pair of every
+  hand-written command of a torch job (``paperworks run METHOD -p device=cuda`` needs nothing: the
+  params are generic there);
 * :func:`run_job` — run a registered job in this process (``run_inline``) or, with ``remote``,
   submit it through the HTTP API and follow it; either way with the progress bar of
   :mod:`services.cli.progress`, a status line, and the report: printed as rich Markdown, or
@@ -18,10 +21,11 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 
+from core.device import AMP_HELP, DEVICE_HELP, AmpName, DeviceName
 from services.cli.progress import console, progress_bar
 
 if TYPE_CHECKING:
@@ -46,6 +50,37 @@ def parse_kv(pairs: Iterable[str], base: Mapping[str, Any] | None = None) -> dic
             out[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             out[key.strip()] = value
+    return out
+
+
+Device = Annotated[DeviceName, typer.Option("--device", help=DEVICE_HELP)]
+"""``device: Device = "cpu"`` in a command's signature: where the job's torch work runs (cpu, auto, cuda)."""
+Amp = Annotated[AmpName, typer.Option("--amp", help=AMP_HELP)]
+"""``amp: Amp = "off"`` in a command's signature: the job's mixed precision (off, bf16)."""
+
+
+def device_params(device: str = "cpu", amp: str = "off") -> dict[str, str]:
+    """The ``device``/``amp`` entries of a torch job's params from :data:`Device` and :data:`Amp` options.
+
+    Only values other than the defaults (``cpu``, ``off``) are included, so a command's params —
+    and the cached results keyed on them — are unchanged for a CPU run. Usage::
+
+        def train(..., device: Device = "cpu", amp: Amp = "off", remote: bool = False) -> None:
+            params = {"steps": steps, **device_params(device, amp)}
+            raise typer.Exit(code=run_job("x.train", params, remote=remote))
+
+    ``cuda`` in this process needs CUDA here (else the job fails at once, saying so); with
+    ``--remote`` it needs a deployment with a GPU worker (else the API refuses it: 422).
+    """
+    if device not in get_args(DeviceName):
+        raise typer.BadParameter(f"--device must be one of {', '.join(get_args(DeviceName))}, got {device!r}")
+    if amp not in get_args(AmpName):
+        raise typer.BadParameter(f"--amp must be one of {', '.join(get_args(AmpName))}, got {amp!r}")
+    out = {}
+    if device != "cpu":
+        out["device"] = device
+    if amp != "off":
+        out["amp"] = amp
     return out
 
 

@@ -13,7 +13,7 @@ import os
 import pkgutil
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -86,13 +86,28 @@ def keys_revoke(key_id: str) -> None:
 # --- methods and jobs -----------------------------------------------------------
 @app.command("methods")
 def methods_cmd() -> None:
-    """List the registered job types."""
+    """List the registered job types: queue, devices (torch jobs: `-p device=cuda`, `-p amp=bf16`), description."""
     from core.jobs import list_methods
 
-    t = Table("method", "queue", "description")
+    t = Table("method", "queue", "device", "description")
     for m in list_methods():
-        t.add_row(m.name, m.queue, m.description[:90])
+        t.add_row(m.name, m.queue, method_devices(m), m.description[:90])
     console.print(t)
+    console.print(
+        "torch jobs run where `-p device=cpu|auto|cuda` says (default cpu); a cuda job goes to the gpu queue "
+        "(docs/GPU.md)"
+    )
+
+
+def method_devices(spec: Any) -> str:
+    """``cpu|auto|cuda`` (+ ``bf16`` when it takes ``amp``) for a method whose params have a ``device``, else ``-``."""
+    import typing
+
+    fields = spec.params_model.model_fields
+    if "device" not in fields:
+        return "-"
+    devices = "|".join(typing.get_args(fields["device"].annotation)) or "any"
+    return devices + (" (amp: bf16)" if "amp" in fields else "")
 
 
 @app.command("run")

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import JobResult, fail, parse_kv, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, fail, parse_kv, run_job
 from services.cli.progress import console
 
 continual_app = typer.Typer(help="Class-incremental learning harness (DPCR, ...).", no_args_is_help=True)
@@ -73,6 +73,8 @@ def run(
     tasks: Annotated[int | None, typer.Option(min=1, help="Stop after this many tasks.")] = None,
     dataset: Annotated[str, typer.Option()] = "digits",
     option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
 ) -> None:
@@ -90,7 +92,14 @@ def run(
         "options": options,
     }
     raise typer.Exit(
-        code=run_job("continual.run", params, remote=remote, out=out, show=_show, title=f"continual {method}")
+        code=run_job(
+            "continual.run",
+            params | device_params(device, amp),
+            remote=remote,
+            out=out,
+            show=_show,
+            title=f"continual {method}",
+        )
     )
 
 

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import JobResult, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, run_job
 from services.cli.progress import console
 
 df_app = typer.Typer(help="Double-Filter: patch & layer filtering of a vision-language model.", no_args_is_help=True)
@@ -27,6 +27,8 @@ def patches(
     count: Annotated[int, typer.Option(min=1, max=10, help="How many scenes.")] = 6,
     detector: Annotated[str, typer.Option(help="components or boxes.")] = "components",
     out: Annotated[Path | None, typer.Option(help="Write the overlay PNG here.")] = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Filter patches of test scenes and print which were kept (foreground/background counts)."""
@@ -42,7 +44,9 @@ def patches(
             out.write_bytes(result.artifact_bytes("kept_patches.png"))
             console.print(f"overlay written to {out}")
 
-    raise typer.Exit(code=run_job("double_filter.patches", params, remote=remote, show=show))
+    raise typer.Exit(
+        code=run_job("double_filter.patches", params | device_params(device, amp), remote=remote, show=show)
+    )
 
 
 @df_app.command("experiment")
@@ -52,12 +56,14 @@ def experiment(
     steps: Annotated[int, typer.Option(min=1, help="Fine-tuning steps per arm.")] = 120,
     rho: Annotated[float, typer.Option(help="IPF keep ratio ρ.")] = 0.5,
     generations: Annotated[int, typer.Option(min=1, help="GA generations.")] = 20,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Score vs FLOPs/latency for no filter, IPF, the GA layer filter and both."""
     names = [t.strip() for t in tasks.split(",") if t.strip()]
     params = {"tasks": names, "seeds": seeds, "steps": steps, "rho": rho, "generations": generations}
-    raise typer.Exit(code=run_job("double_filter.experiment", params, remote=remote))
+    raise typer.Exit(code=run_job("double_filter.experiment", params | device_params(device, amp), remote=remote))
 
 
 def register(app: typer.Typer) -> None:

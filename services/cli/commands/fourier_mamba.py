@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from services.cli.jobrun import JobResult, fail, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, fail, run_job
 from services.cli.progress import console
 
 fm_app = typer.Typer(help="FourierMamba single-image deraining.", no_args_is_help=True)
@@ -49,6 +49,8 @@ def derain(
     preset: Annotated[str, typer.Option(help="Model preset: cpu, spec or tiny.")] = "cpu",
     scan_order: Annotated[str, typer.Option(help="zigzag, chebyshev or raster.")] = "zigzag",
     out: Annotated[Path | None, typer.Option(help="Write the derained PNG here.")] = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Derain IMAGE (or a sample); prints PSNR/SSIM on Y when a ground truth exists."""
@@ -69,7 +71,9 @@ def derain(
             out.write_bytes(result.artifact_bytes("output.png"))
             console.print(f"derained image written to {out}")
 
-    raise typer.Exit(code=run_job("fourier_mamba.derain", params, remote=remote, show=show))
+    raise typer.Exit(
+        code=run_job("fourier_mamba.derain", params | device_params(device, amp), remote=remote, show=show)
+    )
 
 
 @fm_app.command("train")
@@ -78,11 +82,13 @@ def train(
     scan_order: Annotated[str, typer.Option(help="zigzag, chebyshev or raster.")] = "zigzag",
     steps: Annotated[int | None, typer.Option(min=1, help="Override the preset's steps.")] = None,
     seed: Annotated[int, typer.Option(min=0)] = 0,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Train a FourierMamba model and cache it for ``derain``."""
     params = {"preset": preset, "scan_order": scan_order, "steps": steps, "seed": seed}
-    raise typer.Exit(code=run_job("fourier_mamba.train", params, remote=remote))
+    raise typer.Exit(code=run_job("fourier_mamba.train", params | device_params(device, amp), remote=remote))
 
 
 def register(app: typer.Typer) -> None:

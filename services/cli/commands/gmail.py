@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import fail, run_job
+from services.cli.jobrun import Amp, Device, device_params, fail, run_job
 
 gmail_app = typer.Typer(
     help="GMAIL: generated images as their own modality, aligned to real ones.", no_args_is_help=True
@@ -33,13 +33,15 @@ def align(
     stage2_steps: Annotated[int, typer.Option(help="Stage-2 steps per arm.")] = 100,
     mu: Annotated[float, typer.Option(help="Weight of the stage-1 image–caption CLIP loss.")] = 1.0,
     backbone: Annotated[str, typer.Option(help="Tiny-CLIP preset: default or test.")] = "default",
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Align f_g to f_r at one artifact strength; compare real-only / naive / dual / GMAIL on real images."""
     params = {"artifact_strength": strength, "seed": seed, "n_train": n_train, "n_test": n_test,
               "stage1_steps": stage1_steps, "stage2_steps": stage2_steps, "caption_steps": caption_steps,
               "batch_size": batch_size, "mu": mu, "backbone": backbone}  # fmt: skip
-    raise typer.Exit(code=run_job("gmail.align", params, remote=remote))
+    raise typer.Exit(code=run_job("gmail.align", params | device_params(device, amp), remote=remote))
 
 
 @gmail_app.command("pairs")

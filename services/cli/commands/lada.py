@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import JobResult, parse_kv, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, parse_kv, run_job
 from services.cli.progress import console
 
 lada_app = typer.Typer(help="LADA: label-specific CLIP adapter, X-TAIL protocol.", no_args_is_help=True)
@@ -55,6 +55,8 @@ def run(
     preset: Annotated[str, typer.Option(help="spec, cpu or quick (the method's named options).")] = "cpu",
     backbone: Annotated[str, typer.Option(help="Tiny-CLIP preset: default or test.")] = "default",
     option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
 ) -> None:
@@ -67,7 +69,16 @@ def run(
         "backbone": backbone,
         "options": parse_kv(option),
     }
-    raise typer.Exit(code=run_job("lada.xtail", params, remote=remote, out=out, show=_show, title=f"X-TAIL {method}"))
+    raise typer.Exit(
+        code=run_job(
+            "lada.xtail",
+            params | device_params(device, amp),
+            remote=remote,
+            out=out,
+            show=_show,
+            title=f"X-TAIL {method}",
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import JobResult, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, run_job
 from services.cli.progress import console
 
 lms3_app = typer.Typer(help="LMS3 demonstration selection (index pools, select demos).", no_args_is_help=True)
@@ -35,6 +35,8 @@ def index(
     mode: Annotated[str, typer.Option(help="reference, last_token or eos_appended.")] = "reference",
     layer: Annotated[str, typer.Option(help="final_norm_output or last_layer_attn_input.")] = "final_norm_output",
     all_representations: Annotated[bool, typer.Option(help="Index every mode and layer.")] = False,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
 ) -> None:
     """Embed DATASET's demonstration pool once (x, P·x, Stab per item) into Chroma."""
@@ -46,7 +48,7 @@ def index(
         "layer": layer,
         "all_representations": all_representations,
     }
-    raise typer.Exit(code=run_job("lms3.index", params, remote=remote, show=_show_index))
+    raise typer.Exit(code=run_job("lms3.index", params | device_params(device, amp), remote=remote, show=_show_index))
 
 
 def _show_index(result: JobResult) -> None:
@@ -76,6 +78,8 @@ def select(
     generate: bool = False,
     max_new_tokens: int = 128,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
 ) -> None:
     """Choose demonstrations for QUERY from DATASET's indexed pool and print the prompt."""
@@ -94,7 +98,15 @@ def select(
         "generate": generate,
         "max_new_tokens": max_new_tokens,
     }
-    raise typer.Exit(code=run_job("lms3.select", params, remote=remote, out=out, show=lambda r: _show_select(r, arm)))
+    raise typer.Exit(
+        code=run_job(
+            "lms3.select",
+            params | device_params(device, amp),
+            remote=remote,
+            out=out,
+            show=lambda r: _show_select(r, arm),
+        )
+    )
 
 
 def _show_select(result: JobResult, arm: str) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import run_job
+from services.cli.jobrun import Amp, Device, device_params, run_job
 
 lsa_app = typer.Typer(
     help="Long-short alignment: length generalization and the misalignment regularizer.", no_args_is_help=True
@@ -27,11 +27,13 @@ def synthetic(
     pe: Annotated[str, typer.Option(help="nope, rope, sinusoidal or learned.")] = "nope",
     steps: Annotated[int, typer.Option(help="Training steps.")] = 300,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Train the small transformer on l ~ U{1..10} and print MSE at test lengths up to 50."""
     params = {"task": task, "pe": pe, "steps": steps, "seed": seed}
-    raise typer.Exit(code=run_job("lsa.synthetic", params, remote=remote))
+    raise typer.Exit(code=run_job("lsa.synthetic", params | device_params(device, amp), remote=remote))
 
 
 @lsa_app.command("lm")
@@ -41,6 +43,8 @@ def lm(
     stage_b_steps: Annotated[int, typer.Option(help="Continued-training steps per α.")] = 100,
     variants: Annotated[str, typer.Option(help="Comma-separated stage-B variants: b1, b2.")] = "b1",
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Byte LM on GSM8K+MATH text: L_CE + α·L_misalign per α, perplexity and misalignment by length."""
@@ -55,7 +59,7 @@ def lm(
         "variants": [v.strip() for v in variants.split(",") if v.strip()],
         "seed": seed,
     }
-    raise typer.Exit(code=run_job("lsa.lm", params, remote=remote))
+    raise typer.Exit(code=run_job("lsa.lm", params | device_params(device, amp), remote=remote))
 
 
 @lsa_app.command("smollm2")
@@ -63,11 +67,13 @@ def smollm2(
     samples: Annotated[int, typer.Option(help="Suffix pairs.")] = 8,
     l_train: Annotated[int, typer.Option(help="l1, l2 drawn from l_train/2 to l_train tokens.")] = 128,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Long-short misalignment (SCE, SKL) of the local SmolLM2-135M on WikiText-2, with controls."""
     params = {"n_samples": samples, "l_train": l_train, "seed": seed}
-    raise typer.Exit(code=run_job("lsa.smollm2", params, remote=remote))
+    raise typer.Exit(code=run_job("lsa.smollm2", params | device_params(device, amp), remote=remote))
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import run_job
+from services.cli.jobrun import Amp, Device, device_params, run_job
 
 m3_app = typer.Typer(
     help="M3-JEPA: MoE predictor + alternating gradient descent, digits ↔ captions.", no_args_is_help=True
@@ -30,10 +30,18 @@ def train(
     ] = "m3_jepa",
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     epochs: Annotated[int, typer.Option(help="Training epochs.")] = 50,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Train one variant and print its test retrieval and zero-shot accuracy."""
-    raise typer.Exit(code=run_job("m3_jepa.train", {"variant": variant, "seed": seed, "epochs": epochs}, remote=remote))
+    raise typer.Exit(
+        code=run_job(
+            "m3_jepa.train",
+            {"variant": variant, "seed": seed, "epochs": epochs} | device_params(device, amp),
+            remote=remote,
+        )
+    )
 
 
 @m3_app.command("study")
@@ -41,6 +49,8 @@ def study(
     variants: Annotated[str, typer.Option(help="Comma-separated variants (default: all).")] = "",
     seeds: Annotated[int, typer.Option(help="Seeds per variant.")] = 3,
     epochs: Annotated[int, typer.Option(help="Training epochs per run.")] = 50,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Every variant × seed: retrieval mean ± std, ablation directions and the §7 checks."""
@@ -48,7 +58,7 @@ def study(
     names = [v.strip() for v in variants.split(",") if v.strip()]
     if names:
         params["variants"] = names
-    raise typer.Exit(code=run_job("m3_jepa.study", params, remote=remote))
+    raise typer.Exit(code=run_job("m3_jepa.study", params | device_params(device, amp), remote=remote))
 
 
 @m3_app.command("retrieve")
@@ -56,10 +66,18 @@ def retrieve(
     caption: Annotated[str, typer.Argument(help="The caption to search with.")],
     k: Annotated[int, typer.Option("-k", help="How many digits.")] = 8,
     variant: Annotated[str, typer.Option(help="Which trained model.")] = "m3_jepa",
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
 ) -> None:
     """Nearest test digits to a caption (text → image through the trained predictor)."""
-    raise typer.Exit(code=run_job("m3_jepa.retrieve", {"caption": caption, "k": k, "variant": variant}, remote=remote))
+    raise typer.Exit(
+        code=run_job(
+            "m3_jepa.retrieve",
+            {"caption": caption, "k": k, "variant": variant} | device_params(device, amp),
+            remote=remote,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import JobResult, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, run_job
 from services.cli.progress import console
 
 sdr_app = typer.Typer(help="Sufficient dimension reduction by principal SVM ensembles.", no_args_is_help=True)
@@ -59,6 +59,8 @@ def fit(
     lam: Annotated[float, typer.Option(help="λ of wᵀw + (λ/n) Σ L.")] = 1.0,
     evaluate: Annotated[bool, typer.Option(help="5-fold k-NN score against PCA.")] = True,
     plot: Plot = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
 ) -> None:
     """Reduce TABLE: the sufficient predictors of RESPONSE given the other (numeric) columns."""
     from core.artifacts import get_artifact_store
@@ -79,7 +81,7 @@ def fit(
         "dataset": None,
         **_params(method, n_components, loss, lam, evaluate),
     }
-    raise typer.Exit(code=run_job("nonlinear_sdr.fit", params, show=_show(plot)))
+    raise typer.Exit(code=run_job("nonlinear_sdr.fit", params | device_params(device, amp), show=_show(plot)))
 
 
 @sdr_app.command("dataset")
@@ -91,11 +93,15 @@ def dataset(
     lam: Annotated[float, typer.Option(help="λ of wᵀw + (λ/n) Σ L.")] = 1.0,
     evaluate: Annotated[bool, typer.Option(help="5-fold k-NN score against PCA.")] = True,
     plot: Plot = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Reduce a dataset bundled with scikit-learn."""
     params = {"dataset": name, **_params(method, n_components, loss, lam, evaluate)}
-    raise typer.Exit(code=run_job("nonlinear_sdr.fit", params, remote=remote, show=_show(plot)))
+    raise typer.Exit(
+        code=run_job("nonlinear_sdr.fit", params | device_params(device, amp), remote=remote, show=_show(plot))
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import JobResult, parse_kv, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, parse_kv, run_job
 from services.cli.progress import console
 
 sites_app = typer.Typer(help="The self-hosted websites PAE practises on.", no_args_is_help=True)
@@ -67,11 +67,17 @@ def _show(result: JobResult) -> None:
 def run(
     preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")] = None,
     option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
 ) -> None:
     """Train with PAE and print the test success per site before/after."""
-    raise typer.Exit(code=run_job("pae.train", _params(preset, option), remote=remote, out=out, show=_show))
+    raise typer.Exit(
+        code=run_job(
+            "pae.train", _params(preset, option) | device_params(device, amp), remote=remote, out=out, show=_show
+        )
+    )
 
 
 @pae_app.command("runs")

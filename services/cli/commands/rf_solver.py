@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from services.cli.jobrun import JobResult, run_job
+from services.cli.jobrun import Amp, Device, JobResult, device_params, run_job
 from services.cli.progress import console, progress_bar
 
 if TYPE_CHECKING:
@@ -73,6 +73,8 @@ def edit(
     blocks: Annotated[str, typer.Option(help="Ablation: all single-stream blocks (spec) or later_half.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Write source | reconstruction | edit PNG here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
 ) -> None:
     """Invert IMAGE under SOURCE_LABEL with RF-Solver and resample it under TARGET_LABEL, sharing V."""
@@ -100,7 +102,7 @@ def edit(
             out.write_bytes(result.artifact_bytes("side_by_side.png"))
             console.print(f"source | reconstruction | edit written to {out}")
 
-    raise typer.Exit(code=run_job("rf.edit", params, remote=remote, out=report, show=show))
+    raise typer.Exit(code=run_job("rf.edit", params | device_params(device, amp), remote=remote, out=report, show=show))
 
 
 @rf_app.command("reconstruct")
@@ -110,6 +112,8 @@ def reconstruct(
     nfes: Annotated[str, typer.Option(help="Comma-separated even NFEs per direction.")] = "4,10,20,50",
     model: Annotated[str, typer.Option(help="auto, digits or photo.")] = "auto",
     out: Annotated[Path | None, typer.Option(help="Write the error-vs-NFE plot here.")] = None,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option()] = False,
 ) -> None:
     """Invert and reconstruct IMAGE at several NFE budgets: Euler vs RF-Solver-2 at equal NFE."""
@@ -126,7 +130,7 @@ def reconstruct(
             out.write_bytes(result.artifact_bytes("recon_vs_nfe.png"))
             console.print(f"plot written to {out}")
 
-    raise typer.Exit(code=run_job("rf.reconstruct", params, remote=remote, show=show))
+    raise typer.Exit(code=run_job("rf.reconstruct", params | device_params(device, amp), remote=remote, show=show))
 
 
 @rf_app.command("train")

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import run_job
+from services.cli.jobrun import Amp, Device, device_params, run_job
 from services.cli.progress import console
 
 TASKS = ["iris", "cancer"]
@@ -36,6 +36,8 @@ def run(
     adapt_layers: Annotated[int, typer.Option(help="LoRA on the top k of 30 layers.")] = 4,
     lam: Annotated[float, typer.Option(help="RegLoRA λ.")] = 2.5e3,
     x: Annotated[float, typer.Option(help="ASD proportion X (%).")] = 20.0,
+    device: Device = "cpu",
+    amp: Amp = "off",
     remote: Annotated[bool, typer.Option(help="Submit to the API and follow the job.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
 ) -> None:
@@ -55,7 +57,7 @@ def run(
         "lam": lam,
         "asd_percent": x,
     }
-    raise typer.Exit(code=run_job("sefe.run", params, remote=remote, out=out))
+    raise typer.Exit(code=run_job("sefe.run", params | device_params(device, amp), remote=remote, out=out))
 
 
 @sefe_app.command("asd")
