@@ -12,12 +12,20 @@ a whole job runs to its report, metrics included.
 :func:`params_on` builds a job's params for a device its params model does not list
 (``lazy``): validated with ``device="cpu"``, then the field replaced.
 
-One defect of the lazy backend needs a patch: the outputs of the multi-output view ops
-(``split``/``split_with_sizes``/``chunk``/``unbind``, and so iterating over a tensor) claim to be
-``lazy``, yet the next op on one runs on the CPU and returns a CPU tensor (``x.chunk(2)[0] * 2``
-is a CPU tensor; a ``Linear`` on it fails "Input tensor is not a lazy tensor") — a false leak.
-:func:`lazy_safe_views` (entered by the device-leak test around each job) computes those ops on
-``lazy`` tensors as ``narrow``/``select`` views instead: the same values and autograd, no false leak.
+Two defects of the lazy backend need patches, both applied by :func:`lazy_safe_views` (entered by
+the device-leak test around each job):
+
+* the outputs of the multi-output view ops (``split``/``split_with_sizes``/``chunk``/``unbind``, and
+  so iterating over a tensor) claim to be ``lazy``, yet the next op on one runs on the CPU and returns
+  a CPU tensor (``x.chunk(2)[0] * 2`` is a CPU tensor; a ``Linear`` on it fails "Input tensor is not a
+  lazy tensor") — a false leak. Computed as ``narrow``/``select`` views instead;
+* a Python float combined with a 0-dim float tensor (``loss * 0.9``, and inside ``cross_entropy``
+  with ``label_smoothing``, in forward or backward) becomes a float64 constant in the TorchScript
+  graph, so the result is float64 where PyTorch promises float32, and the step fails at execution
+  ("expected scalar type Float but found Double"). The scalar is made a 0-dim tensor of the other
+  operand's dtype first (what type promotion gives for a Python number).
+
+Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 @functools.cache
@@ -90,10 +99,39 @@ class _SingleOutputViews(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_ARITHMETIC = ("mul", "div", "add", "sub", "rsub")
+
+
+class _TypedScalars(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        t = args[0] if args else None
+        if (
+            func.overloadpacket.__name__ in _ARITHMETIC
+            and isinstance(t, torch.Tensor)
+            and t.device.type == "lazy"
+            and t.dim() == 0
+            and t.is_floating_point()
+            and any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args[1:])
+        ):
+            args = (
+                t,
+                *(
+                    torch.full((), a, dtype=t.dtype, device=t.device)
+                    if isinstance(a, (int, float)) and not isinstance(a, bool)
+                    else a
+                    for a in args[1:]
+                ),
+            )
+            name = func._overloadname.replace("Scalar", "Tensor")
+            func = getattr(func.overloadpacket, name, func)
+        return func(*args, **kwargs)
+
+
 @contextlib.contextmanager
 def lazy_safe_views() -> Iterator[None]:
-    """Inside the block, split/chunk/unbind of a ``lazy`` tensor return narrow/select views (this thread)."""
-    with _SingleOutputViews():
+    """Inside the block (this thread), work around the lazy backend's two defects (module docstring)."""
+    with _SingleOutputViews(), _TypedScalars():
         yield
 
 

@@ -117,6 +117,27 @@ def test_stand_in_fails_on_a_cpu_tensor_but_not_on_split_views():
         assert torch.allclose(out, ref(part), atol=1e-6)
 
 
+def test_stand_in_trains_through_a_label_smoothed_loss():
+    import torch
+    import torch.nn.functional as F
+
+    from core.device import step_barrier
+
+    dev = stand_in_device()
+    logits, target = torch.randn(8, 5), torch.randint(0, 5, (8,))
+    on_dev = logits.to(dev).requires_grad_()
+    with lazy_safe_views():
+        loss = 0.5 * F.cross_entropy(on_dev, target.to(dev), label_smoothing=0.1)
+        loss.backward()
+        step_barrier(dev)  # runs the graph: fails on a float64 constant without the patch
+    on_cpu = logits.clone().requires_grad_()
+    (0.5 * F.cross_entropy(on_cpu, target, label_smoothing=0.1)).backward()
+    assert loss.dtype == torch.float32 and float(loss) == pytest.approx(
+        float(0.5 * F.cross_entropy(logits, target, label_smoothing=0.1))
+    )
+    assert torch.allclose(on_dev.grad.cpu(), on_cpu.grad, atol=1e-6)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", _cases())
 def test_tiny_preset_on_cuda_matches_the_cpu_run(name):
