@@ -357,6 +357,52 @@ def field_input(
         raise InputError(f"{f.label}: not valid JSON ({exc})") from None
 
 
+# --- where a torch job runs -----------------------------------------------------------------------
+
+DEVICES = ("cpu", "auto", "cuda")
+"""The choices of a torch job's ``device`` (``core.device.DeviceName``; the UI reaches ``core`` only over HTTP)."""
+AMPS = ("off", "bf16")
+"""The choices of its ``amp`` (``core.device.AmpName``)."""
+DEVICE_FIELDS = ("device", "amp")
+_DEVICE_HELP = (
+    "Where the torch work runs: cpu, cuda (a GPU worker; the API refuses it where the deployment declares none) "
+    "or auto (a GPU worker when the deployment has one, else the CPU)."
+)
+_AMP_HELP = "Mixed precision: off (fp32) or bf16 (bfloat16 autocast; meant for CUDA, slow on most CPUs)."
+
+
+def device_inputs(key: str, *, where: Any = None, schema: dict[str, Any] | None = None) -> dict[str, str]:
+    """The one device / mixed-precision input of every torch job's form: two select boxes side by side.
+
+    Returns the params entries that differ from the defaults (``cpu``, ``off``), so a CPU run's
+    params stay what they were. ``schema`` (the method's params schema) supplies the help texts
+    when it has them. Widget keys are ``{key}-device`` and ``{key}-amp``, as :func:`schema_form`'s.
+    """
+    props = (schema or {}).get("properties", {})
+    w = where if where is not None else st
+    left, right = w.columns(2) if where is None else (w, w)
+    device = left.selectbox(
+        "Device",
+        DEVICES,
+        index=0,
+        key=f"{key}-device",
+        help=props.get("device", {}).get("description") or _DEVICE_HELP,
+    )
+    amp = right.selectbox(
+        "Mixed precision",
+        AMPS,
+        index=0,
+        key=f"{key}-amp",
+        help=props.get("amp", {}).get("description") or _AMP_HELP,
+    )
+    out: dict[str, str] = {}
+    if device != DEVICES[0]:
+        out["device"] = device
+    if amp != AMPS[0]:
+        out["amp"] = amp
+    return out
+
+
 def schema_form(
     schema: dict[str, Any],
     key: str,
@@ -370,14 +416,20 @@ def schema_form(
 ) -> dict[str, Any] | None:
     """A form over ``schema_fields(schema)`` (or the fields named in ``only``, in that order); returns
     params on submit, else ``None``. Empty optional inputs are left out (the API's default applies);
-    a bad input shows an error and submits nothing."""
+    a bad input shows an error and submits nothing.
+
+    A torch job's ``device`` and ``amp`` (its schema has both) are not grid cells: they come last,
+    as :func:`device_inputs`, also when ``only`` leaves them out."""
     fields = schema_fields(schema)
+    torch_job = set(DEVICE_FIELDS) <= {f.name for f in fields}
     if only is not None:
         by_name = {f.name: f for f in fields}
         unknown = [n for n in only if n not in by_name]
         if unknown:
             raise SchemaError(f"the form asks for fields the schema lacks: {unknown}")
         fields = [by_name[n] for n in only]
+    if torch_job:
+        fields = [f for f in fields if f.name not in DEVICE_FIELDS]
     labels, helps, format_funcs = labels or {}, helps or {}, format_funcs or {}
     values: dict[str, Any] = {}
     errors: list[str] = []
@@ -395,6 +447,8 @@ def schema_form(
                 )
             except InputError as exc:
                 errors.append(str(exc))
+        if torch_job:
+            values.update(device_inputs(key, schema=schema))
         submitted = st.form_submit_button(submit_label, type="primary")
     if not submitted:
         return None

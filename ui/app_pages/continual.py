@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import device_inputs, follow_job, get_client
 
 PAGE = {"title": "Continual learning", "icon": ":material/stacked_line_chart:", "section": "Methods", "order": 40}
 _STATE_JOB = "continual_job"
@@ -69,6 +69,7 @@ def _form(client, methods: list[dict[str, Any]], datasets: list[str]) -> None:
             height=120,
             value=json.dumps((spec.get("presets") or {}).get(preset, {}), indent=1),
         )
+        device = device_inputs("continual")
         if st.form_submit_button("Run", type="primary"):
             try:
                 options = json.loads(options_text or "{}")
@@ -81,6 +82,7 @@ def _form(client, methods: list[dict[str, Any]], datasets: list[str]) -> None:
                 "seeds": int(seeds),
                 "options": options,
                 "classes_per_task": int(per_task),
+                **device,
             }
             if not all_samples:
                 params["samples_per_class"] = int(spc)

@@ -11,7 +11,7 @@ import uuid
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, jobs_table, render_report
+from ui.components import device_inputs, follow_job, get_client, jobs_table, render_report
 
 PAGE = {"title": "Calibrated prompt tuning (DOR)", "icon": ":material/tune:", "section": "Methods", "order": 55}
 
@@ -34,9 +34,10 @@ def render() -> None:
     pool = c1.selectbox("Outlier pool", ["near", "far", "random", "oracle"], key="dor-pool")
     k = int(c2.number_input("Pool size K", 1, 60000, 500, key="dor-k"))
     b = int(c3.number_input("Outliers per step B", 1, 1024, 64, key="dor-b"))
+    device = device_inputs("dor")
     if st.button("Tune", type="primary", key="dor-go"):
         params = {"host": host, "dor": use_dor, "epochs": epochs, "seed": seed, "pool": pool, "outlier_k": k,
-                  "outlier_batch": b}  # fmt: skip
+                  "outlier_batch": b, **device}  # fmt: skip
         try:
             job = client.submit("dor.tune", params, idempotency_key=uuid.uuid4().hex)
         except ApiError as exc:

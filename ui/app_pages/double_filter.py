@@ -12,7 +12,7 @@ import io
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import device_inputs, follow_job, get_client, method_schema, schema_form
 
 PAGE = {"title": "Double-Filter", "icon": ":material/filter_alt:", "section": "Methods", "order": 57}
 EXPERIMENT = "double_filter.experiment"
@@ -46,8 +46,9 @@ def _patches(client) -> None:
     detector = c2.selectbox("Detector", ["components", "boxes"], key="df-det")
     start = int(c3.number_input("First test scene", 0, 990, 0, key="df-start"))
     count = int(c4.number_input("Scenes", 1, 10, 6, key="df-count"))
+    device = device_inputs("df-patches")
     if st.button("Filter patches", key="df-patches-go"):
-        body = {"rho": rho, "detector": detector, "start": start, "count": count}
+        body = {"rho": rho, "detector": detector, "start": start, "count": count, **device}
         try:
             st.session_state["df_patch_job"] = client.post("/v1/double_filter/patches", json=body)["id"]
         except ApiError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import device_inputs, follow_job, get_client
 
 PAGE = {"title": "Deraining (FourierMamba)", "icon": ":material/water_drop:", "section": "Methods", "order": 35}
 SAMPLES = {
@@ -85,13 +85,14 @@ def render() -> None:
     rain = RAIN[c1.selectbox("Add synthetic rain", list(RAIN), index=0, key="fm-rain")]
     seed = int(c2.number_input("Rain seed", 0, 2**31 - 1, 0, key="fm-seed"))
     order = c3.selectbox("Scan order", ["zigzag", "raster", "chebyshev"], key="fm-order")
+    device = device_inputs("fm")
     if rain is None and (upload is not None or (sample or "").startswith(("china", "flower"))):
         st.info("Without added rain a clean photo or an upload has no ground truth: no PSNR/SSIM.")
     if st.button("Derain", type="primary", key="fm-go"):
         if kind == "Upload" and upload is None:
             st.error("Choose an image to upload.")
         else:
-            _submit(client, sample, upload, {"add_rain": rain, "rain_seed": seed, "scan_order": order})
+            _submit(client, sample, upload, {"add_rain": rain, "rain_seed": seed, "scan_order": order, **device})
     job_id = st.session_state.get("fm_job")
     if job_id:
         st.divider()

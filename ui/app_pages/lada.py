@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import device_inputs, follow_job, get_client
 
 PAGE = {"title": "LADA (X-TAIL)", "icon": ":material/grid_on:", "section": "Methods", "order": 42}
 _STATE_JOB = "lada_job"
@@ -52,6 +52,7 @@ def _form(client, domains: list[dict[str, Any]]) -> None:
         shots = c2.slider("Shots per class", 1, 48, 16, help="X-TAIL's setting is 16-shot.")
         order = st.multiselect("Domains in training order", names, default=names)
         options_text = st.text_area("Options (JSON, override the preset)", value="{}", height=80)
+        device = device_inputs("lada")
         if st.form_submit_button("Run", type="primary"):
             try:
                 options = json.loads(options_text or "{}")
@@ -59,7 +60,7 @@ def _form(client, domains: list[dict[str, Any]]) -> None:
                 st.error(f"Options are not valid JSON: {exc}")
                 return
             params = {"method": method, "preset": preset, "backbone": backbone, "seeds": int(seeds),
-                      "shots": int(shots), "domains": order, "options": options}  # fmt: skip
+                      "shots": int(shots), "domains": order, "options": options, **device}  # fmt: skip
             try:
                 job = client.post("/v1/lada/xtail", json=params)
             except ApiError as exc:

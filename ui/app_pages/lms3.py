@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import device_inputs, follow_job, get_client
 
 PAGE = {
     "title": "Demonstration selection (LMS3)",
@@ -120,6 +120,7 @@ def render() -> None:
         st.error(f"Cannot list pools ({exc.status}): {exc.detail}")
         pools = []
     name = f"{dataset}-full" if not size else f"{dataset}-n{size}s0"
+    device = device_inputs("lms3")  # indexing and generation jobs (selection itself is a quick API call)
     have = next(
         (p for p in pools if p["pool"] == name and p["mode"] == "reference" and p["layer"] == "final_norm_output"), None
     )
@@ -129,7 +130,7 @@ def render() -> None:
         st.info(f"Pool `{name}` is not indexed yet: indexing embeds every item once (one forward pass each).")
         if st.button("Index this pool", key="lms3-index"):
             try:
-                job = client.post("/v1/lms3/index", json=_pool_fields(dataset, size))
+                job = client.post("/v1/lms3/index", json={**_pool_fields(dataset, size), **device})
                 st.session_state["lms3_index_job"] = job["id"]
             except ApiError as exc:
                 st.error(f"Rejected ({exc.status}): {exc.detail}")
@@ -170,7 +171,9 @@ def render() -> None:
     if b2.button("Run the prompt through the model", key="lms3-generate"):
         try:
             job = client.submit(
-                "lms3.select", {**params, "generate": True, "max_new_tokens": 128}, idempotency_key=uuid.uuid4().hex
+                "lms3.select",
+                {**params, "generate": True, "max_new_tokens": 128, **device},
+                idempotency_key=uuid.uuid4().hex,
             )
             st.session_state["lms3_gen_job"] = job["id"]
         except ApiError as exc:

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import device_inputs, follow_job, get_client, schema_form
 
 PAGE = {"title": "M3-JEPA", "icon": ":material/join_inner:", "section": "Methods", "order": 68}
 STUDY = "m3_jepa.study"
@@ -47,6 +47,7 @@ def _retrieval(client) -> None:
     with st.form("m3-retrieve"):
         caption = st.text_input("Caption", value="a bold seven leaning to the left", max_chars=200, key="m3-caption")
         k = st.slider("Digits to show", 1, 32, 8, key="m3-k")
+        device = device_inputs("m3-retrieve")
         go = st.form_submit_button("Find digits", type="primary")
     if go:
         if not caption.strip():
@@ -54,7 +55,7 @@ def _retrieval(client) -> None:
         else:
             try:
                 st.session_state["m3_retrieve_job"] = client.post(
-                    "/v1/m3_jepa/retrieve", json={"caption": caption, "k": k}
+                    "/v1/m3_jepa/retrieve", json={"caption": caption, "k": k, **device}
                 )["id"]
             except ApiError as exc:
                 st.error(f"Rejected ({exc.status}): {exc.detail}")

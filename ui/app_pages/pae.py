@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import device_inputs, get_client
 
 PAGE = {"title": "Web agent (PAE)", "icon": ":material/travel_explore:", "section": "Agents", "order": 20}
 SITES = ["shop", "recipes", "dictionary", "news", "map"]
@@ -47,6 +47,7 @@ def _start_form(client) -> None:
             0.1,
             help="Held-out tests sample as the paper's agent does (1.0); 0 = greedy.",
         )
+        device = device_inputs("pae-start")
         if st.form_submit_button("Start"):
             body = {
                 "name": name,
@@ -59,6 +60,7 @@ def _start_form(client) -> None:
                 "sft_demos_per_site": int(demos),
                 "dispatch": dispatch,
                 "test_temperature": float(test_t),
+                **device,
             }
             try:
                 job = client.post("/v1/webagent/runs", json=body)

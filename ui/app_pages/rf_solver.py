@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import DEVICE_FIELDS, device_inputs, follow_job, get_client
 
 PAGE = {"title": "Image editing (RF-Edit)", "icon": ":material/auto_fix_high:", "section": "Methods", "order": 30}
 DIGITS = [str(i) for i in range(10)]
@@ -33,13 +33,24 @@ def _submit(client, source: dict[str, Any], upload, edit: dict[str, Any]) -> Non
             recon = client.post(
                 "/v1/rf/reconstruct",
                 files=files,
-                data={"label": edit["source_label"], "model": edit["model"], "nfes": ",".join(map(str, RECON_NFES))},
+                data={
+                    "label": edit["source_label"],
+                    "model": edit["model"],
+                    "nfes": ",".join(map(str, RECON_NFES)),
+                    **{k: edit[k] for k in DEVICE_FIELDS if k in edit},
+                },
             )
         else:
             job = client.submit("rf.edit", {**source, **edit}, idempotency_key=uuid.uuid4().hex)
             recon = client.submit(
                 "rf.reconstruct",
-                {**source, "label": edit["source_label"], "model": edit["model"], "nfes": RECON_NFES},
+                {
+                    **source,
+                    "label": edit["source_label"],
+                    "model": edit["model"],
+                    "nfes": RECON_NFES,
+                    **{k: edit[k] for k in DEVICE_FIELDS if k in edit},
+                },
                 idempotency_key=uuid.uuid4().hex,
             )
     except ApiError as exc:
@@ -152,6 +163,7 @@ def render() -> None:
             "Without the shift the grid is flux-schnell's linear one; few-step distilled models such as "
             "flux-schnell invert badly (RF-Solver-Edit issue #15) — check a plain reconstruction first."
         )
+    device = device_inputs("rf")
     if st.button("Edit", type="primary", key="rf-go"):
         if kind == "Upload" and upload is None:
             st.error("Choose an image to upload.")
@@ -168,6 +180,7 @@ def render() -> None:
                 "v_keys": v_keys,
                 "cfg_halves": cfg_halves,
                 "blocks": blocks,
+                **device,
             }
             _submit(client, source, upload, edit)
     jobs = st.session_state.get("rf_jobs")

@@ -12,7 +12,7 @@ import uuid
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, render_report
+from ui.components import device_inputs, follow_job, get_client, render_report
 
 PAGE = {"title": "Vision-language (tiny CLIP)", "icon": ":material/image_search:", "section": "Methods", "order": 50}
 PER_PAGE = 24
@@ -59,17 +59,19 @@ def _classify(client) -> None:
             "Dataset", ["objects", "objects20", "digits", "photos", "scenes"], key="vlm-zs-ds"
         )
         source["index"] = int(c2.number_input("Test image index", 0, 1999, 0, key="vlm-zs-idx"))
+    device = device_inputs("vlm-zs")
     if st.button("Classify", type="primary", key="vlm-zs-go"):
         classnames = [c.strip() for c in names.split(",") if c.strip()]
         try:
             if upload is not None:
                 files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
-                job = client.post("/v1/vlm/zeroshot", files=files, data={"classnames": names, "template": template})
+                data = {"classnames": names, "template": template, **device}
+                job = client.post("/v1/vlm/zeroshot", files=files, data=data)
             elif kind == "Upload":
                 st.error("Choose an image to upload.")
                 return
             else:
-                params = {**source, "split": "test", "classnames": classnames, "template": template}
+                params = {**source, "split": "test", "classnames": classnames, "template": template, **device}
                 job = client.submit("vlm.zeroshot", params, idempotency_key=uuid.uuid4().hex)
         except ApiError as exc:
             st.error(f"Rejected ({exc.status}): {exc.detail}")
@@ -88,9 +90,10 @@ def _train(client) -> None:
         "digits and photo crops and cached; the job reports its loss curve, zero-shot accuracy and retrieval."
     )
     preset = st.radio("Preset", ["default", "test"], horizontal=True, key="vlm-train-preset")
+    device = device_inputs("vlm-train")
     if st.button("Train or load", key="vlm-train-go"):
         try:
-            job = client.submit("vlm.train", {"preset": preset}, idempotency_key=uuid.uuid4().hex)
+            job = client.submit("vlm.train", {"preset": preset, **device}, idempotency_key=uuid.uuid4().hex)
         except ApiError as exc:
             st.error(f"Rejected ({exc.status}): {exc.detail}")
             return
