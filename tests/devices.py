@@ -19,11 +19,14 @@ the device-leak test around each job):
   so iterating over a tensor) claim to be ``lazy``, yet the next op on one runs on the CPU and returns
   a CPU tensor (``x.chunk(2)[0] * 2`` is a CPU tensor; a ``Linear`` on it fails "Input tensor is not a
   lazy tensor") — a false leak. Computed as ``narrow``/``select`` views instead;
-* a Python float combined with a 0-dim float tensor (``loss * 0.9``, and inside ``cross_entropy``
-  with ``label_smoothing``, in forward or backward) becomes a float64 constant in the TorchScript
-  graph, so the result is float64 where PyTorch promises float32, and the step fails at execution
-  ("expected scalar type Float but found Double"). The scalar is made a 0-dim tensor of the other
-  operand's dtype first (what type promotion gives for a Python number).
+* a Python float combined with a 0-dim float tensor (``loss * 0.9`` and its backward; inside
+  ``cross_entropy`` with ``label_smoothing``) becomes a float64 constant in the TorchScript graph, so
+  a float32 op downstream (``nll_loss_backward``) fails at execution ("expected scalar type Float but
+  found Double"). Python-level arithmetic of a 0-dim float ``lazy`` tensor with a number turns the
+  number into a 0-dim tensor of its dtype first (what type promotion gives anyway), and
+  label-smoothed ``cross_entropy`` on ``lazy`` is computed as PyTorch's own formula with typed
+  scalars. A scalar that C++ code adds elsewhere can still trip it: the error names no tensor of
+  yours, so it is told apart from a device leak ("not a lazy tensor").
 
 Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails.
 """
@@ -39,7 +42,6 @@ from typing import Any
 import torch
 from pydantic import BaseModel
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 
 @functools.cache
@@ -90,48 +92,111 @@ _VIEWS = {
 }
 
 
-class _SingleOutputViews(TorchFunctionMode):
+def _is_number(a: Any) -> bool:
+    return isinstance(a, (int, float)) and not isinstance(a, bool)
+
+
+def _lazy_float_scalar(a: Any) -> bool:
+    return isinstance(a, torch.Tensor) and a.device.type == "lazy" and a.dim() == 0 and a.is_floating_point()
+
+
+def _typed(t: torch.Tensor, a: Any) -> Any:
+    return torch.full((), a, dtype=t.dtype, device=t.device) if _is_number(a) else a
+
+
+def _arith(op: Any, reflected: bool = False) -> Any:
+    """``op`` with the Python number turned into a 0-dim tensor of the lazy 0-dim tensor's dtype."""
+
+    def run(t: torch.Tensor, other: Any, *args: Any, **kwargs: Any) -> Any:
+        other = _typed(t, other)
+        return op(other, t, *args, **kwargs) if reflected else op(t, other, *args, **kwargs)
+
+    return run
+
+
+_SCALAR_OPS = {
+    torch.Tensor.__mul__: _arith(torch.mul),
+    torch.Tensor.__rmul__: _arith(torch.mul, reflected=True),
+    torch.Tensor.__truediv__: _arith(torch.div),
+    torch.Tensor.__rtruediv__: _arith(torch.div, reflected=True),
+    torch.Tensor.__add__: _arith(torch.add),
+    torch.Tensor.__radd__: _arith(torch.add, reflected=True),
+    torch.Tensor.__sub__: _arith(torch.sub),
+    torch.Tensor.__rsub__: _arith(torch.sub, reflected=True),
+    torch.Tensor.mul: _arith(torch.mul),
+    torch.Tensor.div: _arith(torch.div),
+    torch.Tensor.add: _arith(torch.add),
+    torch.Tensor.sub: _arith(torch.sub),
+    torch.mul: _arith(torch.mul),
+    torch.div: _arith(torch.div),
+    torch.add: _arith(torch.add),
+    torch.sub: _arith(torch.sub),
+}
+
+
+def _cross_entropy(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    weight: torch.Tensor | None = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> torch.Tensor | None:
+    """PyTorch's label-smoothed cross-entropy over class indices (LossNLL.cpp), scalars typed; else None."""
+    import torch.nn.functional as F
+
+    if not label_smoothing or size_average is not None or reduce is not None or target.is_floating_point():
+        return None
+    class_dim = 1 if input.dim() >= 2 else 0
+    n_classes = input.shape[class_dim]
+    logp = F.log_softmax(input, class_dim)
+    nll = F.nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    ignore = target == ignore_index
+    if weight is not None:
+        shape = [1] * input.dim()
+        shape[class_dim] = n_classes
+        smooth = -(logp * weight.view(shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            taken = weight.gather(0, target.masked_fill(ignore, 0).flatten()).masked_fill(ignore.flatten(), 0)
+            ret = smooth.sum() / taken.sum()
+        else:
+            ret = smooth.sum() / (~ignore).sum()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    one_minus = torch.full((), 1 - label_smoothing, dtype=nll.dtype, device=nll.device)
+    per_class = torch.full((), label_smoothing / n_classes, dtype=ret.dtype, device=ret.device)
+    return nll * one_minus + ret * per_class
+
+
+class _LazyWorkarounds(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        import torch.nn.functional as F
+
         kwargs = kwargs or {}
-        impl = _VIEWS.get(func)
-        if impl is not None and args and isinstance(args[0], torch.Tensor) and args[0].device.type == "lazy":
-            return impl(*args, **kwargs)
-        return func(*args, **kwargs)
-
-
-_ARITHMETIC = ("mul", "div", "add", "sub", "rsub")
-
-
-class _TypedScalars(TorchDispatchMode):
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        t = args[0] if args else None
-        if (
-            func.overloadpacket.__name__ in _ARITHMETIC
-            and isinstance(t, torch.Tensor)
-            and t.device.type == "lazy"
-            and t.dim() == 0
-            and t.is_floating_point()
-            and any(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args[1:])
-        ):
-            args = (
-                t,
-                *(
-                    torch.full((), a, dtype=t.dtype, device=t.device)
-                    if isinstance(a, (int, float)) and not isinstance(a, bool)
-                    else a
-                    for a in args[1:]
-                ),
-            )
-            name = func._overloadname.replace("Scalar", "Tensor")
-            func = getattr(func.overloadpacket, name, func)
+        lazy = bool(args) and isinstance(args[0], torch.Tensor) and args[0].device.type == "lazy"
+        if lazy and func in _VIEWS:
+            return _VIEWS[func](*args, **kwargs)
+        if func in _SCALAR_OPS and len(args) >= 2 and _lazy_float_scalar(args[0]) and _is_number(args[1]):
+            return _SCALAR_OPS[func](*args, **kwargs)
+        if lazy and func is F.cross_entropy:
+            out = _cross_entropy(*args, **kwargs)
+            if out is not None:
+                return out
         return func(*args, **kwargs)
 
 
 @contextlib.contextmanager
 def lazy_safe_views() -> Iterator[None]:
     """Inside the block (this thread), work around the lazy backend's two defects (module docstring)."""
-    with _SingleOutputViews(), _TypedScalars():
+    with _LazyWorkarounds():
         yield
 
 
