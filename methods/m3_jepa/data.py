@@ -23,6 +23,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -202,28 +203,49 @@ def _encoder_path() -> Path:
     return Path(get_settings().cache_dir) / "m3_jepa" / f"patch_encoder-{ENCODER_VERSION}.pt"
 
 
-def pretrain_encoder(epochs: int = 40, seed: int = 0) -> PatchEncoder:
-    """Cross-entropy pretraining on the first half of the fit split (500 images), Adam lr 3e-3, batch 50."""
-    from core.train import pin_threads, seed_everything
+def pretrain_encoder(epochs: int = 40, seed: int = 0, *, device: Any = "cpu") -> PatchEncoder:
+    """Cross-entropy pretraining on the first half of the fit split (500 images), Adam lr 3e-3, batch 50.
 
-    fit = split()["fit"]
-    half = len(fit.labels) // 2
-    x, y = torch.from_numpy(fit.images[:half]), torch.from_numpy(fit.labels[:half])
+    Runs on ``device`` through :func:`core.train.fit` (constant rate, no clipping; the batch order is
+    redrawn every epoch) and returns the encoder on the CPU: its cached weights do not depend on
+    where it trained (on the CPU they are the ones of the loop before ``fit``).
+    """
+    from core.device import resolve_device
+    from core.train import constant_lr, fit, pin_threads, seed_everything
+
+    dev = resolve_device(device)
+    fit_part = split()["fit"]
+    half = len(fit_part.labels) // 2
+    x, y = torch.from_numpy(fit_part.images[:half]).to(dev), torch.from_numpy(fit_part.labels[:half]).to(dev)
+    per_epoch = -(-half // 50)
     with pin_threads(1):
         seed_everything(seed)
         enc = PatchEncoder()
-        opt = torch.optim.Adam(enc.parameters(), lr=3e-3)
         gen = torch.Generator().manual_seed(seed)
-        for _ in range(epochs):
-            perm = torch.randperm(half, generator=gen)
-            for i in range(0, half, 50):
-                b = perm[i : i + 50]
-                loss = nn.functional.cross_entropy(enc(x[b]), y[b])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
+        order: list[torch.Tensor] = []
+
+        def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+            i = step % per_epoch
+            if i == 0:
+                order[:] = [torch.randperm(half, generator=gen).to(dev)]
+            b = order[0][i * 50 : (i + 1) * 50]
+            return x[b], y[b]
+
+        fit(
+            enc,
+            batch,
+            lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1]),
+            steps=epochs * per_epoch,
+            lr=3e-3,
+            clip=None,
+            schedule=constant_lr,
+            optimizer=lambda groups: torch.optim.Adam(groups, lr=3e-3),
+            device=dev,
+            sync_every=per_epoch,
+            message="patch encoder",
+        )
     enc.eval()
-    return enc
+    return enc.cpu()
 
 
 def frozen_encoder() -> PatchEncoder:
@@ -231,7 +253,7 @@ def frozen_encoder() -> PatchEncoder:
     path = _encoder_path()
     enc = PatchEncoder()
     if path.exists():
-        enc.load_state_dict(torch.load(path, weights_only=True))
+        enc.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     else:
         enc = pretrain_encoder()
         path.parent.mkdir(parents=True, exist_ok=True)

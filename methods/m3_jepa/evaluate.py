@@ -122,7 +122,11 @@ def expert_usage(model: M3Predictor, img: torch.Tensor, txt: torch.Tensor, mask:
         if o.weights is None:
             return {}
         for branch, w in o.weights.items():
-            keep = m.reshape(-1) if m is not None else torch.ones(w.shape[0] * w.shape[1], dtype=torch.bool)
+            keep = (
+                m.reshape(-1)
+                if m is not None
+                else torch.ones(w.shape[0] * w.shape[1], dtype=torch.bool, device=w.device)
+            )
             flat = w.reshape(-1, w.shape[-1])[keep]
             out[f"{direction}/{branch}"] = {
                 "weight": flat.mean(0).tolist(),

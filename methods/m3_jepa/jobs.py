@@ -2,15 +2,19 @@
 
 Queue ``cpu``: the predictors are ~0.5M parameters on precomputed frozen features. The caption
 states of SmolLM2 are computed once per caption and cached in the vector store; the study fans its
-(variant, seed) runs out as ``m3_jepa.train`` sub-jobs when a worker is configured.
+(variant, seed) runs out as ``m3_jepa.train`` sub-jobs when a worker is configured, each with the
+study's ``device`` and ``amp`` (so they are routed to the same queue). Every job takes ``device``
+(cpu | auto | cuda) and ``amp`` (off | bf16); the predictor trains and evaluates there, the frozen
+features are computed once on the CPU and moved. Reports record the device, dtype and GPU name.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.m3_jepa.config import ALL_VARIANTS, PRESETS
 
@@ -19,7 +23,7 @@ Variant = Literal[
 ]
 
 
-class TrainParams(BaseModel):
+class TrainParams(DeviceParams):
     model_config = ConfigDict(extra="forbid")
 
     variant: Variant = Field("m3_jepa", description="Which model / ablation (see GET /v1/m3_jepa/variants).")
@@ -31,14 +35,20 @@ class TrainParams(BaseModel):
 @register_method("m3_jepa.train", title="M3-JEPA: train one variant on digits ↔ captions", queue="cpu")
 def run_train(params: TrainParams, progress: JobContext) -> Report:
     """Train the MoE predictor (or an ablation) with AGD; test R@1/5/10 both ways, zero-shot accuracy, expert usage."""
+    from core.device import device_provenance, resolve_device
     from methods.m3_jepa.report import train_report
     from methods.m3_jepa.service import train_variant
 
-    result = train_variant(params.variant, params.seed, params.epochs, params.patience, progress=progress)
-    return train_report(result)
+    dev = resolve_device(params.device)
+    result = train_variant(
+        params.variant, params.seed, params.epochs, params.patience, progress=progress, device=dev, amp=params.amp
+    )
+    report = train_report(result)
+    report.metrics.update(device_provenance(dev, params.amp))
+    return report
 
 
-class StudyParams(BaseModel):
+class StudyParams(DeviceParams):
     model_config = ConfigDict(extra="forbid")
 
     variants: list[Variant] = Field(ALL_VARIANTS, min_length=1, max_length=10, description="Variants to compare.")
@@ -63,7 +73,7 @@ def run_study(params: StudyParams, progress: JobContext) -> Report:
     return build_report(params, progress)
 
 
-class RetrieveParams(BaseModel):
+class RetrieveParams(DeviceParams):
     model_config = ConfigDict(extra="forbid")
 
     caption: str = Field(
@@ -91,10 +101,17 @@ class RetrieveParams(BaseModel):
 @register_method("m3_jepa.retrieve", title="M3-JEPA: type a caption, see the nearest digits", queue="cpu")
 def run_retrieve(params: RetrieveParams, progress: JobContext) -> Report:
     """t→i retrieval over the 597 test digits with a cached trained model; the caption's expert routing."""
+    from core.device import device_provenance, resolve_device
     from methods.m3_jepa.report import retrieve_report
     from methods.m3_jepa.service import retrieve
 
-    return retrieve_report(retrieve(params.caption, params.k, params.variant, params.seed, params.epochs, progress))
+    dev = resolve_device(params.device)
+    result = retrieve(
+        params.caption, params.k, params.variant, params.seed, params.epochs, progress, device=dev, amp=params.amp
+    )
+    report = retrieve_report(result)
+    report.metrics.update(device_provenance(dev, params.amp))
+    return report
 
 
 class Options(ReproducerOptions, StudyParams):

@@ -38,9 +38,9 @@ def direction_loss(
     w_cl: float = 1.0,
     w_reg: float = 1.0,
     tau: float = TAU,
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """w_task · (w_cl · L_cl + w_reg · L_reg) and the two terms' values."""
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """w_task · (w_cl · L_cl + w_reg · L_reg) and the two terms (detached 0-dim tensors: no read-back here)."""
     l_cl = symmetric_info_nce(cl_pred, cl_target, tau)
     l_reg = regression(pred, target)
     total = w_task * (w_cl * l_cl + w_reg * l_reg)
-    return total, {"cl": float(l_cl.detach()), "reg": float(l_reg.detach())}
+    return total, {"cl": l_cl.detach(), "reg": l_reg.detach()}

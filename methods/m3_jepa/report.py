@@ -28,9 +28,11 @@ def _use_jobs(dispatch: str) -> bool:
         return False
 
 
-def run_all(params: Any, progress: JobContext) -> list[dict[str, Any]]:
-    """One result per (variant, seed): sub-jobs when a worker is configured, else in this process."""
+def run_all(params: Any, progress: JobContext, device: Any = None) -> list[dict[str, Any]]:
+    """One result per (variant, seed): sub-jobs when a worker is configured (each with the study's ``device`` and
+    ``amp``, so it is routed to the same queue), else in this process on ``device`` (default: ``params.device``)."""
     runs = [(v, s) for v in params.variants for s in range(params.seeds)]
+    where = {"device": getattr(params, "device", "cpu"), "amp": getattr(params, "amp", "off")}
     if _use_jobs(params.dispatch):
         from core.db import crud
         from core.db.session import session_scope
@@ -40,7 +42,7 @@ def run_all(params: Any, progress: JobContext) -> list[dict[str, Any]]:
         ids = [
             enqueue(
                 "m3_jepa.train",
-                {"variant": v, "seed": s, "epochs": params.epochs, "patience": params.patience},
+                {"variant": v, "seed": s, "epochs": params.epochs, "patience": params.patience, **where},
                 idempotency_key=f"m3_jepa:{tag}:{v}:{s}",
             )
             for v, s in runs
@@ -55,7 +57,12 @@ def run_all(params: Any, progress: JobContext) -> list[dict[str, Any]]:
     for k, (v, s) in enumerate(runs):
         sub = progress.sub(k / len(runs), (k + 1) / len(runs))
         sub(0.0, f"{v} seed {s}")
-        out.append(train_variant(v, s, params.epochs, params.patience, progress=sub))
+        out.append(
+            train_variant(
+                v, s, params.epochs, params.patience, progress=sub,
+                device=where["device"] if device is None else device, amp=where["amp"],
+            )
+        )  # fmt: skip
     return out
 
 
@@ -189,15 +196,18 @@ def _main_table(report: Report, agg: dict[str, dict[str, list[float]]], n_test: 
 
 def build_report(params: Any, progress: JobContext) -> Report:
     """The study: features once, every (variant, seed), aggregation, plots, §7 checks, paper claims, reading."""
+    from core.device import device_provenance, resolve_device
     from methods.m3_jepa import plots
     from methods.m3_jepa.checks import all_checks
     from methods.m3_jepa.data import oracle_recall, split
     from methods.m3_jepa.features import describe, encoder_digest, llm_digest, load_features
 
     t0 = time.perf_counter()
+    dev = resolve_device(getattr(params, "device", "cpu"))  # a cuda study on a worker without CUDA fails here, at once
+    amp = getattr(params, "amp", "off")
     feats = load_features(progress=progress.sub(0.0, 0.1))
     llm_before, enc_before = llm_digest(), encoder_digest()
-    results = run_all(params, progress.sub(0.1, 0.97))
+    results = run_all(params, progress.sub(0.1, 0.97), device=dev)
     llm_after, enc_after = llm_digest(), encoder_digest()
     test = split()["test"]
     n_test = len(test.labels)
@@ -273,6 +283,7 @@ def build_report(params: Any, progress: JobContext) -> Report:
             "checks_total": sum(r[1] != "n/a" for r in check_rows),
             "runs": len(results),
             "wall_s": round(time.perf_counter() - t0, 1),
+            **device_provenance(dev, amp),
         }
     )
     report.data.update({"results": results, "features": info, "oracle": oracle, "params": params.model_dump()})

@@ -114,11 +114,16 @@ def build_model(cfg: TrainConfig, feats: Features) -> torch.nn.Module:
 
 def step_loss(
     model: torch.nn.Module, cfg: TrainConfig, task: str, img: torch.Tensor, txt: torch.Tensor, mask: torch.Tensor
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """The loss of one step: one direction (AGD), both summed (``task == "both"``), or the CLIP loss."""
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The loss of one step: one direction (AGD), both summed (``task == "both"``), or the CLIP loss.
+
+    The terms (L_cl, L_reg; averaged over the step's directions) come back as detached float64
+    0-dim tensors on the loss's device, so a training step needs no read-back.
+    """
     if isinstance(model, LinearCLIP):
         loss = symmetric_info_nce(model.embed("image", img), model.embed("text", txt, mask), cfg.tau)
-        return loss, {"cl": float(loss.detach()), "reg": 0.0}
+        cl = loss.detach().double()
+        return loss, {"cl": cl, "reg": torch.zeros_like(cl)}
     tasks = DIRECTIONS if task == "both" else (task,)
     tokens = {"image": (img, None), "text": (txt, mask)}
     total, parts = 0.0, {"cl": 0.0, "reg": 0.0}
@@ -132,7 +137,7 @@ def step_loss(
             out.cl, y_cl, out.pred, y_pred, w_task=cfg.w_task, w_cl=cfg.w_cl, w_reg=cfg.w_reg, tau=cfg.tau
         )
         total = total + loss
-        parts = {k: parts[k] + terms[k] / len(tasks) for k in parts}
+        parts = {k: parts[k] + terms[k].double() / len(tasks) for k in parts}
     return total, parts
 
 
@@ -142,82 +147,170 @@ def _val_recalls(model: torch.nn.Module, feats: Features) -> dict[str, float]:
     return r
 
 
+def features_on(feats: Features, device: Any) -> Features:
+    """``feats`` with every tensor on ``device`` (tensors already there are not copied)."""
+    from core.device import to_device
+
+    moved = [to_device(getattr(feats, k), device) for k in ("img", "txt", "mask", "labels", "prompts", "prompt_mask")]
+    return Features(*moved, prompts_per_class=feats.prompts_per_class, captions=feats.captions)
+
+
+class _AGD:
+    """The step plan of AGD training: per epoch the batch order and each step's task, per step (lr, weight decay).
+
+    An epoch's plan is drawn when its first step asks for it, so the sampling probability set by the
+    previous epoch's validation is the one used; the draws (batch order from ``gen``, tasks from ``rng``)
+    come in the order the per-step loop drew them.
+    """
+
+    def __init__(self, cfg: TrainConfig, n: int, per_epoch: int, gen: torch.Generator, rng: np.random.Generator):
+        self.cfg, self.n, self.per_epoch, self.gen, self.rng = cfg, n, per_epoch, gen, rng
+        self.p_t2i = 0.5
+        self.epoch = -1
+        self.order: torch.Tensor | None = None
+        self.tasks: list[tuple[str, str]] = []  # (task, schedule) of each step of the epoch
+
+    def plan(self, step: int) -> tuple[str, str, int, int]:
+        """(task, schedule direction, epoch, index in the epoch) of ``step``."""
+        epoch, b = divmod(step, self.per_epoch)
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.order = torch.randperm(self.n, generator=self.gen)
+            cfg = self.cfg
+            self.tasks = []
+            for k in range(self.per_epoch):
+                if cfg.model == "clip" or cfg.schedule == "summed":
+                    self.tasks.append(("both", "t2i"))
+                elif cfg.schedule == "round_robin":
+                    task = DIRECTIONS[(epoch * self.per_epoch + k) % 2]
+                    self.tasks.append((task, task))
+                else:
+                    task = "t2i" if self.rng.random() < self.p_t2i else "i2t"
+                    self.tasks.append((task, task))
+        task, sched = self.tasks[b]
+        return task, sched, epoch, b
+
+    def indices(self, step: int) -> torch.Tensor:
+        _, _, _, b = self.plan(step)
+        assert self.order is not None
+        return self.order[b * self.cfg.batch_size : (b + 1) * self.cfg.batch_size]
+
+
 def train(
-    cfg: TrainConfig, feats: Features, *, progress: Callable[[float, str], Any] | None = None
+    cfg: TrainConfig,
+    feats: Features,
+    *,
+    progress: Callable[[float, str], Any] | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> tuple[torch.nn.Module, dict[str, Any]]:
-    """Train one model; returns it (best validation state, eval mode) and the history."""
+    """Train one model on ``device`` through :func:`core.train.fit`; returns it (best validation state, eval mode) and the history.
+
+    Each epoch: ``n // batch_size`` AGD steps (no gradient clipping; each step sets the learning rate
+    and weight decay of its direction's schedule), then the validation recalls (sampling probability,
+    best state, early stopping). On the CPU with ``amp="off"`` every number is the one the loop had
+    before it moved onto ``fit``.
+    """
+    from core.device import resolve_device
+    from core.train import fit
+
+    dev = resolve_device(device)
     with pin_threads(1):
         seed_everything(cfg.seed)
-        model = build_model(cfg, feats)
+        model = build_model(cfg, feats).to(dev)
         gen = torch.Generator().manual_seed(cfg.seed)
         img, txt, mask = feats.img["fit"], feats.txt["fit"], feats.mask["fit"]
         if cfg.shuffle_captions:  # the random-caption control: pairs broken before training
             perm = torch.randperm(len(txt), generator=gen)
             txt, mask = txt[perm], mask[perm]
+        feats = features_on(feats, dev)
+        img, txt, mask = img.to(dev), txt.to(dev), mask.to(dev)
         n = len(img)
         per_epoch = n // cfg.batch_size
-        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.005)
-        rng = np.random.default_rng(cfg.seed)
+        if per_epoch < 1:
+            raise ValueError(f"batch_size {cfg.batch_size} is larger than the {n} training pairs")
+        agd = _AGD(cfg, n, per_epoch, gen, np.random.default_rng(cfg.seed))
         history: dict[str, Any] = {"tasks": [], "loss": [], "cl": [], "reg": [], "val": [], "p_t2i": [], "lr": []}
-        p_t2i, best, best_state, bad = 0.5, -1.0, None, 0
-        t0 = time.perf_counter()
-        step = 0
-        model.train()
-        for epoch in range(cfg.epochs):
-            order = torch.randperm(n, generator=gen)
-            for b in range(per_epoch):
-                idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-                if cfg.model == "clip" or cfg.schedule == "summed":
-                    task, sched = "both", "t2i"
-                elif cfg.schedule == "round_robin":
-                    task = DIRECTIONS[step % 2]
-                    sched = task
-                else:
-                    task = "t2i" if rng.random() < p_t2i else "i2t"
-                    sched = task
-                lr, wd = lr_wd(sched, epoch + b / per_epoch, cfg.epochs, cfg.lr)
-                for g in opt.param_groups:
-                    g["lr"], g["weight_decay"] = lr, wd
-                loss, terms = step_loss(model, cfg, task, img[idx], txt[idx], mask[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                history["tasks"].append(task)
-                history["loss"].append(float(loss.detach()))
-                history["cl"].append(terms["cl"])
-                history["reg"].append(terms["reg"])
-                history["lr"].append(lr)
-                step += 1
+        terms: dict[str, list[torch.Tensor]] = {"cl": [], "reg": []}
+        epoch_losses: list[torch.Tensor] = []
+        state: dict[str, Any] = {"best": -1.0, "best_state": None, "bad": 0, "stop": False}
+
+        def hyper(step: int, _base_lr: float) -> dict[str, float]:
+            task, sched, epoch, b = agd.plan(step)
+            lr, wd = lr_wd(sched, epoch + b / per_epoch, cfg.epochs, cfg.lr)
+            history["tasks"].append(task)
+            history["lr"].append(lr)
+            return {"lr": lr, "weight_decay": wd}
+
+        def batch(step: int):
+            idx = agd.indices(step).to(dev)
+            return agd.plan(step)[0], img[idx], txt[idx], mask[idx]
+
+        def loss_fn(m: torch.nn.Module, b) -> torch.Tensor:
+            loss, parts = step_loss(m, cfg, *b)
+            terms["cl"].append(parts["cl"])
+            terms["reg"].append(parts["reg"])
+            epoch_losses.append(loss.detach())
+            return loss
+
+        def end_of_epoch(step: int) -> None:
+            if (step + 1) % per_epoch:
+                return
+            epoch = step // per_epoch
             val = _val_recalls(model, feats)
             history["val"].append({k: val[k] for k in ("i2t_r1", "t2i_r1", "mean_recall")})
             if cfg.schedule == "sampled":
                 r_t = np.mean([val[f"t2i_r{k}"] for k in (1, 5, 10)])
                 r_i = np.mean([val[f"i2t_r{k}"] for k in (1, 5, 10)])
-                p_t2i = task_probability(float(r_t), float(r_i), epoch + 1, cfg.min_prob, cfg.max_prob)
-            history["p_t2i"].append(p_t2i)
-            if val["mean_recall"] > best:
-                best, best_state, bad = val["mean_recall"], copy.deepcopy(model.state_dict()), 0
+                agd.p_t2i = task_probability(float(r_t), float(r_i), epoch + 1, cfg.min_prob, cfg.max_prob)
+            history["p_t2i"].append(agd.p_t2i)
+            if val["mean_recall"] > state["best"]:
+                state.update(best=val["mean_recall"], best_state=copy.deepcopy(model.state_dict()), bad=0)
                 history["best_epoch"] = epoch + 1
             else:
-                bad += 1
+                state["bad"] += 1
             if progress is not None:
+                mean_loss = float(torch.stack(epoch_losses).float().mean().cpu())
                 progress(
                     (epoch + 1) / cfg.epochs,
-                    f"epoch {epoch + 1}/{cfg.epochs} loss {np.mean(history['loss'][-per_epoch:]):.3f} val R̄ {val['mean_recall']:.3f}",
+                    f"epoch {epoch + 1}/{cfg.epochs} loss {mean_loss:.3f} val R̄ {val['mean_recall']:.3f}",
                 )
-            if cfg.patience and bad >= cfg.patience:
+            epoch_losses.clear()
+            if cfg.patience and state["bad"] >= cfg.patience:
                 history["stopped_epoch"] = epoch + 1
-                break
-        if best_state is not None:
-            model.load_state_dict(best_state)
+                state["stop"] = True
+
+        t0 = time.perf_counter()
+        losses = fit(
+            model,
+            batch,
+            loss_fn,
+            steps=cfg.epochs * per_epoch,
+            lr=cfg.lr,
+            weight_decay=0.005,
+            clip=None,
+            schedule=hyper,
+            device=dev,
+            amp=amp,
+            sync_every=per_epoch,
+            after_step=end_of_epoch,
+            stop=lambda step, _losses: state["stop"],
+            message="AGD",
+        )
+        if state["best_state"] is not None:
+            model.load_state_dict(state["best_state"])
         model.eval()
+        history["loss"] = losses
+        for k in ("cl", "reg"):
+            history[k] = torch.stack(terms[k]).cpu().tolist() if terms[k] else []
         history["train_s"] = time.perf_counter() - t0
-        history["steps"] = step
+        history["steps"] = len(losses)
     return model, history
 
 
 def evaluate(model: torch.nn.Module, feats: Features) -> dict[str, Any]:
-    """Test-split retrieval, zero-shot classification and (MoE) expert usage."""
+    """Test-split retrieval, zero-shot classification and (MoE) expert usage, on the model's device."""
+    feats = features_on(feats, next(model.parameters()).device)
     with pin_threads(1):
         e = embed(model, feats.img["test"], feats.txt["test"], feats.mask["test"])
         metrics = retrieval(e, feats.labels["test"])
@@ -238,10 +331,15 @@ def evaluate(model: torch.nn.Module, feats: Features) -> dict[str, Any]:
 
 
 def run(
-    cfg: TrainConfig, feats: Features, *, progress: Callable[[float, str], Any] | None = None
+    cfg: TrainConfig,
+    feats: Features,
+    *,
+    progress: Callable[[float, str], Any] | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> tuple[dict[str, Any], torch.nn.Module]:
-    """Train + evaluate: a JSON-able result (config, metrics, usage, curves, task counts) and the model."""
-    model, hist = train(cfg, feats, progress=progress)
+    """Train (on ``device``, ``amp``) + evaluate: a JSON-able result (config, metrics, usage, curves, task counts) and the model."""
+    model, hist = train(cfg, feats, progress=progress, device=device, amp=amp)
     ev = evaluate(model, feats)
     tasks = hist["tasks"]
     return {
