@@ -23,13 +23,14 @@ call :func:`get_settings`.
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.lazy import locked_cache
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -266,7 +267,7 @@ class Settings(BaseSettings):
             Path(p).mkdir(parents=True, exist_ok=True)
 
 
-@functools.lru_cache(maxsize=1)
+@locked_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings (cached; call ``get_settings.cache_clear()`` in tests)."""
     s = Settings()

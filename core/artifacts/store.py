@@ -7,7 +7,6 @@ module only writes and reads bytes. Files are stored as
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import mimetypes
 import os
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.config import get_settings
+from core.lazy import locked_cache
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def guess_mime(name: str) -> str:
     return mime or "application/octet-stream"
 
 
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4)
 def _store(root: str) -> ArtifactStore:
     return ArtifactStore(Path(root))
 

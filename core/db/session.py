@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Iterator
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.config import get_settings
+from core.lazy import locked_cache
 
 
-@functools.lru_cache(maxsize=8)
+@locked_cache(maxsize=8)
 def get_engine(url: str | None = None) -> Engine:
     """One engine per URL; SQLite gets WAL mode and a busy timeout for multi-process use."""
     url = url or str(get_settings().database_url)

@@ -5,11 +5,11 @@ The model loads from site-packages; nothing is downloaded (``HF_HUB_OFFLINE=1``,
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
 from core.config import get_settings
+from core.lazy import MODEL_LOADING, locked_cache
 
 EMBEDDING_DIM = 384
 
@@ -25,7 +25,7 @@ def model_path(name: str | None = None) -> str:
     raise ValueError(f"embedding model {name!r} is neither the bundled MiniLM nor a local directory")
 
 
-@functools.lru_cache(maxsize=2)
+@locked_cache(maxsize=2, lock=MODEL_LOADING)
 def get_embedder(name: str | None = None) -> Any:
     """The sentence-transformers model (cached per process)."""
     from sentence_transformers import SentenceTransformer

@@ -15,17 +15,16 @@ Methods that need model internals (hidden states, logits, LoRA) call
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import importlib.util
 import json
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.config import get_settings
+from core.lazy import MODEL_LOADING, locked_cache
 from core.llm.install import SlicedWheels, is_installed
 
 log = logging.getLogger(__name__)
@@ -161,10 +160,7 @@ def _convert_gguf(src: LocalModelSource, out: Path) -> None:
     (out / ".complete").write_text("ok")
 
 
-_LOAD_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4, lock=MODEL_LOADING)
 def _load(name: str, dtype: str) -> LocalModel:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -181,8 +177,7 @@ def get_local_model(name: str | None = None, *, dtype: str = "float32") -> Local
 
     Callers that train (LoRA) should wrap or copy it rather than mutate it in place.
     """
-    with _LOAD_LOCK:
-        return _load(resolve_source(name).name, dtype)
+    return _load(resolve_source(name).name, dtype)
 
 
 def model_hash(name: str | None = None) -> str:

@@ -9,7 +9,6 @@ embedding function at all: Chroma's default one would try to download a model.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from core.config import get_settings
+from core.lazy import locked_cache
 
 _NAME_OK = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 
@@ -250,7 +250,7 @@ def make_client(
     return chromadb.PersistentClient(path=path, settings=cs)
 
 
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4)
 def _cached(path: str, host: str | None, port: int) -> VectorStore:
     return VectorStore(make_client(path=path, host=host, port=port))
 

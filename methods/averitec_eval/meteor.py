@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
+from core.lazy import locked_cache
+
 Enum = list[tuple[int, str]]
 ALPHA, BETA, GAMMA = 0.9, 3.0, 0.5
 
@@ -30,7 +32,7 @@ def _stemmer():
     return PorterStemmer()
 
 
-@functools.lru_cache(maxsize=1)
+@locked_cache(maxsize=1)
 def _wordnet():
     from nltk.corpus import wordnet
 

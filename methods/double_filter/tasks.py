@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.lazy import locked_cache
 from methods.vlm.render import (
     BACKGROUNDS,
     COLOURS,
@@ -68,7 +69,7 @@ def _scene(split: str, i: int) -> Scene:
     return sample_scene(np.random.default_rng([SPLIT_SEEDS[split], i]))
 
 
-@functools.lru_cache(maxsize=8)
+@locked_cache(maxsize=8)
 def scenes(split: str, n: int) -> tuple[list[Scene], torch.Tensor, list[np.ndarray]]:
     """The first ``n`` scenes of ``split`` with their rendered images and boxes (rendered images cached on disk)."""
     from core.config import get_settings

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from core.config import get_settings
+from core.lazy import MODEL_LOADING, locked_cache
 from methods.ecolevels.wordlists import CAREER, FAMILY, FEMALE_NAMES, MALE_NAMES, RESUME_DETAILS, STATEMENTS
 from methods.llm_eval.harness import GenRequest
 
@@ -281,7 +282,7 @@ def weat_effect(emb: Callable[[str], np.ndarray], X, Y, A, B) -> tuple[float, li
     return float(d), [v / std for v in sx] + [-v / std for v in sy]
 
 
-@functools.lru_cache(maxsize=2)
+@locked_cache(maxsize=2, lock=MODEL_LOADING)
 def _embedding_table(name: str):
     """The tokenizer and the (still quantized) token-embedding tensor of a local model's GGUF file."""
     import gguf

@@ -20,7 +20,6 @@ Frozen image features of the whole pool are computed once per backbone and reuse
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.lazy import locked_cache
 from methods.continual.xtail import Inputs, XTailStream, XTailTask
 from methods.vlm.render import COLOURS, LEXICON, SHAPES, TEXTURES, render, sample_scene
 
@@ -90,7 +90,7 @@ def _pool(domain: str) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     return {"train": render_domain(domain, "train", TRAIN_POOL), "test": render_domain(domain, "test", TEST_PER_CLASS)}
 
 
-@functools.lru_cache(maxsize=1)
+@locked_cache(maxsize=1)
 def domain_pools() -> dict[str, dict[str, tuple[torch.Tensor, torch.Tensor]]]:
     """Every domain's train pool and test set (rendered once, cached on disk under ``<cache_dir>/lada``)."""
     from core.config import get_settings

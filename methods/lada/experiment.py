@@ -7,7 +7,6 @@ noise. Image features are computed once per backbone (``substrate``) and shared 
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
 
@@ -15,6 +14,7 @@ import numpy as np
 import torch
 
 from core.jobs import JobContext, null_context
+from core.lazy import locked_cache
 from methods.continual.xtail import XTailExperiment, XTailStream, run_xtail_experiment, xtail_metrics
 from methods.lada.config import ARMS, LadaConfig
 from methods.lada.domains import DOMAIN_ORDER, build_stream, domain_pools, pool_features
@@ -22,7 +22,7 @@ from methods.lada.domains import DOMAIN_ORDER, build_stream, domain_pools, pool_
 log = logging.getLogger(__name__)
 
 
-@functools.lru_cache(maxsize=2)
+@locked_cache(maxsize=2)
 def substrate(preset: str = "default"):
     """(backbone, folder, pools, features) for the cached tiny CLIP ``preset`` (trained on first use)."""
     from methods.vlm.cache import get_tiny_clip

@@ -10,13 +10,13 @@ Other parts of paperworks (agents' few-shot prompts) call :meth:`Lms3Service.sel
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from core.lazy import locked_cache
 from core.llm import get_local_model, model_hash
 from core.vectorstore import VectorStore, get_vectorstore
 from methods.lms3.config import RepresentationConfig, SelectionConfig
@@ -68,7 +68,7 @@ class SelectionResult:
         return asdict(self)
 
 
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4)
 def _projections(model_name: str | None) -> AttentionProjections:
     return attention_projections(get_local_model(model_name).model)
 

@@ -7,7 +7,6 @@ encoders are recorded so a run can show they were bitwise unchanged by training.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.lazy import locked_cache
 from methods.m3_jepa.data import class_prompts, frozen_encoder, image_tokens, split, state_digest
 from methods.m3_jepa.textenc import cached_features, pad
 from methods.m3_jepa.train import Features
@@ -72,7 +72,7 @@ def _load(store: Any, model_name: str | None, progress: Callable[[float, str], A
 _CACHE: dict[tuple[int, str | None], Features] = {}
 
 
-@functools.lru_cache(maxsize=1)
+@locked_cache(maxsize=1)
 def image_encoder():
     """The one in-process instance of the frozen image encoder (the digests are taken of this object)."""
     return frozen_encoder()

@@ -6,18 +6,17 @@ edited) and reads 16×16 model outputs after 2×2 average pooling back to the 8�
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from core.lazy import locked_cache
 from methods.rf_solver.data import images_to_digits, load_digits_split
 
 
-@functools.lru_cache(maxsize=1)
+@locked_cache(maxsize=1)
 def digit_scorer() -> DigitScorer:
     return DigitScorer()
 

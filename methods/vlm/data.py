@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.lazy import locked_cache
 from methods.vlm.render import LEXICON, SHAPES, article, captions, render, sample_scene
 
 log = logging.getLogger(__name__)
@@ -243,7 +244,7 @@ def _cache_file(name: str, split: str) -> Path:
     return Path(get_settings().cache_dir) / "vlm" / "data" / f"{name}-{split}-v{CACHE_VERSION}.pt"
 
 
-@functools.lru_cache(maxsize=16)
+@locked_cache(maxsize=16)
 def load_dataset(name: str, split: str) -> VLDataset:
     """The named dataset's split (cached in memory, and on disk for rendered ones)."""
     if name not in DATASETS:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import threading
@@ -31,6 +30,8 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
+
+from core.lazy import locked_cache
 
 log = logging.getLogger(__name__)
 ENDED = ("succeeded", "failed", "cancelled")
@@ -183,7 +184,7 @@ class JobListener:
                             del self._waiters[j]
 
 
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4)
 def _listener_for(url: str) -> JobListener:
     return JobListener(url)
 

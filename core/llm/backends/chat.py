@@ -7,12 +7,11 @@ token for token and a constraint compiled for one tokenizer fits both.
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
+from core.lazy import MODEL_LOADING, locked_cache
 from core.llm.local_models import LocalModelError, converted_dir, resolve_source
 
 log = logging.getLogger(__name__)
@@ -51,17 +50,13 @@ def eos_ids(tokenizer: Any) -> frozenset[int]:
     return frozenset(ids)
 
 
-_tokenizer_lock = threading.Lock()
-
-
 def load_tokenizer(name: str) -> Any:
     """The Hugging Face tokenizer of a local model (cached; loaded once when threads ask together:
     transformers' lazy imports are not thread-safe). See :func:`_load_tokenizer`."""
-    with _tokenizer_lock:
-        return _load_tokenizer(name)
+    return _load_tokenizer(name)
 
 
-@functools.lru_cache(maxsize=4)
+@locked_cache(maxsize=4, lock=MODEL_LOADING)
 def _load_tokenizer(name: str) -> Any:
     """The Hugging Face tokenizer of a local model without loading its weights.
 

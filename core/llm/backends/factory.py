@@ -6,16 +6,12 @@ the interface and the factory imports the backends, never the other way round.
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
 
+from core.lazy import MODEL_LOADING, locked_cache
 from core.llm.backends.base import BACKENDS, Backend, BackendUnavailable
 
 log = logging.getLogger(__name__)
-
-
-_lock = threading.Lock()
 
 
 def get_backend(kind: str, model_name: str) -> Backend:
@@ -26,8 +22,7 @@ def get_backend(kind: str, model_name: str) -> Backend:
         ValueError: ``kind`` is not one of :data:`BACKENDS`.
         BackendUnavailable: ``llamacpp`` was asked for explicitly and cannot run.
     """
-    with _lock:
-        return _build(kind, model_name)
+    return _build(kind, model_name)
 
 
 def build_backend(kind: str, model_name: str) -> Backend:
@@ -48,4 +43,4 @@ def build_backend(kind: str, model_name: str) -> Backend:
     return TransformersBackend(model_name)
 
 
-_build = functools.lru_cache(maxsize=8)(build_backend)
+_build = locked_cache(maxsize=8, lock=MODEL_LOADING)(build_backend)
