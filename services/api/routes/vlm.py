@@ -4,8 +4,9 @@
 * ``GET /v1/vlm/datasets/{name}/{split}/items?start=&count=`` — captions, labels and boxes (JSON, ≤ 64 items);
 * ``GET /v1/vlm/datasets/{name}/{split}/grid.png?start=&count=`` — those images tiled as a PNG (boxes drawn);
 * ``POST /v1/vlm/zeroshot`` — multipart ``image`` (size-limited, decoded to validate) plus the fields of
-  ``methods/vlm/jobs.py:ZeroShotParams`` minus the image reference; ``classnames`` as comma-separated
-  text. Returns the ``vlm.zeroshot`` job (201); its report holds the probabilities.
+  ``methods/vlm/jobs.py:ZeroShotParams`` minus the image reference (``device``/``amp`` included: the job
+  is routed by its device, a 422 for ``cuda`` where no GPU worker is declared); ``classnames`` as
+  comma-separated text. Returns the ``vlm.zeroshot`` job (201); its report holds the probabilities.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, File, Form, HTTPException, Query, Response, UploadFile, status
 from pydantic import BaseModel, Field
 
+from core.device import AMP_HELP, DEVICE_HELP, AmpName, DeviceName
 from methods.vlm.jobs import DatasetName
 from services.api.deps import ApiKeyDep, submit
 from services.api.schemas import JobPublic
@@ -109,6 +111,8 @@ async def zeroshot(
     classnames: Annotated[str, Form(max_length=4000, description="Comma-separated class names (empty: objects).")] = "",
     template: Annotated[str, Form(min_length=3, max_length=100)] = "a photo of a {}.",
     preset: Annotated[Literal["default", "test"], Form()] = "default",
+    device: Annotated[DeviceName, Form(description=DEVICE_HELP)] = "cpu",
+    amp: Annotated[AmpName, Form(description=AMP_HELP)] = "off",
 ) -> JobPublic:
     """Store the upload (413/415 on bad images) and submit ``vlm.zeroshot`` on it."""
     from core.artifacts import get_artifact_store
@@ -117,5 +121,6 @@ async def zeroshot(
     sha = get_artifact_store().put_bytes(img.data, name=img.filename).sha256
     names = [c.strip() for c in classnames.split(",") if c.strip()]
     params = {"image_sha256": sha, "classnames": names, "template": template, "preset": preset}
+    params |= {"device": device, "amp": amp} if (device, amp) != ("cpu", "off") else {}
     job, _ = submit("vlm.zeroshot", params, key=key)
     return JobPublic.model_validate(job)
