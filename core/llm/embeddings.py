@@ -25,12 +25,29 @@ def model_path(name: str | None = None) -> str:
     raise ValueError(f"embedding model {name!r} is neither the bundled MiniLM nor a local directory")
 
 
+def embedding_device() -> str:
+    """Where the embedder runs: ``settings.embedding_device`` (cpu, cuda; auto = cuda where this process has it).
+
+    Raises :class:`core.device.DeviceUnavailable` for ``cuda`` in a process without CUDA.
+    """
+    from core.device import DeviceUnavailable, resolve_device
+
+    wanted = get_settings().embedding_device
+    try:
+        return str(resolve_device(wanted))
+    except DeviceUnavailable:
+        raise DeviceUnavailable(
+            f"PAPERWORKS_EMBEDDING_DEVICE={wanted} asks for a GPU, but torch sees no CUDA in this process: "
+            "set it to cpu or auto (docs/GPU.md)"
+        ) from None
+
+
 @locked_cache(maxsize=2, lock=MODEL_LOADING)
 def get_embedder(name: str | None = None) -> Any:
-    """The sentence-transformers model (cached per process)."""
+    """The sentence-transformers model (cached per process), on :func:`embedding_device`."""
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(model_path(name), device="cpu")
+    return SentenceTransformer(model_path(name), device=embedding_device())
 
 
 def embed(texts: list[str], *, normalize: bool = True, batch_size: int = 32) -> Any:

@@ -77,6 +77,23 @@ def _threads() -> int:
     return resolve_threads(get_settings().local_threads, len(os.sched_getaffinity(0)))
 
 
+def _gpu_layers(ll: object) -> int:
+    """``settings.local_gpu_layers`` (-1: all) where this llama.cpp build can offload to a GPU, else 0.
+
+    Only a llama-cpp-python built with CUDA (``CMAKE_ARGS=-DGGML_CUDA=on``) offloads; the default
+    build of ``make install`` is CPU-only, so a non-zero setting is ignored there with a warning.
+    """
+    n = get_settings().local_gpu_layers
+    if n and not ll.llama_supports_gpu_offload():
+        log.warning(
+            "local_gpu_layers=%d ignored: this llama-cpp-python build cannot offload to a GPU "
+            "(rebuild it with CMAKE_ARGS=-DGGML_CUDA=on; docs/GPU.md)",
+            n,
+        )
+        return 0
+    return n
+
+
 class _Engine:
     """One llama.cpp model + context with ``n_parallel`` sequence slots, driven by one thread."""
 
@@ -93,6 +110,7 @@ class _Engine:
         # crash (SIGSEGV in ggml_backend_amx_mul_mat) inside this project's VMs; Q4_1 has no
         # repacked AVX2 layout, so the default model loses nothing.
         mp.use_extra_bufts = False
+        mp.n_gpu_layers = _gpu_layers(ll)  # 0 (the default): every layer on the CPU
         self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
         if not self.model:
             raise BackendUnavailable(f"llama.cpp could not load {path}")
