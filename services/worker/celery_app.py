@@ -1,7 +1,9 @@
 """The Celery application, configured from :mod:`core.config`.
 
-One app, two queues (``cpu``, ``gpu``): a GPU machine runs
-``celery -A services.worker.celery_app worker -Q gpu`` and consumes only GPU work.
+One app, two queues (``cpu``, ``gpu``). The rule (``settings.worker_queues``, docs/GPU.md): a CPU
+worker consumes ``cpu``; a GPU worker — ``paperworks worker --queues gpu`` on a machine with CUDA —
+consumes ``gpu`` only, and the deployment declares it with ``PAPERWORKS_GPU_WORKERS=1`` so that
+submissions route ``device=cuda`` / ``device=auto`` jobs there (:mod:`core.jobs.routing`).
 Messages are acknowledged late and rejected when a worker is lost, so a job whose
 worker dies is redelivered; the job's own state (and its exactly-once guarantee)
 lives in the application database, not in Celery's result backend.
