@@ -170,14 +170,21 @@ def fit(
             f"accumulate={accumulate}, sync_every={sync_every}, log_every={log_every})"
         )
     dev = resolve_device(device) if device is not None else None
+    if param_groups is not None:
+        param_groups = [dict(g, params=list(g["params"])) for g in param_groups]
     if dev is not None:
+        before = {id(p): name for name, p in model.named_parameters()}
         model.to(dev)
+        if param_groups is not None:  # .to may replace the Parameters (lazy, meta, XLA): follow them by name
+            after = dict(model.named_parameters())
+            for g in param_groups:
+                g["params"] = [after[before[id(p)]] if id(p) in before else p for p in g["params"]]
     amp_ctx_device = dev if dev is not None else _model_device(model)
     next_batch = batches if callable(batches) else _stepper(iter(batches))
     if param_groups is None:
         groups = [{"params": [p for p in model.parameters() if p.requires_grad]}]
     else:
-        groups = [dict(g, params=list(g["params"])) for g in param_groups]
+        groups = [dict(g) for g in param_groups]
     for g in groups:
         g.setdefault("lr", lr)
         g.setdefault("weight_decay", weight_decay)

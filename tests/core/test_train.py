@@ -209,6 +209,24 @@ def test_fit_moves_the_model_and_each_batch_to_the_device():
     assert all(p.device.type == "meta" for p in model.parameters())
 
 
+def test_param_groups_made_before_the_move_train_the_moved_parameters():
+    """Moving to some devices (lazy, meta) replaces the Parameter objects; the groups must follow them."""
+    from tests.devices import stand_in_device
+
+    dev = stand_in_device()
+    model, batch = _problem()
+    first, last = model[0], model[2]
+    groups = [
+        {"params": [first.weight, last.weight], "weight_decay": 0.1},
+        {"params": (p for p in [first.bias, last.bias])},  # a generator: read once
+    ]
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    fit(model, batch, _mse, steps=3, lr=1e-2, param_groups=groups, device=dev)
+    assert all(p.device.type == "lazy" for p in model.parameters())
+    for n, p in model.named_parameters():
+        assert not torch.equal(p.detach().cpu(), start[n]), f"{n} was not trained"
+
+
 def test_bf16_autocast_runs_the_forward_in_bfloat16():
     model, batch = _problem()
     dtypes = []
