@@ -5,11 +5,15 @@ layout of :mod:`paperworks_kernels.any4_gemm.packing`, and computes ``y = x Ŵ�
 
 - CUDA input: the Triton LUT-GEMM (:func:`paperworks_kernels.any4_gemm.kernel.any4_gemm`),
   imported lazily so the CPU path never imports Triton;
-- CPU input: ``cpu_mode = "cached"`` (default) dequantizes once into a cached fp32
-  weight and calls ``F.linear``; ``"dequant"`` dequantizes on every call and keeps
-  only the packed form in memory. ``bench/any4.py`` measures both against a dense
-  ``nn.Linear`` (docs/bench/any4.md): on this CPU the cached path is the fastest
-  correct one, at the memory cost of one fp32 copy per layer.
+- CPU input: ``cpu_mode = "auto"`` (default) runs the fused C++ kernel on the packed
+  weight (:mod:`paperworks_kernels.any4_gemm.cpu`: LUT lookups in registers, fp32
+  accumulation, only the 4-bit form in memory) when it is available — it needs a C++
+  compiler the first time — and ``"cached"`` otherwise; ``"fused"`` insists on the kernel;
+  ``"cached"`` dequantizes once into a cached fp32 weight and calls ``F.linear`` (dense
+  speed, one fp32 copy per layer; also what ``fused`` does for an input that needs a
+  gradient, the kernel having no backward); ``"dequant"`` dequantizes on every call.
+  ``bench/any4.py`` measures them against a dense ``nn.Linear`` and PyTorch's int4
+  kernel (docs/bench/any4.md).
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from methods.any4.quantized import LUT_SIZE, QuantizedWeight, bits_per_weight
+from paperworks_kernels.any4_gemm import cpu as any4_cpu
 from paperworks_kernels.any4_gemm import dequantize
 
-CpuMode = Literal["cached", "dequant"]
+CpuMode = Literal["auto", "fused", "cached", "dequant"]
 
 
 class QuantLinear(nn.Module):
@@ -43,7 +48,7 @@ class QuantLinear(nn.Module):
         fmt: str = "any4",
         row_lut: bool = True,
         bias: bool = False,
-        cpu_mode: CpuMode = "cached",
+        cpu_mode: CpuMode = "auto",
     ) -> None:
         super().__init__()
         if in_features % group_size or in_features % 2:
@@ -56,10 +61,11 @@ class QuantLinear(nn.Module):
         self.register_buffer("scales_and_zeros", torch.zeros(in_features // group_size, out_features, 2))
         self.register_buffer("bias", torch.zeros(out_features) if bias else None)
         self._cache: tuple[tuple, torch.Tensor] | None = None
+        self._kernel: tuple[tuple, any4_cpu.CpuLinear] | None = None
 
     @classmethod
     def from_quantized(
-        cls, qw: QuantizedWeight, bias: torch.Tensor | None = None, cpu_mode: CpuMode = "cached"
+        cls, qw: QuantizedWeight, bias: torch.Tensor | None = None, cpu_mode: CpuMode = "auto"
     ) -> QuantLinear:
         n, k = qw.shape
         layer = cls(
@@ -93,16 +99,29 @@ class QuantLinear(nn.Module):
             bits=self.bits, group_size=self.group_size, in_features=self.in_features, row_lut=self.row_lut
         )
 
+    def _buffers_key(self) -> tuple:
+        """Changes whenever a buffer is modified in place or replaced (``load_state_dict``, ``.to``)."""
+        bufs = (self.packed, self.lut, self.scales_and_zeros) + (() if self.bias is None else (self.bias,))
+        return tuple(b._version for b in bufs) + tuple(b.data_ptr() for b in bufs)
+
+    def _cpu_kernel(self) -> any4_cpu.CpuLinear:
+        """The fused kernel's view of this layer's buffers (rebuilt when they change)."""
+        key = self._buffers_key()
+        if self._kernel is None or self._kernel[0] != key:
+            self._kernel = (
+                key,
+                any4_cpu.CpuLinear(self.packed, self.lut, self.scales_and_zeros, self.group_size, self.bias),
+            )
+        return self._kernel[1]
+
+    def cpu_path(self) -> str:
+        """The CPU path ``forward`` takes: ``fused``, ``cached`` or ``dequant``."""
+        if self.cpu_mode == "auto":
+            return "fused" if any4_cpu.available() else "cached"
+        return self.cpu_mode
+
     def _cached_weight(self, dtype: torch.dtype) -> torch.Tensor:
-        key = (
-            self.packed._version,
-            self.lut._version,
-            self.scales_and_zeros._version,
-            self.packed.data_ptr(),
-            self.lut.data_ptr(),
-            self.scales_and_zeros.data_ptr(),
-            dtype,
-        )
+        key = (*self._buffers_key(), dtype)
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self.dequantized_weight().to(dtype))
         return self._cache[1]
@@ -113,7 +132,10 @@ class QuantLinear(nn.Module):
 
             y = any4_gemm(x, self.packed, self.lut.to(x.dtype), self.scales_and_zeros.to(x.dtype), self.group_size)
             return y if self.bias is None else y + self.bias.to(y.dtype)
-        if self.cpu_mode == "cached":
+        path = self.cpu_path()
+        if path == "fused" and not (x.requires_grad and torch.is_grad_enabled()):  # the kernel has no autograd
+            return self._cpu_kernel()(x)
+        if path in ("cached", "fused"):
             w = self._cached_weight(x.dtype)
         else:
             w = self.dequantized_weight().to(x.dtype)

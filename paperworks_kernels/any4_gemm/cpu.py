@@ -1,0 +1,151 @@
+"""The fused CPU path of the any4 GEMM: packed codes, LUT and group scales straight to ``x @ Ŵᵀ``.
+
+Calls the C++ kernel of :mod:`paperworks_kernels.cpu` (``src/any4_gemm.cpp``): the weight stays in
+its packed 4-bit form, each 16-entry table is looked up with vector permutes and the products are
+accumulated in fp32, in parallel over blocks of output rows (``torch.get_num_threads()`` threads).
+For many activation rows (``M ≥ DEQUANT_MIN_ROWS``, a prompt rather than a decode step) the kernel
+instead dequantizes tiles of at most ``TILE_WEIGHTS`` weights into a scratch buffer and multiplies
+them with ``torch.mm``: the dequantization is then a small part of the work and PyTorch's GEMM the
+fastest way to do the rest; memory still holds only the packed weight and one tile.
+
+:class:`CpuLinear` validates one layer's operands once and keeps the call itself to a few
+microseconds (a decode step calls every layer once); :func:`any4_gemm_cpu` is the one-off form.
+Layout and the dequantization rule: :mod:`paperworks_kernels.any4_gemm.packing`. Callers check
+:func:`available` first (the library needs a C++ compiler on first use) and fall back to
+:func:`~paperworks_kernels.any4_gemm.reference.dequantize` otherwise.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from paperworks_kernels.any4_gemm.reference import check_operands
+from paperworks_kernels.cpu import library
+
+DEQUANT_MIN_ROWS = 64
+TILE_WEIGHTS = 1 << 20
+
+
+def available() -> bool:
+    """True when the compiled kernel library can be used (builds it on the first call)."""
+    return library() is not None
+
+
+class _Layer(ctypes.Structure):
+    """Mirror of ``struct PwAny4Layer`` in any4_gemm.cpp."""
+
+    _fields_ = [(name, ctypes.c_int64) for name in ("N", "K", "g", "row_lut")] + [
+        (name, ctypes.c_void_p) for name in ("packed", "lut", "sz", "bias")
+    ]
+
+
+def _f32(t: torch.Tensor) -> torch.Tensor:
+    return t if t.dtype == torch.float32 and t.is_contiguous() else t.float().contiguous()
+
+
+class CpuLinear:
+    """One layer's packed operands, checked once, for repeated ``x @ Ŵᵀ (+ bias)`` on the CPU.
+
+    Holds references to (or fp32 contiguous copies of) the operands; the caller rebuilds it when
+    they change. ``arch`` picks a build of the library (tests check the AVX2 and portable code on
+    an AVX-512 machine with ``"haswell"`` and ``"x86-64"``).
+    """
+
+    def __init__(
+        self,
+        packed: torch.Tensor,
+        lut: torch.Tensor,
+        scales_and_zeros: torch.Tensor,
+        group_size: int,
+        bias: torch.Tensor | None = None,
+        *,
+        arch: str = "native",
+    ) -> None:
+        self.n, self.k = check_operands(packed, lut, scales_and_zeros, group_size)
+        if any(t.device.type != "cpu" for t in (packed, lut, scales_and_zeros)):
+            raise ValueError("the CPU any4 kernel needs CPU tensors")
+        if bias is not None and bias.shape != (self.n,):
+            raise ValueError(f"bias must be ({self.n},), got {tuple(bias.shape)}")
+        lib = library(arch)
+        if lib is None:
+            raise RuntimeError("the fused CPU kernels are not available (see paperworks_kernels.cpu.status())")
+        self.lib, self.group_size = lib, group_size
+        self.packed, self.lut, self.sz = packed.contiguous(), _f32(lut), _f32(scales_and_zeros)
+        self.bias = _f32(bias) if bias is not None else None
+        self._layer = _Layer(
+            self.n,
+            self.k,
+            group_size,
+            int(self.lut.dim() == 2),
+            self.packed.data_ptr(),
+            self.lut.data_ptr(),
+            self.sz.data_ptr(),
+            self.bias.data_ptr() if self.bias is not None else None,
+        )
+        self._ptr = ctypes.addressof(self._layer)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``x (..., K)`` → ``(..., N)`` in ``x.dtype`` (computed in fp32)."""
+        k, n = self.k, self.n
+        if x.shape[-1] != k:
+            raise ValueError(f"x has K={x.shape[-1]} but the weight has K={k}")
+        if not x.is_cpu:
+            raise ValueError("the CPU any4 kernel needs CPU tensors")
+        lead = x.shape[:-1]
+        x2 = x if x.dim() == 2 else x.reshape(-1, k)
+        if x2.dtype != torch.float32 or x2.stride(-1) != 1:
+            x2 = x2.float().contiguous()
+        m = x2.shape[0]
+        threads = torch.get_num_threads()
+        if m >= DEQUANT_MIN_ROWS and n and k:
+            y = self._by_tiles(x2, threads).view(*lead, n)
+        else:
+            y = torch.empty((*lead, n), dtype=torch.float32)
+            rc = self.lib.pw_any4_gemm(self._ptr, x2.data_ptr(), m, max(k, x2.stride(0)), y.data_ptr(), threads)
+            if rc:
+                raise ValueError(f"the any4 CPU kernel rejected its operands (code {rc})")
+        return y if x.dtype == torch.float32 else y.to(x.dtype)
+
+    def _by_tiles(self, x2: torch.Tensor, threads: int) -> torch.Tensor:
+        n, k = self.n, self.k
+        rows = max(1, TILE_WEIGHTS // k)
+        y = torch.empty(x2.shape[0], n, dtype=torch.float32)
+        tile = torch.empty(min(rows, n), k, dtype=torch.float32)
+        for n0 in range(0, n, rows):
+            n1 = min(n, n0 + rows)
+            w = tile[: n1 - n0]
+            rc = self.lib.pw_any4_dequant(self._ptr, n0, n1, w.data_ptr(), threads)
+            if rc:
+                raise ValueError(f"the any4 CPU dequantization rejected its operands (code {rc})")
+            part = x2 @ w.t()
+            if self.bias is not None:
+                part += self.bias[n0:n1]
+            y[:, n0:n1] = part
+        return y
+
+
+def any4_gemm_cpu(
+    x: torch.Tensor,
+    packed: torch.Tensor,
+    lut: torch.Tensor,
+    scales_and_zeros: torch.Tensor,
+    group_size: int,
+    *,
+    bias: torch.Tensor | None = None,
+    arch: str = "native",
+) -> torch.Tensor:
+    """``x @ Ŵᵀ (+ bias)`` for CPU tensors with the fused kernel; same arguments and result as the reference.
+
+    Args:
+        x: activations (..., K), any float dtype (computed in fp32, returned in ``x.dtype``).
+        packed: (N, K/2) uint8 codes; lut: (N, 16) or (16,); scales_and_zeros: (K/g, N, 2).
+        group_size: g (even, dividing K).
+        bias: optional (N,).
+        arch: which build of the library (see :class:`CpuLinear`).
+    Raises:
+        RuntimeError: the kernel library is not available (check :func:`available` first).
+        ValueError: operands of the wrong shape or on a non-CPU device.
+    """
+    return CpuLinear(packed, lut, scales_and_zeros, group_size, bias, arch=arch)(x)

@@ -1,0 +1,590 @@
+// Packed 4-bit LUT GEMV/GEMM on the CPU: y (M×N) = x (M×K) · Ŵᵀ with
+//   ŵ[n, k] = lut[n, code[n, k]] · s[k/g, n] + zero[k/g, n]
+// from the operands of paperworks_kernels/any4_gemm/packing.py (codes two per byte, low nibble =
+// even k; LUT (N, 16) per row or (16,) global; scales_and_zeros (K/g, N, 2)). Covers any4, int4,
+// nf4 and fp4 alike: they differ only in the table.
+//
+// x86 with AVX-512: a row's 16-entry table sits in one register and _mm512_permutexvar_ps looks
+// up 16 codes at once (it reads only the low 4 index bits, so the low nibble needs no mask). The
+// activations are reordered once per call so that the 16 low nibbles of 16 bytes meet x at the
+// even k and the 16 high nibbles x at the odd k. M = 1 accumulates Σ lut·x per group and applies
+// the group's scale once (ŵ·x summed = s·Σ lut·x + zero·Σ x); M > 1 dequantizes each 32-weight
+// block of 4 rows in registers and reuses it for 4 activation rows. AVX2: the same with two 8-entry
+// permutes and a blend per lookup. Other CPUs, or g not a multiple of 32: plain loops.
+// Parallel over blocks of output rows (OpenMP, nthreads from torch.get_num_threads()).
+#include <algorithm>
+#include <vector>
+
+#include "common.h"
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace pw {
+namespace {
+
+struct Gemm {
+    int64_t M, N, K, g;
+    const float* x;
+    int64_t sxm;
+    const uint8_t* packed;
+    const float* lut;
+    int64_t row_lut;
+    const float* sz;
+    float* y;
+    const float* bias;  // (N,) or null
+    const float* xd;    // activations reordered for the SIMD path (M × K)
+    const float* xs;  // Σ x per group (M × K/g)
+};
+
+inline float scale(const Gemm& a, int64_t q, int64_t n) { return a.sz[(q * a.N + n) * 2]; }
+inline float zero(const Gemm& a, int64_t q, int64_t n) { return a.sz[(q * a.N + n) * 2 + 1]; }
+inline const float* table(const Gemm& a, int64_t n) { return a.row_lut ? a.lut + n * 16 : a.lut; }
+inline float bias(const Gemm& a, int64_t n) { return a.bias ? a.bias[n] : 0.0f; }
+
+// Plain loops (any CPU, any even g): rows [n0, n1).
+void rows_scalar(const Gemm& a, int64_t n0, int64_t n1) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    for (int64_t n = n0; n < n1; ++n) {
+        const float* t = table(a, n);
+        const uint8_t* p = a.packed + n * half;
+        for (int64_t m = 0; m < a.M; ++m) {
+            const float* x = a.x + m * a.sxm;
+            double acc = 0;  // the reference sums in fp32 through a matmul; double keeps this path exact enough
+            for (int64_t q = 0; q < G; ++q) {
+                float part = 0, xsum = 0;
+                for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 2) {
+                    const uint8_t b = p[k / 2];
+                    part += t[b & 15] * x[k] + t[b >> 4] * x[k + 1];
+                    xsum += x[k] + x[k + 1];
+                }
+                acc += (double)scale(a, q, n) * part + (double)zero(a, q, n) * xsum;
+            }
+            a.y[m * a.N + n] = (float)acc + bias(a, n);
+        }
+    }
+}
+
+#if defined(__AVX512F__)
+constexpr bool SIMD = true;
+
+// xd: per 32 k, the 16 even-k values then the 16 odd-k values.
+void reorder_x(const float* x, float* xd, int64_t K) {
+    for (int64_t j = 0; j < K; j += 32)
+        for (int i = 0; i < 16; ++i) {
+            xd[j + i] = x[j + 2 * i];
+            xd[j + 16 + i] = x[j + 2 * i + 1];
+        }
+}
+
+inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+template <int R>
+void gemv_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    __m512 tb[R], tot[R];
+    float zs[R];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = _mm512_loadu_ps(table(a, n0 + r));
+        tot[r] = _mm512_setzero_ps();
+        zs[r] = 0;
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int64_t q = 0; q < G; ++q) {
+        __m512 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm512_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+            const __m512 xe = _mm512_loadu_ps(a.xd + k), xo = _mm512_loadu_ps(a.xd + k + 16);
+            for (int r = 0; r < R; ++r) {
+                const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
+                ae[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb[r]), xe, ae[r]);
+                ao[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), tb[r]), xo, ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
+        for (int r = 0; r < R; ++r) {
+            tot[r] = _mm512_fmadd_ps(_mm512_add_ps(ae[r], ao[r]), _mm512_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
+        }
+    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
+}
+
+// R rows × MB activation rows; the weights of a 32-k block are dequantized once and used MB times.
+template <int R, int MB>
+void gemm_block(const Gemm& a, int64_t n0, int64_t m0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    __m512 tb[R], acc[R * MB];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = _mm512_loadu_ps(table(a, n0 + r));
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int i = 0; i < R * MB; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < G; ++q) {
+        __m512 s[R], z[R];
+        for (int r = 0; r < R; ++r) {
+            s[r] = _mm512_set1_ps(scale(a, q, n0 + r));
+            z[r] = _mm512_set1_ps(zero(a, q, n0 + r));
+        }
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+            for (int r = 0; r < R; ++r) {
+                const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
+                const __m512 we = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb[r]), s[r], z[r]);
+                const __m512 wo = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), tb[r]), s[r], z[r]);
+                for (int m = 0; m < MB; ++m) {
+                    const float* xm = a.xd + (m0 + m) * a.K + k;
+                    acc[r * MB + m] = _mm512_fmadd_ps(we, _mm512_loadu_ps(xm), acc[r * MB + m]);
+                    acc[r * MB + m] = _mm512_fmadd_ps(wo, _mm512_loadu_ps(xm + 16), acc[r * MB + m]);
+                }
+            }
+        }
+    }
+    if (R * MB == 16) {
+        float out[16];
+        reduce_lanes<float>(reinterpret_cast<const V<float>*>(acc), out);
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = out[r * MB + m] + bias(a, n0 + r);
+    } else {
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = hsum(acc[r * MB + m]) + bias(a, n0 + r);
+    }
+}
+
+// Ŵ rows [n0, n1) in fp32, natural k order.
+void dequant_rows(const Gemm& a, float* w, int64_t n0, int64_t n1) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (int64_t n = n0; n < n1; ++n) {
+        const __m512 tb = _mm512_loadu_ps(table(a, n));
+        const uint8_t* p = a.packed + n * half;
+        float* row = w + (n - n0) * a.K;
+        for (int64_t q = 0; q < G; ++q) {
+            const __m512 s = _mm512_set1_ps(scale(a, q, n)), z = _mm512_set1_ps(zero(a, q, n));
+            for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+                const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p + k / 2)));
+                const __m512 we = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb), s, z);
+                const __m512 wo = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), tb), s, z);
+                _mm512_storeu_ps(row + k, _mm512_permutex2var_ps(we, lo, wo));
+                _mm512_storeu_ps(row + k + 16, _mm512_permutex2var_ps(we, hi, wo));
+            }
+        }
+    }
+}
+
+
+#if defined(__AVX512VL__)
+// The 64-weight path (g a multiple of 64; AVX-512VL): 32 bytes of codes are loaded as 8 dwords, each
+// holding the codes of 8 consecutive k; shifting the dwords right by 4j puts the code of k = 8i + j in
+// the low nibble of lane i, and _mm256_permutex2var_ps looks all 8 up in the row's 16-entry table
+// (two registers, index bit 3 picks one; higher bits are ignored). No widening shuffle per load,
+// and one group scale per 64 weights. xd holds x at k = 64b + 8i + j in position 64b + 8j + i.
+void reorder_x64(const float* x, float* xd, int64_t K) {
+    for (int64_t b = 0; b < K; b += 64)
+        for (int j = 0; j < 8; ++j)
+            for (int i = 0; i < 8; ++i) xd[b + 8 * j + i] = x[b + 8 * i + j];
+}
+
+struct Table8 {
+    __m256 lo, hi;
+};
+
+inline Table8 load_table8(const float* t) { return {_mm256_loadu_ps(t), _mm256_loadu_ps(t + 8)}; }
+
+inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+template <int J>
+inline __m256 look8(const Table8& t, __m256i v) {
+    const __m256i idx = J ? _mm256_srli_epi32(v, 4 * J) : v;
+    return _mm256_permutex2var_ps(t.lo, idx, t.hi);
+}
+
+template <int R>
+void gemv64_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    Table8 tb[R];
+    __m256 tot[R];
+    float zs[R];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = load_table8(table(a, n0 + r));
+        tot[r] = _mm256_setzero_ps();
+        zs[r] = 0;
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
+            const float* xb = a.xd + k;
+            for (int r = 0; r < R; ++r) {
+                const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
+                ae[r] = _mm256_fmadd_ps(look8<0>(tb[r], v), _mm256_loadu_ps(xb), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<1>(tb[r], v), _mm256_loadu_ps(xb + 8), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<2>(tb[r], v), _mm256_loadu_ps(xb + 16), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<3>(tb[r], v), _mm256_loadu_ps(xb + 24), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<4>(tb[r], v), _mm256_loadu_ps(xb + 32), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<5>(tb[r], v), _mm256_loadu_ps(xb + 40), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<6>(tb[r], v), _mm256_loadu_ps(xb + 48), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<7>(tb[r], v), _mm256_loadu_ps(xb + 56), ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
+        for (int r = 0; r < R; ++r) {
+            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
+        }
+    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum8(tot[r]) + zs[r] + bias(a, n0 + r);
+}
+
+template <int R, int MB>
+void gemm64_block(const Gemm& a, int64_t n0, int64_t m0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    Table8 tb[R];
+    __m256 acc[R * MB];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = load_table8(table(a, n0 + r));
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int i = 0; i < R * MB; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 s[R], z[R];
+        for (int r = 0; r < R; ++r) {
+            s[r] = _mm256_set1_ps(scale(a, q, n0 + r));
+            z[r] = _mm256_set1_ps(zero(a, q, n0 + r));
+        }
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
+            for (int r = 0; r < R; ++r) {
+                const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
+                __m256 w[8];
+                w[0] = _mm256_fmadd_ps(look8<0>(tb[r], v), s[r], z[r]);
+                w[1] = _mm256_fmadd_ps(look8<1>(tb[r], v), s[r], z[r]);
+                w[2] = _mm256_fmadd_ps(look8<2>(tb[r], v), s[r], z[r]);
+                w[3] = _mm256_fmadd_ps(look8<3>(tb[r], v), s[r], z[r]);
+                w[4] = _mm256_fmadd_ps(look8<4>(tb[r], v), s[r], z[r]);
+                w[5] = _mm256_fmadd_ps(look8<5>(tb[r], v), s[r], z[r]);
+                w[6] = _mm256_fmadd_ps(look8<6>(tb[r], v), s[r], z[r]);
+                w[7] = _mm256_fmadd_ps(look8<7>(tb[r], v), s[r], z[r]);
+                for (int m = 0; m < MB; ++m) {
+                    const float* xm = a.xd + (m0 + m) * a.K + k;
+                    __m256 c = acc[r * MB + m];
+                    for (int j = 0; j < 8; ++j) c = _mm256_fmadd_ps(w[j], _mm256_loadu_ps(xm + 8 * j), c);
+                    acc[r * MB + m] = c;
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = hsum8(acc[r * MB + m]) + bias(a, n0 + r);
+}
+#define PW_HAVE_64 1
+#endif
+
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr bool SIMD = true;
+
+// xd: per 16 k, the 8 even-k values then the 8 odd-k values.
+void reorder_x(const float* x, float* xd, int64_t K) {
+    for (int64_t j = 0; j < K; j += 16)
+        for (int i = 0; i < 8; ++i) {
+            xd[j + i] = x[j + 2 * i];
+            xd[j + 8 + i] = x[j + 2 * i + 1];
+        }
+}
+
+inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+struct Table {
+    __m256 lo, hi;  // entries 0-7 and 8-15
+};
+
+inline Table load_table(const float* t) { return {_mm256_loadu_ps(t), _mm256_loadu_ps(t + 8)}; }
+
+// Values of the low (HIGH = false) or high nibbles of the 8 bytes zero-extended in c.
+template <bool HIGH>
+inline __m256 lookup(const Table& t, __m256i c) {
+    const __m256i idx = HIGH ? _mm256_srli_epi32(c, 4) : c;      // permutevar reads bits 0-2
+    const __m256i sel = HIGH ? _mm256_slli_epi32(c, 24) : _mm256_slli_epi32(c, 28);  // bit 3 of the nibble → sign
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t.lo, idx), _mm256_permutevar8x32_ps(t.hi, idx),
+                            _mm256_castsi256_ps(sel));
+}
+
+inline __m256i codes8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)p)); }
+
+template <int R>
+void gemv_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    Table tb[R];
+    __m256 tot[R];
+    float zs[R];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = load_table(table(a, n0 + r));
+        tot[r] = _mm256_setzero_ps();
+        zs[r] = 0;
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+            const __m256 xe = _mm256_loadu_ps(a.xd + k), xo = _mm256_loadu_ps(a.xd + k + 8);
+            for (int r = 0; r < R; ++r) {
+                const __m256i c = codes8(p[r] + k / 2);
+                ae[r] = _mm256_fmadd_ps(lookup<false>(tb[r], c), xe, ae[r]);
+                ao[r] = _mm256_fmadd_ps(lookup<true>(tb[r], c), xo, ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
+        for (int r = 0; r < R; ++r) {
+            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
+        }
+    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
+}
+
+template <int R, int MB>
+void gemm_block(const Gemm& a, int64_t n0, int64_t m0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    Table tb[R];
+    __m256 acc[R * MB];
+    const uint8_t* p[R];
+    for (int r = 0; r < R; ++r) {
+        tb[r] = load_table(table(a, n0 + r));
+        p[r] = a.packed + (n0 + r) * half;
+    }
+    for (int i = 0; i < R * MB; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 s[R], z[R];
+        for (int r = 0; r < R; ++r) {
+            s[r] = _mm256_set1_ps(scale(a, q, n0 + r));
+            z[r] = _mm256_set1_ps(zero(a, q, n0 + r));
+        }
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+            for (int r = 0; r < R; ++r) {
+                const __m256i c = codes8(p[r] + k / 2);
+                const __m256 we = _mm256_fmadd_ps(lookup<false>(tb[r], c), s[r], z[r]);
+                const __m256 wo = _mm256_fmadd_ps(lookup<true>(tb[r], c), s[r], z[r]);
+                for (int m = 0; m < MB; ++m) {
+                    const float* xm = a.xd + (m0 + m) * a.K + k;
+                    acc[r * MB + m] = _mm256_fmadd_ps(we, _mm256_loadu_ps(xm), acc[r * MB + m]);
+                    acc[r * MB + m] = _mm256_fmadd_ps(wo, _mm256_loadu_ps(xm + 8), acc[r * MB + m]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = hsum(acc[r * MB + m]) + bias(a, n0 + r);
+}
+
+void dequant_rows(const Gemm& a, float* w, int64_t n0, int64_t n1) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    for (int64_t n = n0; n < n1; ++n) {
+        const Table tb = load_table(table(a, n));
+        const uint8_t* p = a.packed + n * half;
+        float* row = w + (n - n0) * a.K;
+        for (int64_t q = 0; q < G; ++q) {
+            const __m256 s = _mm256_set1_ps(scale(a, q, n)), z = _mm256_set1_ps(zero(a, q, n));
+            for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+                const __m256i c = codes8(p + k / 2);
+                const __m256 we = _mm256_fmadd_ps(lookup<false>(tb, c), s, z);
+                const __m256 wo = _mm256_fmadd_ps(lookup<true>(tb, c), s, z);
+                const __m256 l = _mm256_unpacklo_ps(we, wo), h = _mm256_unpackhi_ps(we, wo);
+                _mm256_storeu_ps(row + k, _mm256_permute2f128_ps(l, h, 0x20));
+                _mm256_storeu_ps(row + k + 8, _mm256_permute2f128_ps(l, h, 0x31));
+            }
+        }
+    }
+}
+
+#else
+constexpr bool SIMD = false;
+void reorder_x(const float*, float*, int64_t) {}
+template <int R>
+void gemv_block(const Gemm&, int64_t) {}
+template <int R, int MB>
+void gemm_block(const Gemm&, int64_t, int64_t) {}
+void dequant_rows(const Gemm&, float*, int64_t, int64_t) {}
+#endif
+
+inline bool simd_ok(const Gemm& a) { return SIMD && a.g % 32 == 0; }
+
+void dequant_rows_scalar(const Gemm& a, float* w, int64_t n0, int64_t n1) {
+    const int64_t half = a.K / 2;
+    for (int64_t n = n0; n < n1; ++n) {
+        const float* t = table(a, n);
+        for (int64_t k = 0; k < a.K; ++k) {
+            const uint8_t b = a.packed[n * half + k / 2];
+            const int c = (k & 1) ? b >> 4 : b & 15;
+            w[(n - n0) * a.K + k] = t[c] * scale(a, k / a.g, n) + zero(a, k / a.g, n);
+        }
+    }
+}
+
+template <int MB>
+void gemm_rows(const Gemm& a, int64_t n0, int64_t n1, int64_t m0, bool w64) {
+    int64_t n = n0;
+#if defined(PW_HAVE_64)
+    if (w64) {
+        for (; n + 4 <= n1; n += 4) gemm64_block<4, MB>(a, n, m0);
+        for (; n < n1; ++n) gemm64_block<1, MB>(a, n, m0);
+        return;
+    }
+#endif
+    for (; n + 4 <= n1; n += 4) gemm_block<4, MB>(a, n, m0);
+    for (; n < n1; ++n) gemm_block<1, MB>(a, n, m0);
+}
+
+// Output rows [n0, n1) for every activation row (w64: the 64-weight path, see gemv64_block).
+void rows_simd(const Gemm& a, int64_t n0, int64_t n1, bool w64) {
+    if (a.M == 1) {
+        int64_t n = n0;
+#if defined(PW_HAVE_64)
+        if (w64) {
+            for (; n + 4 <= n1; n += 4) gemv64_block<4>(a, n);
+            for (; n < n1; ++n) gemv64_block<1>(a, n);
+            return;
+        }
+#endif
+        for (; n + 4 <= n1; n += 4) gemv_block<4>(a, n);
+        for (; n < n1; ++n) gemv_block<1>(a, n);
+        return;
+    }
+    int64_t m = 0;
+    for (; m + 4 <= a.M; m += 4) gemm_rows<4>(a, n0, n1, m, w64);
+    switch (a.M - m) {
+        case 3: gemm_rows<3>(a, n0, n1, m, w64); break;
+        case 2: gemm_rows<2>(a, n0, n1, m, w64); break;
+        case 1: gemm_rows<1>(a, n0, n1, m, w64); break;
+        default: break;
+    }
+}
+
+int check(int64_t M, int64_t N, int64_t K, int64_t g) {
+    if (M < 0 || N < 0 || K < 0) return 1;
+    if (g < 2 || g % 2 || K % g) return 2;
+    return 0;
+}
+
+}  // namespace
+}  // namespace pw
+
+extern "C" {
+
+// One layer's operands (filled once by paperworks_kernels/any4_gemm/cpu.py, passed by pointer).
+struct PwAny4Layer {
+    int64_t N, K, g, row_lut;
+    const uint8_t* packed;
+    const float *lut, *sz, *bias;  // bias (N,) or null
+};
+
+// y (M×N, contiguous) = x (M×K, row stride sxm, unit k stride) · Ŵᵀ (+ bias). Returns 0, or an error code.
+int pw_any4_gemm(const PwAny4Layer* layer, const float* x, int64_t M, int64_t sxm, float* y, int64_t nthreads) {
+    const int64_t N = layer->N, K = layer->K, g = layer->g, row_lut = layer->row_lut;
+    const uint8_t* packed = layer->packed;
+    const float *lut = layer->lut, *sz = layer->sz, *bias = layer->bias;
+    using namespace pw;
+    if (int e = check(M, N, K, g)) return e;
+    if (M == 0 || N == 0) return 0;
+    Gemm a{M, N, K, g, x, sxm, packed, lut, row_lut, sz, y, bias, nullptr, nullptr};
+    const int64_t G = K / g;
+    const bool simd = simd_ok(a);
+#if defined(PW_HAVE_64)
+    const bool w64 = simd && g % 64 == 0;
+#else
+    const bool w64 = false;
+#endif
+    thread_local std::vector<float> xd, xs;  // reused across calls: a decode step calls every layer
+    if (simd) {  // reorder the activations and sum them per group (shared by all rows)
+        if ((int64_t)xd.size() < M * K) xd.resize(M * K);
+        if ((int64_t)xs.size() < M * G) xs.resize(M * G);
+        for (int64_t m = 0; m < M; ++m) {
+#if defined(PW_HAVE_64)
+            if (w64)
+                reorder_x64(x + m * sxm, xd.data() + m * K, K);
+            else
+#endif
+                reorder_x(x + m * sxm, xd.data() + m * K, K);
+            for (int64_t q = 0; q < G; ++q) {
+                float s = 0;
+                for (int64_t k = q * g; k < (q + 1) * g; ++k) s += x[m * sxm + k];
+                xs[m * G + q] = s;
+            }
+        }
+        a.xd = xd.data();
+        a.xs = xs.data();
+    }
+    // blocks of 64 rows (a multiple of 4): enough tasks to balance threads, long enough runs per task
+    const int64_t rows = 64, nblk = (N + rows - 1) / rows;
+    const int nth = (int)std::max<int64_t>(1, std::min<int64_t>(nthreads, nblk));
+    auto block = [&](int64_t b) {
+        const int64_t n0 = b * rows, n1 = std::min(N, n0 + rows);
+        if (simd)
+            rows_simd(a, n0, n1, w64);
+        else
+            rows_scalar(a, n0, n1);
+    };
+    if (nth == 1) {
+        for (int64_t b = 0; b < nblk; ++b) block(b);
+    } else {
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+        for (int64_t b = 0; b < nblk; ++b) block(b);
+    }
+    return 0;
+}
+
+// Ŵ rows [n0, n1) into w ((n1 − n0) × K, contiguous, fp32).
+int pw_any4_dequant(const PwAny4Layer* layer, int64_t n0, int64_t n1, float* w, int64_t nthreads) {
+    using namespace pw;
+    const int64_t N = layer->N, K = layer->K, g = layer->g, row_lut = layer->row_lut;
+    const uint8_t* packed = layer->packed;
+    const float *lut = layer->lut, *sz = layer->sz;
+    if (int e = check(0, N, K, g)) return e;
+    if (n0 < 0 || n1 > N || n0 > n1) return 3;
+    Gemm a{0, N, K, g, nullptr, 0, packed, lut, row_lut, sz, nullptr, nullptr, nullptr, nullptr};
+    const bool simd = simd_ok(a);
+    const int64_t rows = 16, nblk = (n1 - n0 + rows - 1) / rows;
+    const int nth = (int)std::max<int64_t>(1, std::min<int64_t>(nthreads, nblk));
+    auto block = [&](int64_t b) {
+        const int64_t r0 = n0 + b * rows, r1 = std::min(n1, r0 + rows);
+        if (simd)
+            dequant_rows(a, w + (r0 - n0) * K, r0, r1);
+        else
+            dequant_rows_scalar(a, w + (r0 - n0) * K, r0, r1);
+    };
+    if (nth == 1) {
+        for (int64_t b = 0; b < nblk; ++b) block(b);
+    } else {
+#pragma omp parallel for num_threads(nth) schedule(static)
+        for (int64_t b = 0; b < nblk; ++b) block(b);
+    }
+    return 0;
+}
+
+// Which code path this build takes: 2 = AVX-512, 1 = AVX2, 0 = plain loops.
+int pw_any4_isa(void) {
+#if defined(__AVX512F__)
+    return 2;
+#elif defined(__AVX2__) && defined(__FMA__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+}
