@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -
 	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF \
 	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: up test install system-deps system-deps-soft services prepare lint bench clean model-qwen1.5b
+.PHONY: up test test-gpu install system-deps system-deps-soft services prepare lint bench clean model-qwen1.5b
 
 $(PY):
 	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -53,6 +53,18 @@ services:
 test: system-deps install services
 	$(VENV)/bin/paperworks prepare --strict
 	$(PY) -m pytest -q --durations=25
+
+# the tests marked gpu (one CPU-vs-CUDA comparison per torch job, the kernels on CUDA); without CUDA
+# they are collected and skipped, and this says so
+test-gpu: install
+	@if $(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
+		$(PY) -c "import torch; print('CUDA:', torch.cuda.get_device_name(0), '| torch', torch.__version__)"; \
+		$(PY) -m pytest -m gpu -q -rs; \
+	else \
+		echo "test-gpu: no CUDA on this machine ($$($(PY) -c 'import torch; print("torch", torch.__version__)'),"\
+			"torch.cuda.is_available() is False): every gpu test below is SKIPPED, none ran"; \
+		$(PY) -m pytest -m gpu -q -rs; \
+	fi
 
 lint: install
 	$(VENV)/bin/ruff check .

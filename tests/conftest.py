@@ -147,3 +147,17 @@ def api_client(api_key):
     with TestClient(create_app()) as client:
         client.headers["Authorization"] = f"Bearer {api_key}"
         yield client
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` are skipped, saying why, where torch sees no CUDA (``make test-gpu`` runs only them)."""
+    gpu = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason=f"gpu: needs CUDA (torch {torch.__version__}: torch.cuda.is_available() is False)")
+    for item in gpu:
+        item.add_marker(skip)

@@ -88,6 +88,7 @@ def test_rejects_bad_shapes(triton_scan):
         triton_scan(*args(dict(ops, delta=ops["delta"][:, :2])), True)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="autograd through the compiled kernel needs CUDA")
 def test_autograd_on_cuda():
     from paperworks_kernels.selective_scan.kernel import selective_scan_triton
