@@ -73,16 +73,21 @@ class PrefixCaptioner(nn.Module):
         return self.head(h[:, self.prefix :])
 
     @torch.no_grad()
-    def generate(self, emb: torch.Tensor, max_len: int = 18) -> list[list[int]]:
+    def generate_ids(self, emb: torch.Tensor, max_len: int = 18) -> torch.Tensor:
+        """Greedy token ids (n, max_len), on ``emb``'s device (no read-back inside the loop)."""
         pre = self.mapper(emb).view(len(emb), self.prefix, self.width)
         _, h = self.gru(pre)
-        tok = torch.full((len(emb), 1), BOS, dtype=torch.long)
+        tok = torch.full((len(emb), 1), BOS, dtype=torch.long, device=emb.device)
         out = []
         for _ in range(max_len):
             o, h = self.gru(self.embed(tok), h)
             tok = self.head(o[:, -1]).argmax(-1, keepdim=True)
             out.append(tok)
-        return torch.cat(out, dim=1).tolist()
+        return torch.cat(out, dim=1)
+
+    def generate(self, emb: torch.Tensor, max_len: int = 18) -> list[list[int]]:
+        """Greedy token ids of each embedding, as lists."""
+        return self.generate_ids(emb, max_len).cpu().tolist()
 
 
 def _pad(seqs: list[list[int]]) -> torch.Tensor:
@@ -92,29 +97,52 @@ def _pad(seqs: list[list[int]]) -> torch.Tensor:
     return out
 
 
+def cosine_annealing(steps: int):
+    """The :data:`core.train.Schedule` of torch's ``CosineAnnealingLR(T_max = max(1, steps))`` stepped once per step.
+
+    Torch computes each rate from the previous one (a recursion, not the closed form); so does this,
+    with the same expressions, so every rate is the same float.
+    """
+    t_max = max(1, steps)
+    rates: dict[float, list[float]] = {}
+
+    def schedule(step: int, base_lr: float) -> float:
+        seq = rates.setdefault(base_lr, [base_lr])
+        while len(seq) <= step:
+            e = len(seq)
+            if (e - 1 - t_max) % (2 * t_max) == 0:
+                seq.append(seq[-1] + (base_lr - 0.0) * (1 - math.cos(math.pi / t_max)) / 2)
+            else:
+                seq.append((1 + math.cos(math.pi * e / t_max)) / (1 + math.cos(math.pi * (e - 1) / t_max))
+                           * (seq[-1] - 0.0) + 0.0)  # fmt: skip
+        return seq[step]
+
+    return schedule
+
+
 def train_captioner(emb: torch.Tensor, captions: list[list[str]], *, steps: int, seed: int, batch_size: int = 128,
-                    lr: float = 3e-3) -> tuple[PrefixCaptioner, CaptionVocab, list[float]]:  # fmt: skip
-    """Train a captioner on (embedding, random attribute caption) pairs; AdamW with cosine decay."""
+                    lr: float = 3e-3, amp: str = "off") -> tuple[PrefixCaptioner, CaptionVocab, list[float]]:  # fmt: skip
+    """Train a captioner on (embedding, random attribute caption) pairs; AdamW with cosine decay, on ``emb``'s device."""
+    from core.train import fit
+
     vocab = CaptionVocab()
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = PrefixCaptioner(emb.shape[1], len(vocab))
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, steps))
+    model = PrefixCaptioner(emb.shape[1], len(vocab)).to(emb.device)
     pools = [attribute_captions(c) for c in captions]
-    losses = []
-    model.train()
-    for _ in range(steps):
+
+    def batch(_step: int) -> tuple[torch.Tensor, torch.Tensor]:
         idx = rng.integers(0, len(emb), size=min(batch_size, len(emb)))
         tokens = _pad([vocab.encode(pools[i][rng.integers(len(pools[i]))]) for i in idx])
-        logits = model(emb[torch.as_tensor(idx)], tokens)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1), ignore_index=PAD)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
+        return emb[torch.as_tensor(idx).to(emb.device)], tokens
+
+    def loss_fn(m: PrefixCaptioner, b) -> torch.Tensor:
+        x, tokens = b
+        logits = m(x, tokens)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1), ignore_index=PAD)
+
+    losses = fit(model, batch, loss_fn, steps=steps, lr=lr, weight_decay=0.01, clip=1.0, schedule=cosine_annealing(steps),
+                 device=emb.device, amp=amp, message="captioner") if steps > 0 else []  # fmt: skip
     return model.eval(), vocab, losses
 
 

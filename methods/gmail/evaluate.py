@@ -30,7 +30,7 @@ def retrieval(image: torch.Tensor, text: torch.Tensor, captions: Sequence[str], 
     if image.shape != text.shape:
         raise ValueError("image and text features must be paired row by row")
     ids = {c: i for i, c in enumerate(dict.fromkeys(captions))}
-    cid = torch.tensor([ids[c] for c in captions])
+    cid = torch.tensor([ids[c] for c in captions], device=image.device)
     same = cid[:, None] == cid[None, :]  # (n, n): item j carries the caption of item i
     sim = image @ text.t()
     out: dict[str, float] = {}
@@ -80,7 +80,7 @@ def attribute_accuracy(
             weights.append(F.normalize(feats[i : i + len(ps)].mean(0), dim=-1))
             i += len(ps)
         pred = (image @ torch.stack(weights).t()).argmax(1)
-        out[attr] = float((pred == labels[attr]).float().mean())
+        out[attr] = float((pred == labels[attr].to(pred.device)).float().mean())
     return out
 
 
@@ -96,7 +96,7 @@ def paired_cosine(real: torch.Tensor, gen: torch.Tensor) -> float:
 
 def pca_2d(real: torch.Tensor, gen: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Real and generated embeddings on the first two principal components of their union (the plotted plane)."""
-    x = torch.cat([real, gen]).double()
+    x = torch.cat([real, gen]).detach().cpu().double()
     x = x - x.mean(0)
     _, _, v = torch.linalg.svd(x, full_matrices=False)
     z = (x @ v[:2].t()).numpy()
@@ -116,7 +116,7 @@ def domain_separability(real: torch.Tensor, gen: torch.Tensor, seed: int = 0) ->
     n = len(real)
     perm = np.random.default_rng(seed).permutation(n)
     tr, te = perm[: n // 2], perm[n // 2 :]
-    x = np.concatenate([real.numpy(), gen.numpy()])
+    x = np.concatenate([real.detach().cpu().numpy(), gen.detach().cpu().numpy()])
     y = np.concatenate([np.zeros(n), np.ones(n)])
     tr2, te2 = np.concatenate([tr, tr + n]), np.concatenate([te, te + n])
     probe = LogisticRegression(max_iter=2000, C=1.0).fit(x[tr2], y[tr2])

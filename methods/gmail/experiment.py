@@ -2,7 +2,9 @@
 stage-2 arms, the captioning demo and the gap, evaluated on held-out real renders.
 
 :func:`prepare` does the seed-independent part once (pairs, frozen f_r features, frozen caption
-embeddings); :func:`run_seed` trains and evaluates every arm for one seed.
+embeddings) on a device (``cpu``, ``cuda``, ...): the backbone and the pairs move there once;
+:func:`run_seed` trains and evaluates every arm for one seed there (``amp``: bf16 autocast for the
+training steps) and brings back only numbers and the embeddings of the map (on the CPU).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -42,6 +45,7 @@ class Prepared:
     real_emb_train: torch.Tensor | None = None
     text_emb_train: torch.Tensor | None = None
     seconds: float = 0.0
+    device: Any = None  # torch.device the backbone, pairs and features live on
 
 
 def get_backbone(preset: str, progress=None):
@@ -51,23 +55,37 @@ def get_backbone(preset: str, progress=None):
     return backbone.eval().requires_grad_(False)
 
 
-def prepare(cfg: GmailConfig, backbone=None, progress=None) -> Prepared:
-    """Pairs at ``cfg.artifact_strength`` and the frozen f_r / h features they need."""
+def prepare(cfg: GmailConfig, backbone=None, progress=None, *, device: Any = "cpu") -> Prepared:
+    """Pairs at ``cfg.artifact_strength`` and the frozen f_r / h features they need, on ``device``.
+
+    The backbone is moved to ``device`` (in place: callers share one backbone across strengths).
+    """
+    from core.device import resolve_device
+
     start = time.perf_counter()
+    dev = resolve_device(device)
     backbone = backbone if backbone is not None else get_backbone(cfg.backbone)
+    backbone.to(dev)
     with torch.no_grad():
-        return _prepare(cfg, backbone, start, progress)
+        return _prepare(cfg, backbone, start, progress, dev)
 
 
-def _prepare(cfg: GmailConfig, backbone, start: float, progress) -> Prepared:
-    train = load_pairs("train", cfg.n_train, cfg.artifact_strength, generator=cfg.generator)
-    test = load_pairs("test", cfg.n_test, cfg.artifact_strength, generator=cfg.generator)
+def _on(pairs: PairSet, dev) -> PairSet:
+    """The images and labels the experiment reads, moved to ``dev`` (the clean renders stay where they are)."""
+    pairs.real, pairs.gen = pairs.real.to(dev), pairs.gen.to(dev)
+    pairs.attributes = {k: v.to(dev) for k, v in pairs.attributes.items()}
+    return pairs
+
+
+def _prepare(cfg: GmailConfig, backbone, start: float, progress, dev) -> Prepared:
+    train = _on(load_pairs("train", cfg.n_train, cfg.artifact_strength, generator=cfg.generator), dev)
+    test = _on(load_pairs("test", cfg.n_test, cfg.artifact_strength, generator=cfg.generator), dev)
     if progress is not None:
         progress(0.5, "encoding the pairs with the frozen real encoder")
     probe = GmailEncoders.__new__(GmailEncoders)  # only f_r's tower is used here; no copy needed
     torch.nn.Module.__init__(probe)
     probe.backbone = backbone
-    prep = Prepared(backbone, train, test)
+    prep = Prepared(backbone, train, test, device=dev)
     for name, images in (("real_train", train.real), ("gen_train", train.gen), ("real_test", test.real),
                          ("gen_test", test.gen)):  # fmt: skip
         prep.pooled[name] = batched(probe.real_tower, images)
@@ -90,19 +108,21 @@ def _downstream(model_text_fn, real_test_emb: torch.Tensor, test: PairSet) -> di
     return out
 
 
-def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
-    """Every arm for ``cfg.seed``: gap metrics, stage-2 retrieval/attributes, captioning BLEU-4, losses."""
+def run_seed(prep: Prepared, cfg: GmailConfig, progress=None, *, amp: str = "off") -> dict:
+    """Every arm for ``cfg.seed`` on ``prep.device``: gap metrics, stage-2 retrieval/attributes, captioning BLEU-4, losses."""
     from methods.vlm.zeroshot import text_features
 
     sub = (lambda lo, hi: progress.sub(lo, hi)) if progress is not None else (lambda lo, hi: None)
     bb, train, test, pooled = prep.backbone, prep.train, prep.test, prep.pooled
+    dev = prep.device if prep.device is not None else next(bb.parameters()).device
     start = time.perf_counter()
     encoders, losses = {}, {}
     for i, (arm, align) in enumerate((("gmail", True), ("dual-noalign", False))):
         torch.manual_seed(cfg.seed)
         enc = GmailEncoders(bb, rank=cfg.rank, alpha=cfg.lora_alpha)
         losses[f"stage1_{arm}"] = stage1(enc, train.gen, prep.real_emb_train, prep.text_emb_train, cfg,
-                                         align=align, progress=sub(0.3 * i, 0.3 * (i + 1)))  # fmt: skip
+                                         align=align, device=dev, amp=amp,
+                                         progress=sub(0.3 * i, 0.3 * (i + 1)))  # fmt: skip
         encoders[arm] = enc
     stage1_s = time.perf_counter() - start
 
@@ -130,6 +150,7 @@ def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
              "gmail": ("generated", encoders["gmail"].gen_proj)}  # fmt: skip
     for i, (arm, (modality, proj_gen)) in enumerate(specs.items()):
         model, losses[f"stage2_{arm}"] = stage2(bb, proj_gen, gen_pooled_train[arm], modality, train.captions, cfg,
+                                                device=dev, amp=amp,
                                                 progress=sub(0.6 + 0.07 * i, 0.6 + 0.07 * (i + 1)))  # fmt: skip
         real_emb = model.image(real_pooled_for(arm), "real").detach()
         down[arm] = _downstream(model.text_features, real_emb, test)
@@ -142,7 +163,7 @@ def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
         for i, (arm, emb) in enumerate(cap_train.items()):
             if progress is not None:
                 progress(0.88 + 0.03 * i, f"captioner for {arm}")
-            model, vocab, closs = train_captioner(emb, train.captions, steps=cfg.caption_steps, seed=cfg.seed)
+            model, vocab, closs = train_captioner(emb, train.captions, steps=cfg.caption_steps, seed=cfg.seed, amp=amp)
             real_emb = real_test if cfg.real_inference_encoder == "original" or arm not in encoders else \
                 batched(lambda x, a=arm: encoders[a].encode(x, "real", "lora"), test.real)  # fmt: skip
             bleu, hyps = bleu_of(model, vocab, real_emb, test.captions)
@@ -164,5 +185,5 @@ def run_seed(prep: Prepared, cfg: GmailConfig, progress=None) -> dict:
         },  # fmt: skip
         "seconds": {"stage1": stage1_s, "total": time.perf_counter() - start},
         "lora_trainable": sum(p.numel() for p in encoders["gmail"].trainable_parameters()),
-        "embeddings": {"real": real_test, **gen_embs},
+        "embeddings": {k: v.cpu() for k, v in {"real": real_test, **gen_embs}.items()},
     }

@@ -2,6 +2,8 @@
 the reproducer ``gmail`` (strengths × seeds, spec §7 checks, docs/results/gmail.md).
 
 Queue ``cpu``: the tiny CLIP's towers are milliseconds per batch; one experiment is minutes on a core.
+Both take ``device`` (cpu | auto | cuda) and ``amp`` (off | bf16): the backbone, the pairs and every
+trained model live there; reports record the device, dtype and GPU name.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.gmail.config import PRESETS, GmailConfig
 
 
-class AlignParams(GmailConfig):
-    """One GMAIL experiment (see :class:`methods.gmail.config.GmailConfig`) and its thread count."""
+class AlignParams(GmailConfig, DeviceParams):
+    """One GMAIL experiment (see :class:`methods.gmail.config.GmailConfig`), its device and its thread count."""
 
     threads: int = Field(1, ge=1, le=64, description="torch threads.")
 
@@ -34,20 +37,24 @@ def _config(params, **over) -> GmailConfig:
 )  # fmt: skip
 def run_align(params: AlignParams, progress: JobContext) -> Report:
     """Stage 1 (f_g: LoRA + Proj for Gen aligned to frozen f_r with L_align + μ·L_CLIP), stage 2 on real / naive / dual / GMAIL, and the real-vs-generated embedding map at one artifact strength."""
+    from core.device import device_provenance, resolve_device
     from core.train import pin_threads
     from methods.gmail.experiment import get_backbone, prepare, run_seed
     from methods.gmail.report import align_report
 
+    dev = resolve_device(params.device)
     cfg = _config(params)
     with pin_threads(params.threads):
         backbone = get_backbone(cfg.backbone, progress=progress.sub(0.0, 0.2))
         progress(0.2, "rendering the real/generated pairs")
-        prep = prepare(cfg, backbone, progress=progress.sub(0.2, 0.3))
-        result = run_seed(prep, cfg, progress=progress.sub(0.3, 0.98))
-    return align_report(params.model_dump(), result)
+        prep = prepare(cfg, backbone, progress=progress.sub(0.2, 0.3), device=dev)
+        result = run_seed(prep, cfg, progress=progress.sub(0.3, 0.98), amp=params.amp)
+    report = align_report(params.model_dump(), result)
+    report.metrics.update(device_provenance(dev, params.amp))
+    return report
 
 
-class GmailOptions(ReproducerOptions):
+class GmailOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce gmail``."""
 
     PRESETS = PRESETS
@@ -86,6 +93,7 @@ class GmailOptions(ReproducerOptions):
 @register_reproducer("gmail", options=GmailOptions, description="GMAIL: real vs generated modality alignment, 4 arms")
 def reproduce(options: GmailOptions, progress: JobContext) -> Report:
     """Every arm at each artifact strength over ``seeds`` seeds; spec §7 checks; the embedding map; paper numbers."""
+    from core.device import device_provenance, resolve_device
     from core.train import pin_threads
     from methods.gmail.checks import check_align_loss, check_asymmetry, check_lora_identity, check_router
     from methods.gmail.data import load_pairs
@@ -95,6 +103,7 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
     from methods.gmail.text import reading, shrunk
 
     start = time.perf_counter()
+    dev = resolve_device(options.device)
     strengths = list(options.strengths)
     runs: list[list[dict]] = []
     with pin_threads(options.threads):
@@ -102,7 +111,7 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
         n_jobs = len(strengths) * options.seeds
         for si, s in enumerate(strengths):
             cfg0 = _config(options, artifact_strength=s, seed=0, rank=4)
-            prep = prepare(cfg0, backbone)
+            prep = prepare(cfg0, backbone, device=dev)
             if si == 0:
                 x = prep.test.gen[:32]
                 mech = [
@@ -117,7 +126,9 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
             for seed in range(options.seeds):
                 k = si * options.seeds + seed
                 sub = progress.sub(0.05 + 0.93 * k / n_jobs, 0.05 + 0.93 * (k + 1) / n_jobs)
-                per_seed.append(run_seed(prep, _config(options, artifact_strength=s, seed=seed), progress=sub))
+                per_seed.append(
+                    run_seed(prep, _config(options, artifact_strength=s, seed=seed), progress=sub, amp=options.amp)
+                )
             runs.append(per_seed)
     vc = backbone.model.config.vision_config
     info = {
@@ -126,10 +137,12 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
         f"{backbone.model.config.projection_dim}-d embedding",
         "seconds": round(time.perf_counter() - start, 1),
         "machine": " ".join(p for p in (platform.machine(), platform.processor()) if p)
-        + f" ({options.threads} torch thread(s), {os.cpu_count()} CPUs shared with other jobs)",
+        + f" ({options.threads} torch thread(s), {os.cpu_count()} CPUs shared with other jobs)"
+        + ("" if dev.type == "cpu" else f", torch on {device_provenance(dev, options.amp).get('gpu', dev)}"),
         "command": f"paperworks reproduce gmail{options.cli_options()}",
     }
     report = reproduction_report(options.model_dump(), strengths, runs, mech, info)
+    report.metrics.update(device_provenance(dev, options.amp))
     test = load_pairs("test", options.n_test, strengths[0], generator=options.generator)
     gens = [(f"gen s={s}", load_pairs("test", options.n_test, s, generator=options.generator).gen) for s in strengths]
     report.add_figure("pairs.png", pair_grid(test.real, gens, test.specific_captions()),

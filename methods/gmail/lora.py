@@ -26,9 +26,11 @@ class LoRALinear(nn.Module):
             raise ValueError(f"LoRA rank must be >= 1, got {r}")
         self.base = base.requires_grad_(False)
         self.r, self.scale = r, alpha / r
-        self.lora_a = nn.Parameter(torch.empty(r, base.in_features))
-        self.lora_b = nn.Parameter(torch.zeros(base.out_features, r))
-        nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))
+        a = torch.empty(r, base.in_features)
+        nn.init.kaiming_uniform_(a, a=math.sqrt(5))  # drawn on the CPU: the same A wherever the base lives
+        device = base.weight.device
+        self.lora_a = nn.Parameter(a.to(device))
+        self.lora_b = nn.Parameter(torch.zeros(base.out_features, r, device=device))
 
     @property
     def in_features(self) -> int:

@@ -1,8 +1,9 @@
 """Stage 1 (Gen-CLIP alignment of f_g) and stage 2 (contrastive text-side tuning), spec gmail.md §3.2–§3.3.
 
 Both use the spec's optimiser: AdamW (weight decay 0.01), cosine annealing with warm restarts
-(``restarts`` equal cycles over the run), gradient-norm clipping at 1. That schedule is why the loop
-is :func:`optimise` here rather than :func:`core.train.fit` (warm-up + one cosine).
+(``restarts`` equal cycles over the run, :func:`warm_restarts`: the rates of torch's
+``CosineAnnealingWarmRestarts``), gradient-norm clipping at 1, through :func:`core.train.fit` on the
+caller's device (``device`` / ``amp``); losses stay on the device until the end of the stage.
 
 * :func:`stage1` — L = L_align(f_g(x_g), f_r(x_r)) + μ·L_CLIP(f_g(x_g), h(y)); f_r and h are frozen,
   their embeddings computed once; gradients reach only f_g's LoRA and Proj for Gen.
@@ -19,6 +20,7 @@ import copy
 import logging
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -31,36 +33,48 @@ from methods.gmail.model import GmailEncoders, batched
 log = logging.getLogger(__name__)
 
 
+def warm_restarts(steps: int, restarts: int = 1):
+    """The :data:`core.train.Schedule` of ``CosineAnnealingWarmRestarts(T_0 = ⌈steps / restarts⌉)`` stepped once per step.
+
+    Step ``s`` runs at ``base · (1 + cos(π · (s mod T_0) / T_0)) / 2`` — the value torch's scheduler
+    sets (the same expression, so the same float).
+    """
+    t_0 = max(1, math.ceil(steps / restarts))
+
+    def schedule(step: int, base_lr: float) -> float:
+        return 0 + (base_lr - 0) * (1 + math.cos(math.pi * (step % t_0) / t_0)) / 2
+
+    return schedule
+
+
 def optimise(
+    model: nn.Module,
     params: Sequence[nn.Parameter],
-    loss_at: Callable[[int], torch.Tensor],
+    batches: Callable[[int], Any],
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
     *,
     steps: int,
     lr: float,
     weight_decay: float,
     restarts: int = 1,
     clip: float = 1.0,
+    device: Any = None,
+    amp: str = "off",
     progress=None,
     message: str = "step",
 ) -> list[float]:
-    """AdamW + CosineAnnealingWarmRestarts (T_0 = ⌈steps / restarts⌉) + grad clipping; the loss of every step."""
+    """:func:`core.train.fit` with AdamW + cosine warm restarts + grad clipping over ``params``; the loss of every step.
+
+    ``model`` is the module put in train mode (and moved to ``device``); only ``params`` train.
+    """
+    from core.train import fit
+
     params = [p for p in params if p.requires_grad]
     if not params:
         raise ValueError("nothing to train: no parameter requires grad")
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=max(1, math.ceil(steps / restarts)))
-    losses = []
-    for step in range(steps):
-        loss = loss_at(step)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, clip)
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-        if progress is not None:
-            progress((step + 1) / steps, f"{message} {step + 1}/{steps} loss {losses[-1]:.3f}")
-    return losses
+    return fit(model, batches, loss_fn, steps=steps, lr=lr, weight_decay=weight_decay, clip=clip,
+               schedule=warm_restarts(steps, restarts), param_groups=[{"params": params}], device=device, amp=amp,
+               progress=progress, message=message)  # fmt: skip
 
 
 def stage1(
@@ -71,36 +85,54 @@ def stage1(
     cfg,
     *,
     align: bool = True,
+    device: Any = None,
+    amp: str = "off",
     progress=None,
 ) -> dict[str, list[float]]:
     """Train f_g on generated images ``gen`` (n, 3, H, W) against frozen f_r targets ``real_emb`` (n, d).
 
     ``text_emb`` (n, k, d): k caption embeddings h(y) per pair; each step draws one per pair.
-    Returns the per-step total, L_align and L_CLIP.
+    Returns the per-step total, L_align and L_CLIP. Trains on ``device`` (default: where ``enc`` is);
+    the data should be there already (indices are drawn on the CPU and moved).
     """
     if not align and cfg.mu == 0:
         return {"total": [], "align": [], "clip": []}
+    dev = _device_of(enc) if device is None else device
     g = torch.Generator().manual_seed(cfg.seed)
     scale = enc.backbone.logit_scale
-    parts: dict[str, list[float]] = {"align": [], "clip": []}
+    parts: dict[str, list[torch.Tensor]] = {"align": [], "clip": []}
     real_emb, text_emb = real_emb.detach(), text_emb.detach()
-    enc.gen_vision.train()
+    enc.to(dev)
 
-    def loss_at(_step: int) -> torch.Tensor:
+    def batch(_step: int):
         idx = torch.randperm(len(gen), generator=g)[: cfg.batch_size]
-        z = enc.f_g(gen[idx])
-        la = align_loss(z, real_emb[idx], cfg.tau) if align else z.new_zeros(())
         pick = torch.randint(0, text_emb.shape[1], (len(idx),), generator=g)
-        lc = clip_loss(z, text_emb[idx, pick], scale) if cfg.mu > 0 else z.new_zeros(())
-        parts["align"].append(float(la.detach()))
-        parts["clip"].append(float(lc.detach()))
+        idx, pick = idx.to(gen.device), pick.to(gen.device)
+        return gen[idx], real_emb[idx], text_emb[idx, pick]
+
+    def loss_fn(_model, b) -> torch.Tensor:
+        images, real, text = b
+        z = enc.f_g(images)
+        la = align_loss(z, real, cfg.tau) if align else z.new_zeros(())
+        lc = clip_loss(z, text, scale) if cfg.mu > 0 else z.new_zeros(())
+        parts["align"].append(la.detach())
+        parts["clip"].append(lc.detach())
         return la + cfg.mu * lc
 
-    total = optimise(enc.trainable_parameters(), loss_at, steps=cfg.stage1_steps, lr=cfg.lr,
-                     weight_decay=cfg.weight_decay, restarts=cfg.restarts, progress=progress,
+    total = optimise(enc.gen_vision, enc.trainable_parameters(), batch, loss_fn, steps=cfg.stage1_steps, lr=cfg.lr,
+                     weight_decay=cfg.weight_decay, restarts=cfg.restarts, device=dev, amp=amp, progress=progress,
                      message="stage 1" if align else "stage 1 (no L_align)")  # fmt: skip
     enc.eval()
-    return {"total": total, **parts}
+    return {"total": total, **{k: _floats(v) for k, v in parts.items()}}
+
+
+def _floats(values: list[torch.Tensor]) -> list[float]:
+    """0-dim tensors → floats, in one read-back."""
+    return torch.stack(values).float().cpu().tolist() if values else []
+
+
+def _device_of(module: nn.Module) -> torch.device:
+    return next(module.parameters()).device
 
 
 class TextTuned(nn.Module):
@@ -120,7 +152,11 @@ class TextTuned(nn.Module):
         return F.normalize(proj(pooled), dim=-1)
 
     def text(self, texts: Sequence[str]) -> torch.Tensor:
-        return self.backbone.encode_text(self.backbone.tokenize(texts))
+        return self.encode_tokens(self.backbone.tokenize(texts))
+
+    def encode_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Text features of token rows (moved to the model's device)."""
+        return self.backbone.encode_text(tokens.to(self.proj_real.weight.device))
 
     @torch.no_grad()
     def text_features(self, texts: Sequence[str], batch_size: int = 512) -> torch.Tensor:
@@ -136,22 +172,30 @@ def stage2(
     captions: list[list[str]],
     cfg,
     *,
+    device: Any = None,
+    amp: str = "off",
     progress=None,
 ) -> tuple[TextTuned, list[float]]:
-    """CLIP-loss tuning of text LoRA + projections on (pooled image features of one arm, captions)."""
+    """CLIP-loss tuning of text LoRA + projections on (pooled image features of one arm, captions), on ``device``
+    (default: where ``pooled`` is)."""
+    dev = pooled.device if device is None else device
     torch.manual_seed(cfg.seed)
-    model = TextTuned(backbone, proj_gen, rank=cfg.rank, alpha=cfg.lora_alpha)
+    model = TextTuned(backbone, proj_gen, rank=cfg.rank, alpha=cfg.lora_alpha).to(dev)
     rng = np.random.default_rng(cfg.seed)
     scale = backbone.logit_scale
-    model.train()
 
-    def loss_at(_step: int) -> torch.Tensor:
+    def batch(_step: int):
         idx = rng.permutation(len(pooled))[: cfg.batch_size]
         texts = [captions[i][rng.integers(len(captions[i]))] for i in idx]
-        return clip_loss(model.image(pooled[torch.as_tensor(idx)], modality), model.text(texts), scale)
+        return pooled[torch.as_tensor(idx).to(pooled.device)], backbone.tokenize(texts)
 
-    losses = optimise(list(model.parameters()), loss_at, steps=cfg.stage2_steps, lr=cfg.lr,
-                      weight_decay=cfg.weight_decay, restarts=cfg.restarts, progress=progress, message="stage 2")  # fmt: skip
+    def loss_fn(m: TextTuned, b) -> torch.Tensor:
+        images, tokens = b
+        return clip_loss(m.image(images, modality), m.encode_tokens(tokens), scale)
+
+    losses = optimise(model, list(model.parameters()), batch, loss_fn, steps=cfg.stage2_steps, lr=cfg.lr,
+                      weight_decay=cfg.weight_decay, restarts=cfg.restarts, device=dev, amp=amp, progress=progress,
+                      message="stage 2")  # fmt: skip
     return model.eval(), losses
 
 
