@@ -140,6 +140,9 @@ class DefameContext:
     store: Any = None
     on_event: Event | None = None
     settings: DefameSettings | None = None
+    extra_corpora: tuple[str, ...] = ()
+    """Collections searched beside ``config.corpus``: the documents the submitting key added itself
+    (:func:`core.ownership.private_collection`). Set by the job from its owner, never by a client."""
 
     def emit(self, stage: str, **info: Any) -> None:
         if self.on_event is not None:

@@ -105,9 +105,17 @@ def list_documents(store: Any, corpus: str) -> list[dict[str, Any]]:
 
 
 def add_document(
-    store: Any, corpus: str, *, filename: str, data: bytes, title: str | None = None, date: str | None = None
+    store: Any,
+    corpus: str,
+    *,
+    filename: str,
+    data: bytes,
+    title: str | None = None,
+    date: str | None = None,
+    corpus_label: str | None = None,
 ) -> dict[str, Any]:
-    """Index one uploaded text/Markdown/HTML document (chunked like ``corpus add``); returns its row.
+    """Index one uploaded text/Markdown/HTML document (chunked like ``corpus add``) into collection ``corpus``;
+    returns its row. ``corpus_label`` is the corpus name recorded with it when the collection is a key's own.
 
     Raises:
         ValueError: unsupported type, too large, not UTF-8 text, or no text in it.
@@ -132,7 +140,7 @@ def add_document(
     if not pieces:
         raise ValueError(f"{name}: no text in it")
     url = f"upload://{hashlib.sha256(data).hexdigest()[:16]}/{name}"
-    meta: dict[str, Any] = {"url": url, "title": title or page_title or name, "corpus": corpus}
+    meta: dict[str, Any] = {"url": url, "title": title or page_title or name, "corpus": corpus_label or corpus}
     day = parse_date(date) if date else None
     if day:
         meta["date"] = day.isoformat()

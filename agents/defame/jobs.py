@@ -18,6 +18,7 @@ from agents.defame.config import PRESETS as DEFAME_PRESETS
 from agents.defame.config import DefameConfig
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.jobs.registry import register_preparer
+from core.ownership import LOCAL, job_owner, owned, private_collection
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,10 @@ class CheckParams(BaseModel):
 
     claim: str = Field(..., min_length=1, max_length=5000, description="The claim text.")
     images: list[str] = Field(
-        default_factory=list, max_length=8, description="Stored image paths (uploads or data directory)."
+        default_factory=list,
+        max_length=8,
+        description="Stored image paths (the key's uploads or the data directory).",
+        json_schema_extra=owned("path"),
     )
     date: dt.date | None = Field(None, description="Claim date (YYYY-MM-DD); later sources are excluded.")
     author: str | None = Field(None, max_length=300)
@@ -167,7 +171,15 @@ def check(params: CheckParams, progress: JobContext) -> Report:
         progress(min(0.95, steps["n"] / total), f"round {info.get('round')}: {stage} done ({detail})")
 
     progress(0.01, "planning")
-    fc = check_claim(req, cfg, on_event=on_event, thread_id=f"job-{progress.job_id}" if progress.job_id else None)
+    owner = job_owner(progress.job_id)  # the documents the submitting key added: searched beside the corpus
+    own = (private_collection(cfg.corpus, owner),) if owner and owner != LOCAL else ()
+    fc = check_claim(
+        req,
+        cfg,
+        on_event=on_event,
+        thread_id=f"job-{progress.job_id}" if progress.job_id else None,
+        extra_corpora=own,
+    )
     progress(1.0, f"verdict: {fc.label.name}")
     return fact_check_report(fc)
 
@@ -176,7 +188,11 @@ class BatchParams(BaseModel):
     """A dataset file to fact-check claim by claim."""
 
     dataset: Literal["averitec", "mocheg", "verite"] = "averitec"
-    path: str | None = Field(None, description="Dataset file (uploads or data directory); default the shipped one.")
+    path: str | None = Field(
+        None,
+        description="Dataset file (the key's uploads or the data directory); default the shipped one.",
+        json_schema_extra=owned("path"),
+    )
     limit: int = Field(10, ge=1, le=1000)
     corpus: str | None = Field(
         None,

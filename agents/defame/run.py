@@ -191,6 +191,7 @@ def check_claim(
     checkpointer: Any = "default",
     thread_id: str | None = None,
     on_event: Event | None = None,
+    extra_corpora: tuple[str, ...] = (),
 ) -> FactCheck:
     """Run DEFAME on one claim.
 
@@ -201,13 +202,14 @@ def check_claim(
         checkpointer: "default" (SQLite/Postgres per settings), None (no checkpoints) or a saver.
         thread_id: checkpoint thread; default derived from claim and config.
         on_event: called with ``(stage, info)`` after every stage.
+        extra_corpora: collections searched beside ``config.corpus`` (the submitting key's own documents).
     """
     from agents.defame.graph import build_graph
     from core.checkpoint import checkpointer as open_checkpointer
 
     config = config or DefameConfig()
     claim = to_claim(request) if isinstance(request, ClaimRequest) else dict(request)
-    ctx = DefameContext(config=config, store=store, on_event=on_event)
+    ctx = DefameContext(config=config, store=store, on_event=on_event, extra_corpora=extra_corpora)
     thread_id = thread_id or thread_for(claim, config)
     run_cfg = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
     t0 = time.perf_counter()

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agents.pae.sites import SITE_NAMES
+from core.ownership import owned
 
 RewardSource = Literal["oracle", "llm", "random"]
 Dispatch = Literal["inline", "celery"]
@@ -111,7 +112,9 @@ class RunConfig(BaseModel):
         None,
         max_length=500,
         description="SFT adapter to start from (skips SFT): a directory inside the artifact store, the data "
-        "directory or <home>/uploads, or the id of a stored adapter artifact (adapter.tar.gz).",
+        "directory or <home>/uploads, or the id of a stored adapter artifact (adapter.tar.gz); over the API, "
+        "an artifact of the key's own jobs or a directory of the data directory.",
+        json_schema_extra=owned("artifact-or-path"),
     )
     keep_screenshots: bool = Field(True, description="Store a screenshot per step.")
 

@@ -126,3 +126,21 @@ class ArtifactRow(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class OwnedObject(Base):
+    """A stored object an API key may name in job params: an upload's digest, a server file, a checkpoint.
+
+    Job params can name things stored on the server (``image_sha256``, DEFAME's image paths, any4's
+    checkpoint ids, PAE's ``sft_adapter``); a key may name only its own (:mod:`core.ownership`). Artifacts
+    a job produced belong to the job's owner already; this table records the rest, one row per key: the
+    same bytes uploaded by two keys belong to both.
+    """
+
+    __tablename__ = "owned_objects"
+    __table_args__ = (UniqueConstraint("kind", "ref", "owner", name="uq_owned_objects_kind_ref_owner"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(40))
+    ref: Mapped[str] = mapped_column(String(1000))
+    owner: Mapped[str] = mapped_column(String(32), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime(), default=utcnow)

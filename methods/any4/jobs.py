@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 
 from core.config import get_settings
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.ownership import owned
 from methods.any4.experiment import DEFAULT_VARIANTS
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,11 @@ class QuantizeParams(Params):
 
 
 class EvaluateParams(Params):
-    checkpoint: str = Field(..., description="Checkpoint id returned by any4.quantize.")
+    checkpoint: str = Field(
+        ...,
+        description="Checkpoint id returned by any4.quantize (one of the key's own quantize jobs).",
+        json_schema_extra=owned("any4-checkpoint"),
+    )
     eval_set: Literal["wikitext2", "math"] = Field("wikitext2", description="Text to score.")
     eval_windows: int = Field(4, ge=1, le=64)
     seqlen: int = Field(256, ge=32, le=2048)

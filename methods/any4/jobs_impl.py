@@ -12,6 +12,7 @@ import torch
 
 from core.config import get_settings
 from core.jobs import JobContext, Report
+from core.ownership import record_for_job
 from methods.any4 import plots
 from methods.any4.calibrate import read_default_prompt
 from methods.any4.checkpoint import load_quantized, read_meta, save_quantized
@@ -146,6 +147,7 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
             metadata={"base": base.name, "summary": summary.to_dict()},
         )
         rep.metrics["checkpoint"] = ckpt
+        record_for_job("any4-checkpoint", ckpt, progress.job_id)  # any4.evaluate may name it: this job's key
     rep.data = {
         "config": cfg.to_dict(),
         "model": base.name,

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.ownership import owned
 from methods.fourier_mamba.config import PRESETS
 
 PresetName = Literal["cpu", "spec", "tiny"]
@@ -64,7 +65,10 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
 
 class DerainParams(BaseModel):
     image_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of an uploaded image in the artifact store (the key's own upload).",
+        json_schema_extra=owned("upload"),
     )
     sample: Literal["rain100l_1", "rain100l_2", "rain100l_3", "china", "flower"] | None = Field(
         None, description="A sample: a real Rain100L rainy image (with its ground truth) or a clean photo."

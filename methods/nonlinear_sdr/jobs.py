@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.ownership import owned
 from methods.nonlinear_sdr.config import PRESETS
 from methods.nonlinear_sdr.realdata import DATASETS
 from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS
@@ -35,7 +36,10 @@ class FitParams(BaseModel):
 
     dataset: DatasetName | None = Field("wine", description="A dataset bundled with scikit-learn (ignored for a CSV).")
     csv_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded CSV in the artifact store."
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of an uploaded CSV in the artifact store (the key's own upload).",
+        json_schema_extra=owned("upload"),
     )
     response: str | None = Field(None, max_length=200, description="The response column of the CSV.")
     method: Method = Field("kernel", description="linear / kernel / neural principal machine, or SIR/SAVE/DR/pHd.")

@@ -15,13 +15,17 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.ownership import owned
 
 
 class ImageRef(BaseModel):
     """Exactly one image reference."""
 
     image_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of an uploaded image in the artifact store (the key's own upload).",
+        json_schema_extra=owned("upload"),
     )
     digit_index: int | None = Field(None, ge=0, le=296, description="Index into the 297 held-out digits.")
     example: Literal["boy.jpg", "hiking.jpg", "horse.jpg"] | None = Field(

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.ownership import owned
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 DatasetName = Literal["scenes", "objects", "objects20", "digits", "photos", "examples"]
@@ -56,7 +57,10 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
 
 class ZeroShotParams(BaseModel):
     image_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of an uploaded image in the artifact store."
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of an uploaded image in the artifact store (the key's own upload).",
+        json_schema_extra=owned("upload"),
     )
     dataset: DatasetName = Field(
         "objects", description="Dataset of the image when no upload is given; also the default classes."

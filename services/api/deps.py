@@ -164,8 +164,10 @@ def one_connection():
 def submit(
     method: str, params: dict[str, Any] | None, *, key: ApiKey, idempotency_key: str | None = None
 ) -> tuple[Job, bool]:
-    """Validate, record and enqueue a job for ``key``; unknown method → 404, bad params → 422."""
+    """Validate, record and enqueue a job for ``key``; unknown method → 404, bad params → 422, a stored object
+    named in params that is not the key's → 404."""
     allowed_models_or_422(method, params)
+    owned_or_404(method, params, key)
     try:
         job, created = submit_job(method, params, owner=key.id, idempotency_key=idempotency_key, enqueue=enqueue)
         if not created:
@@ -199,6 +201,17 @@ def allowed_models_or_422(method: str, params: dict[str, Any] | None) -> None:
                 "allowed_models": exc.allowed,
             },
         ) from None
+
+
+def owned_or_404(method: str, params: dict[str, Any] | None, key: ApiKey) -> None:
+    """Params may name only stored objects of the key (uploads, artifacts, checkpoints, server files): another
+    key's answers 404, exactly like one that does not exist (:mod:`core.ownership`)."""
+    from core.ownership import NotOwned, check
+
+    try:
+        check(method, params, owner=key.id, admin=is_admin(key))
+    except NotOwned as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
 
 
 def same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) -> None:

@@ -74,6 +74,28 @@ def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage
     return UploadedImage(filename=filename, data=data, format=fmt, width=w, height=h)
 
 
+def store_upload(data: bytes, *, name: str, owner: str) -> str:
+    """Put an upload into the artifact store and record it as ``owner``'s; returns its SHA-256.
+
+    Job params name uploads by digest (``image_sha256``); a key may name only its own
+    (:func:`core.ownership.check_params`), so every upload the API stores is recorded for its key.
+    """
+    from core.artifacts import get_artifact_store
+    from core.ownership import record
+
+    sha = get_artifact_store().put_bytes(data, name=name).sha256
+    record("upload", sha, owner=owner)
+    return sha
+
+
+def record_server_file(path: str, *, owner: str) -> str:
+    """Record a file the API wrote for ``owner`` (DEFAME's stored images), so its jobs may name it; returns it."""
+    from core.ownership import record
+
+    record("path", path, owner=owner)
+    return path
+
+
 async def read_image(file: UploadFile) -> UploadedImage:
     """Read and validate one uploaded image."""
     return validate_image_bytes(await read_upload(file), file.filename or "upload")

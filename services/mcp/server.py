@@ -19,6 +19,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from core.jobs import InvalidParams, UnknownMethod, list_methods, load_all
+from core.ownership import NotOwned
+from core.ownership import check as check_owned
 from services.mcp import resources
 from services.mcp.jobs import Dispatch, JobState, follow, submit
 
@@ -119,11 +121,16 @@ def build_server(*, dispatch: Dispatch = "inline", owner: str = "mcp", poll_s: f
         return types.ListToolsResult(tools=tool_list())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        caller = _caller(ctx)
+
+        def checked_submit() -> str:
+            if caller is not None:  # an HTTP key names only its own stored objects (stdio: the operator)
+                check_owned(params.name, params.arguments, owner=caller[0], admin=caller[1])
+            return submit(params.name, params.arguments, owner=_owner(ctx, owner), dispatch=dispatch)
+
         try:
-            job_id = await anyio.to_thread.run_sync(
-                lambda: submit(params.name, params.arguments, owner=_owner(ctx, owner), dispatch=dispatch)
-            )
-        except UnknownMethod as exc:
+            job_id = await anyio.to_thread.run_sync(checked_submit)
+        except (UnknownMethod, NotOwned) as exc:
             return _error(str(exc))
         except InvalidParams as exc:
             return _error(

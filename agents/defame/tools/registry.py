@@ -98,7 +98,9 @@ def _web_engine(ctx: DefameContext, *, images: bool = False):
     if ext.search_backend == "searxng" and ext.searxng_url:
         return SearxngSearch(ext, images=images)
     store = ctx.vectorstore()
-    return CorpusSearch(store, images_collection(ctx.config.corpus) if images else ctx.config.corpus)
+    if images:
+        return CorpusSearch(store, images_collection(ctx.config.corpus))
+    return CorpusSearch(store, ctx.config.corpus, extra=ctx.extra_corpora)
 
 
 def available_actions(claim: dict[str, Any], ctx: DefameContext, used_limited: list[str]) -> list[ActionSpec]:

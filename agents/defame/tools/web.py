@@ -31,21 +31,27 @@ class CorpusSearch:
     metadata. With ``claim_id`` the search is restricted to that claim's
     documents (the AVeriTeC knowledge-store semantics). MiniLM vectors are
     unit-length, so the collection's cosine ranking equals the paper's
-    Euclidean kNN ranking.
+    Euclidean kNN ranking. ``extra`` collections (the submitting key's own
+    documents) are searched too, and the nearest ``k`` of all are kept.
     """
 
     name = "corpus"
 
-    def __init__(self, store: Any, collection: str) -> None:
-        self.store, self.collection = store, collection
+    def __init__(self, store: Any, collection: str, *, extra: tuple[str, ...] = ()) -> None:
+        self.store, self.collection, self.extra = store, collection, tuple(extra)
+
+    def _collections(self) -> list[str]:
+        return [c for c in (self.collection, *self.extra) if self.store.count(c) > 0]
 
     def available(self) -> bool:
-        return self.store.count(self.collection) > 0
+        return bool(self._collections())
 
     def search(self, query: str, *, k: int, claim_id: str | None = None, **_: Any) -> list[Source]:
         # a claim's own documents: tagged claim_id (uploaded corpora) or gold_for (the oracle corpora)
         where = {"$or": [{"claim_id": str(claim_id)}, {"gold_for": str(claim_id)}]} if claim_id is not None else None
-        hits = self.store.query(self.collection, text=query, k=k, where=where)
+        collections = [self.collection] if not self.extra else self._collections()
+        hits = [h for c in collections for h in self.store.query(c, text=query, k=k, where=where)]
+        hits = sorted(hits, key=lambda h: h.distance)[:k] if len(collections) > 1 else hits
         out = []
         for h in hits:
             m = h.metadata or {}

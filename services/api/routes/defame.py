@@ -25,9 +25,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, File, Form, HTTPException, Path, Query, UploadFile, status
 from pydantic import BaseModel
 
-from services.api.deps import ApiKeyDep, submit
+from services.api.deps import ApiKeyDep, is_admin, submit
 from services.api.schemas import JobPublic
-from services.api.uploads import read_image, read_upload
+from services.api.uploads import read_image, read_upload, record_server_file
 
 router = APIRouter(tags=["defame"])
 MAX_IMAGES = 8
@@ -64,14 +64,29 @@ class DocumentPublic(BaseModel):
     chunks: int
     chars: int
     preview: str
+    shared: bool = True  # in the operator's shared corpus (read-only to ordinary keys), else the key's own
 
 
-def _status(corpus: str) -> dict[str, Any]:
+def _own_collection(corpus: str, key) -> str:
+    """Where ``key`` adds and deletes documents of ``corpus``: the shared collection for an admin key, else
+    the key's own (:func:`core.ownership.private_collection`), which only its fact-checks search."""
+    from core.ownership import private_collection
+
+    return corpus if is_admin(key) else private_collection(corpus, key.id)
+
+
+def _status(corpus: str, key) -> dict[str, Any]:
+    """The evidence a fact-check of ``key`` on ``corpus`` reaches: the shared corpus and the key's own documents."""
     from agents.defame.evidence import evidence_status
     from core.config import get_settings
     from core.vectorstore import get_vectorstore
 
-    return evidence_status(get_vectorstore(), corpus, get_settings().defame).to_json()
+    store = get_vectorstore()
+    out = evidence_status(store, corpus, get_settings().defame).to_json()
+    own = _own_collection(corpus, key)
+    if own != corpus and (n := store.count(own)):
+        out.update(chunks=out["chunks"] + n, warning=None, ways_out=[], empty=False)
+    return out
 
 
 @router.post("/factcheck", response_model=FactcheckJobPublic, status_code=status.HTTP_201_CREATED)
@@ -107,7 +122,7 @@ async def factcheck(
     for f in images:
         img = await read_image(f)  # 413 / 415 on bad uploads
         try:
-            paths.append(str(store_image(img.data)))
+            paths.append(record_server_file(str(store_image(img.data)), owner=key.id))
         except ValueError as exc:
             raise HTTPException(415, str(exc)) from None
     params = {
@@ -122,22 +137,27 @@ async def factcheck(
     }
     if not re.fullmatch(CORPUS_PATTERN, corpus):
         raise HTTPException(422, f"invalid corpus name {corpus!r}")
-    evidence = _status(corpus)
+    evidence = _status(corpus, key)
     job, _ = submit("defame.check", params, key=key)
     return FactcheckJobPublic(**JobPublic.model_validate(job).model_dump(), evidence=EvidencePublic(**evidence))
 
 
 @router.get("/evidence", response_model=EvidencePublic)
 def evidence(key: ApiKeyDep, corpus: CorpusQuery = "defame-default") -> EvidencePublic:
-    return EvidencePublic(**_status(corpus))
+    return EvidencePublic(**_status(corpus, key))
 
 
 @router.get("/evidence/documents", response_model=list[DocumentPublic])
 def documents(key: ApiKeyDep, corpus: CorpusQuery = "defame-default") -> list[DocumentPublic]:
+    """The shared corpus's documents (``shared``), then the ones this key added (only the key sees those)."""
     from agents.defame.evidence import list_documents
     from core.vectorstore import get_vectorstore
 
-    return [DocumentPublic(**d) for d in list_documents(get_vectorstore(), corpus)]
+    store, own = get_vectorstore(), _own_collection(corpus, key)
+    rows = [DocumentPublic(**d) for d in list_documents(store, corpus)]
+    if own != corpus:
+        rows += [DocumentPublic(**d, shared=False) for d in list_documents(store, own)]
+    return rows
 
 
 @router.post("/evidence/documents", response_model=list[DocumentPublic], status_code=status.HTTP_201_CREATED)
@@ -157,14 +177,16 @@ async def add_documents(
             dt.date.fromisoformat(date.strip())
         except ValueError:
             raise HTTPException(422, f"malformed date {date!r}: use YYYY-MM-DD") from None
-    out = []
+    out, own = [], _own_collection(corpus, key)
     for f in files:
         data = await read_upload(f, max_bytes=MAX_DOCUMENT_BYTES)  # 413 when larger
         try:
-            row = add_document(get_vectorstore(), corpus, filename=f.filename or "document.txt", data=data, date=date)
+            row = add_document(
+                get_vectorstore(), own, filename=f.filename or "document.txt", data=data, date=date, corpus_label=corpus
+            )
         except ValueError as exc:
             raise HTTPException(415, str(exc)) from None
-        out.append(DocumentPublic(**row))
+        out.append(DocumentPublic(**row, shared=own == corpus))
     return out
 
 
@@ -177,6 +199,6 @@ def delete_document(
     from agents.defame.evidence import delete_document as delete
     from core.vectorstore import get_vectorstore
 
-    if not delete(get_vectorstore(), corpus, document_id):
+    if not delete(get_vectorstore(), _own_collection(corpus, key), document_id):  # shared ones: admin keys only
         raise HTTPException(404, f"no document {document_id} in {corpus}")
     return {"deleted": document_id, "corpus": corpus}

@@ -22,7 +22,7 @@ from methods.fourier_mamba.jobs import DerainParams, TrainParams, train_queue
 from services.api.deps import ApiKeyDep, submit
 from services.api.forms import form_model
 from services.api.schemas import JobPublic
-from services.api.uploads import read_image
+from services.api.uploads import read_image, store_upload
 
 router = APIRouter(prefix="/fourier_mamba", tags=["fourier_mamba"])
 
@@ -36,10 +36,8 @@ async def derain(
     fields: Annotated[DerainForm, Form()],
 ) -> JobPublic:
     """Derain an uploaded image with the trained FourierMamba model."""
-    from core.artifacts import get_artifact_store
-
     img = await read_image(image)  # 413 / 415 on bad uploads
-    sha = get_artifact_store().put_bytes(img.data, name=img.filename).sha256
+    sha = store_upload(img.data, name=img.filename or "image", owner=key.id)
     job, _ = submit("fourier_mamba.derain", {**fields.model_dump(), "image_sha256": sha}, key=key)
     return JobPublic.model_validate(job)
 

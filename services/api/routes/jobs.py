@@ -69,12 +69,13 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
     An item's ``idempotency_key`` works as on ``POST /v1/jobs`` (per key owner, across batches and
     single submissions): retrying a whole batch after a timeout creates nothing twice.
     """
-    refused: dict[int, Any] = {}  # items naming an LLM off the allow-list (issue #27): 422, nothing written
+    refused: dict[int, HTTPException] = {}  # an LLM off the allow-list (422), another key's object (404)
     for i, j in enumerate(body.jobs):
         try:
             deps.allowed_models_or_422(j.method, j.params)
+            deps.owned_or_404(j.method, j.params, key)
         except HTTPException as exc:
-            refused[i] = exc.detail
+            refused[i] = exc
     kept = [i for i in range(len(body.jobs)) if i not in refused]
     items = [BatchItem(body.jobs[i].method, body.jobs[i].params, body.jobs[i].idempotency_key) for i in kept]
     with deps.one_connection():  # the batch's broker messages go out over one producer
@@ -83,7 +84,7 @@ def create_jobs_batch(body: BatchCreate, key: ApiKeyDep) -> BatchPublic:
     out: list[BatchItemPublic] = []
     for i in range(len(body.jobs)):
         if i in refused:
-            out.append(BatchItemPublic(index=i, status=422, error=refused[i]))
+            out.append(BatchItemPublic(index=i, status=refused[i].status_code, error=refused[i].detail))
             continue
         r = done[i]
         if r.error is not None:

@@ -21,7 +21,7 @@ from methods.nonlinear_sdr.jobs import FitParams
 from services.api.deps import ApiKeyDep, submit
 from services.api.forms import form_model
 from services.api.schemas import JobPublic
-from services.api.uploads import read_upload
+from services.api.uploads import read_upload, store_upload
 
 router = APIRouter(prefix="/sdr", tags=["nonlinear_sdr"])
 
@@ -37,7 +37,6 @@ async def sdr_fit(
     fields: Annotated[SdrFitForm, Form()],
 ) -> JobPublic:
     """Find the sufficient predictors of the uploaded table (linear / kernel / neural principal machine, or SIR...)."""
-    from core.artifacts import get_artifact_store
     from methods.nonlinear_sdr.fit import read_csv
 
     data = await read_upload(table)  # 413 / 400 on bad uploads
@@ -47,6 +46,6 @@ async def sdr_fit(
         read_csv(data, fields.response)
     except ValueError as exc:
         raise HTTPException(422, f"{table.filename or 'table'}: {exc}") from None
-    sha = get_artifact_store().put_bytes(data, name=table.filename or "table.csv").sha256
+    sha = store_upload(data, name=table.filename or "table.csv", owner=key.id)
     job, _ = submit("nonlinear_sdr.fit", {**fields.model_dump(), "dataset": None, "csv_sha256": sha}, key=key)
     return JobPublic.model_validate(job)

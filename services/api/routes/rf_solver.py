@@ -21,7 +21,7 @@ from methods.rf_solver.jobs import EditParams, ReconstructParams
 from services.api.deps import ApiKeyDep, submit
 from services.api.forms import form_model
 from services.api.schemas import JobPublic
-from services.api.uploads import read_image
+from services.api.uploads import read_image, store_upload
 
 router = APIRouter(prefix="/rf", tags=["rf_solver"])
 
@@ -30,11 +30,9 @@ EditForm = form_model(EditParams, exclude=UPLOAD_REPLACES, name="RfEditForm")
 ReconstructForm = form_model(ReconstructParams, exclude=UPLOAD_REPLACES, name="RfReconstructForm")
 
 
-async def _store(image: UploadFile) -> str:
-    from core.artifacts import get_artifact_store
-
+async def _store(image: UploadFile, key: ApiKeyDep) -> str:
     img = await read_image(image)  # 413 / 415 on bad uploads
-    return get_artifact_store().put_bytes(img.data, name=img.filename).sha256
+    return store_upload(img.data, name=img.filename or "image", owner=key.id)
 
 
 @router.post("/edit", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
@@ -44,7 +42,7 @@ async def rf_edit(
     fields: Annotated[EditForm, Form()],
 ) -> JobPublic:
     """Invert the image under ``source_label`` and resample it under ``target_label`` (RF-Edit)."""
-    sha = await _store(image)
+    sha = await _store(image, key)
     job, _ = submit("rf.edit", {**fields.model_dump(), "image_sha256": sha}, key=key)
     return JobPublic.model_validate(job)
 
@@ -56,6 +54,6 @@ async def rf_reconstruct(
     fields: Annotated[ReconstructForm, Form()],
 ) -> JobPublic:
     """Reconstruction error vs NFE, Euler vs RF-Solver-2 at equal NFE."""
-    sha = await _store(image)
+    sha = await _store(image, key)
     job, _ = submit("rf.reconstruct", {**fields.model_dump(), "image_sha256": sha}, key=key)
     return JobPublic.model_validate(job)

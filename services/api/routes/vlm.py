@@ -20,7 +20,7 @@ from core.device import AMP_HELP, DEVICE_HELP, AmpName, DeviceName
 from methods.vlm.jobs import DatasetName
 from services.api.deps import ApiKeyDep, submit
 from services.api.schemas import JobPublic
-from services.api.uploads import read_image
+from services.api.uploads import read_image, store_upload
 
 router = APIRouter(prefix="/vlm", tags=["vlm"])
 Split = Literal["train", "val", "test"]
@@ -115,10 +115,8 @@ async def zeroshot(
     amp: Annotated[AmpName, Form(description=AMP_HELP)] = "off",
 ) -> JobPublic:
     """Store the upload (413/415 on bad images) and submit ``vlm.zeroshot`` on it."""
-    from core.artifacts import get_artifact_store
-
     img = await read_image(image)
-    sha = get_artifact_store().put_bytes(img.data, name=img.filename).sha256
+    sha = store_upload(img.data, name=img.filename or "image", owner=key.id)
     names = [c.strip() for c in classnames.split(",") if c.strip()]
     params = {"image_sha256": sha, "classnames": names, "template": template, "preset": preset}
     params |= {"device": device, "amp": amp} if (device, amp) != ("cpu", "off") else {}
