@@ -1,12 +1,12 @@
 """any4 jobs: ``any4.quantize``, ``any4.evaluate`` and the reproducer ``any4``.
 
-Queues: both jobs are registered on ``cpu``, a fixed value, so every host (API, CLI,
-workers, with or without CUDA) lists the same methods on the same queues. The job itself
-adapts to where it runs: the k-means always runs on the CPU, and a worker that sees CUDA
-evaluates the quantized model through the Triton kernel (``jobs_impl._device``). A GPU
-host takes these jobs by consuming ``cpu`` as well (``PAPERWORKS_WORKER_QUEUES=cpu,gpu``).
-Choosing ``gpu`` per job at submit time would need a params field asking for a device
-(``device="cuda"``); neither params model has one, so there is nothing to route on.
+Queues: both jobs are registered on ``cpu``, a fixed value, so every host (API, CLI, workers,
+with or without CUDA) lists the same methods on the same queues. Where a job runs is decided at
+submission from its params' ``device`` (:mod:`core.jobs.routing`): ``cuda``, and ``auto`` where
+the deployment declares GPU workers (``PAPERWORKS_GPU_WORKERS=1``), go to the ``gpu`` queue, which
+a GPU worker consumes alone (``paperworks worker --queues gpu``; a GPU host does not take ``cpu``
+work: docs/GPU.md). The k-means always runs on the CPU; the quantized model is evaluated through
+the Triton kernel where the job runs on CUDA.
 """
 
 from __future__ import annotations
