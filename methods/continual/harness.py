@@ -183,6 +183,8 @@ def run_experiment(
     n_tasks: int | None = None,
     threads: int | None = 1,
     progress: JobContext | None = None,
+    device: Any = None,
+    amp: str = "off",
 ) -> ExperimentResult:
     """Run registered method ``method`` once per seed on ``dataset`` and keep every run.
 
@@ -190,6 +192,7 @@ def run_experiment(
     subsample (``samples_per_class``) and the learner's initialisation. The train/test split
     itself is the dataset's fixed split, so test sets are comparable across seeds.
     ``threads`` sets torch's intra-op threads for the run (see :func:`torch_threads`).
+    ``device``/``amp`` go to the learner's factory (see :meth:`LearnerSpec.build`).
     """
     progress = progress or null_context()
     spec = get_learner(method)
@@ -207,7 +210,7 @@ def run_experiment(
         stream = make_stream(
             split, classes_per_task=classes_per_task, seed=seed, samples_per_class=samples_per_class, n_tasks=n_tasks
         )
-        learner = spec.build(opts, seed=seed, stream=stream)
+        learner = spec.build(opts, seed=seed, stream=stream, device=device, amp=amp)
         if tuple(learner.heads) != tuple(spec.heads):
             exp.heads = list(learner.heads)
         sub = progress.sub(i / len(seeds), (i + 1) / len(seeds))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, register_method
 from methods.continual.data import DATASETS
 from methods.continual.harness import run_experiment, seed_list
@@ -13,8 +14,8 @@ from methods.continual.learner import get_learner
 from methods.continual.report import experiment_report
 
 
-class ContinualParams(BaseModel):
-    """What to run: a harness method on a dataset cut into class-incremental tasks."""
+class ContinualParams(DeviceParams):
+    """What to run: a harness method on a dataset cut into class-incremental tasks (on ``device``)."""
 
     method: str = Field(
         "dpcr",
@@ -47,6 +48,8 @@ class ContinualParams(BaseModel):
                 f"(X-TAIL learners run with job lada.xtail)"
             )
         spec.validate_options(self.options)
+        if not spec.takes_device and (self.device == "cuda" or self.amp != "off"):
+            raise ValueError(f"{self.method!r} runs on the CPU only: use device cpu (or auto) and amp off")
         return self
 
 
@@ -60,6 +63,10 @@ class ContinualParams(BaseModel):
 )
 def run(params: ContinualParams, progress: JobContext) -> Report:
     """Run ``params.method`` over ``params.seeds`` seeds and report every head's metrics."""
+    spec = get_learner(params.method)
+    dev = resolve_device(params.device)
+    if not spec.takes_device and dev.type != "cpu":  # ``auto`` on a GPU worker: this learner stays on the CPU
+        dev = resolve_device("cpu")
     exp = run_experiment(
         params.method,
         seeds=seed_list(params.seeds, params.first_seed),
@@ -70,11 +77,14 @@ def run(params: ContinualParams, progress: JobContext) -> Report:
         n_tasks=params.n_tasks,
         threads=params.threads,
         progress=progress,
+        device=dev,
+        amp=params.amp,
     )
     report = experiment_report(
         exp,
         title=f"{params.method} on {params.dataset}"
         + (f", {params.samples_per_class} samples/class" if params.samples_per_class else ""),
     )
+    report.metrics.update(device_provenance(dev, params.amp))
     progress(1.0, "done")
     return report

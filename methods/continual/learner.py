@@ -24,10 +24,15 @@ registering a factory::
     def make(options: Options, *, seed: int, stream: TaskStream) -> ContinualLearner: ...
 
 Registration happens in the method's ``jobs.py`` (imported by ``core.jobs.load_all``).
+
+A torch method that can run on an accelerator takes ``device`` (a ``torch.device``) and ``amp``
+(``"off"``/``"bf16"``) as keyword arguments of its factory; the harness passes them when a run asks
+for a device. A factory without them (NumPy learners) runs on the CPU only.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -85,9 +90,39 @@ class LearnerSpec:
             )
             raise ValueError(f"invalid options for {self.name}: {msgs}") from None
 
-    def build(self, options: dict[str, Any] | BaseModel | None, *, seed: int, stream: TaskStream) -> ContinualLearner:
+    @property
+    def takes_device(self) -> bool:
+        """Whether the factory accepts ``device`` and ``amp`` (it can run on an accelerator)."""
+        names = inspect.signature(self.factory).parameters
+        return "device" in names and "amp" in names
+
+    def build(
+        self,
+        options: dict[str, Any] | BaseModel | None,
+        *,
+        seed: int,
+        stream: TaskStream,
+        device: Any = None,
+        amp: str = "off",
+    ) -> ContinualLearner:
+        """A learner for ``stream``; ``device``/``amp`` go to a factory that takes them.
+
+        ``device=None`` leaves the factory's default. A factory without a device refuses any
+        device but the CPU and any ``amp`` but ``"off"``.
+        """
         opts = options if isinstance(options, BaseModel) else self.validate_options(options)
-        learner = self.factory(opts, seed=seed, stream=stream)
+        kwargs: dict[str, Any] = {}
+        if self.takes_device:
+            if device is not None:
+                kwargs["device"] = device
+            if amp != "off":
+                kwargs["amp"] = amp
+        elif (device is not None and str(device) != "cpu") or amp != "off":
+            raise ValueError(
+                f"continual method {self.name!r} runs on the CPU only (its factory takes no device); "
+                f"got device={str(device)!r}, amp={amp!r}"
+            )
+        learner = self.factory(opts, seed=seed, stream=stream, **kwargs)
         if not isinstance(learner, ContinualLearner):
             raise TypeError(f"{self.name} factory returned {type(learner).__name__}")
         return learner

@@ -46,6 +46,8 @@ def run_with_final_predictions(
     samples_per_class: int | None = None,
     threads: int | None = 1,
     progress: JobContext | None = None,
+    device: Any = None,
+    amp: str = "off",
 ) -> tuple[ExperimentResult, FinalPredictions]:
     """The harness protocol (same streams, learners and accuracy matrices) plus final predictions."""
     progress = progress or null_context()
@@ -63,7 +65,7 @@ def run_with_final_predictions(
     final = FinalPredictions()
     for i, seed in enumerate(seeds):
         stream = make_stream(split, classes_per_task=classes_per_task, seed=seed, samples_per_class=samples_per_class)
-        learner = spec.build(opts, seed=seed, stream=stream)
+        learner = spec.build(opts, seed=seed, stream=stream, device=device, amp=amp)
         exp.heads = list(learner.heads)
         sub = progress.sub(i / len(seeds), (i + 1) / len(seeds))
         with torch_threads(threads):

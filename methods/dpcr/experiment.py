@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from core.device import device_provenance, resolve_device
 from core.jobs import JobContext, Report
 from methods.continual.harness import ExperimentResult, run_experiment, seed_list
 from methods.dpcr.analysis import FinalPredictions, run_with_final_predictions
@@ -58,15 +59,25 @@ def _config(quick: bool, overrides: dict) -> dict:
     return cfg.model_dump(mode="json")
 
 
-def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = False, threads: int = 1) -> Report:
+def run_reproduction(
+    progress: JobContext,
+    *,
+    seeds: int = 5,
+    quick: bool = False,
+    threads: int = 1,
+    device: str = "cpu",
+    amp: str = "off",
+) -> Report:
     """Run the three experiments over ``seeds`` seeds and build the results report.
 
     ``quick`` swaps in the tiny schedule (tests and smoke runs; never used for docs/results).
+    ``device``/``amp``: where the backbones train (the closed-form parts run on the CPU).
     """
     if not (isinstance(seeds, int) and 1 <= seeds <= 20):
         raise ValueError("seeds must be an integer in 1..20")
     if not (isinstance(threads, int) and 1 <= threads <= 64):
         raise ValueError("threads must be an integer in 1..64")
+    dev = resolve_device(device)
     t0, cpu0 = time.perf_counter(), time.process_time()
     plan = _experiments()
     exps: dict[str, ExperimentResult] = {}
@@ -83,6 +94,8 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
             samples_per_class=spc,
             threads=threads,
             progress=progress.sub(bounds[i], bounds[i + 1]),
+            device=dev,
+            amp=amp,
         )
         if overrides.get("gamma_sweep"):
             exps[key], finals[key] = run_with_final_predictions("dpcr", **kwargs)
@@ -90,4 +103,8 @@ def run_reproduction(progress: JobContext, *, seeds: int = 5, quick: bool = Fals
             exps[key] = run_experiment("dpcr", **kwargs)
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
-    return build_report(exps, plan, seeds=seeds, quick=quick, threads=threads, elapsed=elapsed, cpu=cpu, finals=finals)
+    report = build_report(
+        exps, plan, seeds=seeds, quick=quick, threads=threads, elapsed=elapsed, cpu=cpu, finals=finals
+    )
+    report.metrics.update(device_provenance(dev, amp))
+    return report

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_reproducer
 from methods.continual.data import TaskStream
 from methods.continual.learner import ContinualLearner, register_learner
@@ -21,12 +24,14 @@ from methods.dpcr.learner import DPCRLearner
     "Presets: quick (tiny CNN, seconds), spec (§6 schedule, about a minute per seed), "
     "reproduce (as docs/results/dpcr.md).",
 )
-def make_dpcr(options: DPCRConfig, *, seed: int, stream: TaskStream) -> ContinualLearner:
-    """A DPCR learner for ``stream``'s input shape."""
-    return DPCRLearner(options, seed=seed, input_shape=stream.input_shape)
+def make_dpcr(
+    options: DPCRConfig, *, seed: int, stream: TaskStream, device: Any = "cpu", amp: str = "off"
+) -> ContinualLearner:
+    """A DPCR learner for ``stream``'s input shape, training on ``device``."""
+    return DPCRLearner(options, seed=seed, input_shape=stream.input_shape, device=device, amp=amp)
 
 
-class DpcrOptions(ReproducerOptions):
+class DpcrOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce dpcr``."""
 
     seeds: int = Field(5, ge=1, le=20, description="Seeds 0..seeds-1 per experiment.")
@@ -41,4 +46,11 @@ def reproduce(options: DpcrOptions, progress: JobContext) -> Report:
     """Run the spec §6 experiment; the registry writes ``dpcr.md`` (+ ``dpcr/`` figures and JSON)."""
     from methods.dpcr.experiment import run_reproduction
 
-    return run_reproduction(progress, seeds=options.seeds, quick=options.quick, threads=options.threads)
+    return run_reproduction(
+        progress,
+        seeds=options.seeds,
+        quick=options.quick,
+        threads=options.threads,
+        device=options.device,
+        amp=options.amp,
+    )

@@ -20,16 +20,21 @@ ridge matrix, the scale γ competes with), and per old class the share of the TS
 After task t (t ≥ 2): P_t from TSSP on this task's augmented data through f_{t−1} and f_t, each
 arm calibrates its stored classes, adds the new classes' statistics (clean features of f_t) and
 refits; the current task's ridge term comes from the same augmented pass (``current_term``).
+
+The network trains and extracts features on ``device`` (``amp``: bf16 autocast there); features
+come back to the CPU as float64, where every closed-form part runs (NumPy).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import numpy as np
 import torch
 
+from core.device import autocast, resolve_device
 from core.jobs import JobContext, null_context
 from methods.continual.data import Task
 from methods.continual.learner import ContinualLearner
@@ -46,11 +51,22 @@ log = logging.getLogger(__name__)
 class DPCRLearner(ContinualLearner):
     """Exemplar-free class-incremental learner with every DPCR comparison arm as a head."""
 
-    def __init__(self, cfg: DPCRConfig, *, seed: int, input_shape: tuple[int, ...] = (1, 8, 8)) -> None:
+    def __init__(
+        self,
+        cfg: DPCRConfig,
+        *,
+        seed: int,
+        input_shape: tuple[int, ...] = (1, 8, 8),
+        device: Any = "cpu",
+        amp: str = "off",
+    ) -> None:
         self.cfg = cfg
         self.seed = seed
-        torch.manual_seed(seed)
+        self.device = resolve_device(device)
+        self.amp = amp
+        torch.manual_seed(seed)  # the network is initialised on the CPU: the same start on every device
         self.net: Net = build_net(cfg.channels, cfg.head, cfg.cosine_scale_init, in_channels=input_shape[0])
+        self.net.to(self.device)
         self.generator = torch.Generator().manual_seed(seed)  # training: shuffling + augmentation
         # separate stream for the closed-form passes, so the training trajectory does not depend on them
         self.pass_generator = torch.Generator().manual_seed(seed + 7919)
@@ -83,6 +99,7 @@ class DPCRLearner(ContinualLearner):
         diag: dict[str, float] = {}
         old_net = frozen_copy(self.net) if self.n_tasks > 0 else None
         self.net.head.add_classes(len(classes))
+        self.net.to(self.device)  # a head that had no rows yet grew them on the CPU
         t0 = time.perf_counter()
         losses = train_task(
             self.net,
@@ -93,10 +110,11 @@ class DPCRLearner(ContinualLearner):
             old_net=old_net,
             generator=self.generator,
             progress=progress.sub(0.0, 0.9),
+            amp=self.amp,
         )
         diag.update({"train_seconds": time.perf_counter() - t0, "ce": losses["ce"], "kd": losses["kd"]})
         backbone = self.net.backbone
-        feats = extract_features(backbone, task.x_train, batch=cfg.feature_batch)
+        feats = extract_features(backbone, task.x_train, batch=cfg.feature_batch, amp=self.amp)
 
         if self.gamma is None:
             self.gamma, self.gamma_scores = select_gamma(
@@ -148,7 +166,7 @@ class DPCRLearner(ContinualLearner):
             self._seen.append((task.x_train, task.y_train))
             x_all = np.concatenate([x for x, _ in self._seen])
             y_all = np.concatenate([y for _, y in self._seen])
-            f_all = extract_features(backbone, x_all, batch=cfg.feature_batch)
+            f_all = extract_features(backbone, x_all, batch=cfg.feature_batch, amp=self.amp)
             self.oracle = RidgeClassifier.from_solution(joint_ridge(f_all, y_all, self.gamma, n_old + len(classes)))
             diag.update(self._shift_errors(f_all, y_all, n_old))
 
@@ -167,8 +185,8 @@ class DPCRLearner(ContinualLearner):
         for _ in range(self.cfg.tssp_passes):
             xa = random_shift(xt, self.cfg.augment_shift, self.pass_generator)
             if old_net is not None:
-                olds.append(extract_features(old_net.backbone, xa, batch=self.cfg.feature_batch))
-            news.append(extract_features(backbone, xa, batch=self.cfg.feature_batch))
+                olds.append(extract_features(old_net.backbone, xa, batch=self.cfg.feature_batch, amp=self.amp))
+            news.append(extract_features(backbone, xa, batch=self.cfg.feature_batch, amp=self.amp))
         return olds, news
 
     def _shift_errors(self, f_all: np.ndarray, y_all: np.ndarray, n_old: int) -> dict[str, float]:
@@ -190,7 +208,7 @@ class DPCRLearner(ContinualLearner):
         """Backbone features of ``x``, reused while the harness asks every head about the same array."""
         if self._cache is not None and self._cache[0] is x and self._cache[1] == self.n_tasks:
             return self._cache[2]
-        feats = extract_features(self.net.backbone, x, batch=self.cfg.feature_batch)
+        feats = extract_features(self.net.backbone, x, batch=self.cfg.feature_batch, amp=self.amp)
         self._cache = (x, self.n_tasks, feats)
         return feats
 
@@ -205,8 +223,9 @@ class DPCRLearner(ContinualLearner):
             self.net.eval()
             xt = torch.as_tensor(x, dtype=torch.float32)
             bs = self.cfg.feature_batch
-            logits = torch.cat([self.net(xt[i : i + bs]) for i in range(0, len(xt), bs)])
-            return logits[:, : self.n_seen].argmax(dim=1).numpy()
+            with autocast(self.device, self.amp):
+                logits = torch.cat([self.net(xt[i : i + bs].to(self.device)) for i in range(0, len(xt), bs)])
+            return logits[:, : self.n_seen].argmax(dim=1).cpu().numpy()
         feats = self._features(x)
         if head == "oracle":
             clf = self.oracle

@@ -53,10 +53,17 @@ class _GrowingHead(nn.Module):
     def n_classes(self) -> int:
         return sum(b.shape[0] for b in self.blocks)
 
+    def device(self) -> torch.device:
+        """Where the head's parameters live (the CPU before it has any)."""
+        for p in self.parameters():
+            return p.device
+        return torch.device("cpu")
+
     def add_classes(self, n: int) -> None:
+        """Append ``n`` rows, drawn on the CPU (the same numbers on every device) and moved to the head's device."""
         w = torch.empty(n, self.in_dim)
         nn.init.kaiming_uniform_(w, a=5**0.5)
-        self.blocks.append(nn.Parameter(w))
+        self.blocks.append(nn.Parameter(w.to(self.device())))
 
     def weight(self) -> torch.Tensor:
         return torch.cat(list(self.blocks), dim=0)
@@ -82,7 +89,7 @@ class LinearHead(_GrowingHead):
 
     def add_classes(self, n: int) -> None:
         super().add_classes(n)
-        self.biases.append(nn.Parameter(torch.zeros(n)))
+        self.biases.append(nn.Parameter(torch.zeros(n, device=self.device())))
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
         return F.linear(feats, self.weight(), torch.cat(list(self.biases)))
