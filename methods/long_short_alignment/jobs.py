@@ -1,24 +1,27 @@
 """Jobs ``lsa.synthetic``, ``lsa.lm`` and ``lsa.smollm2`` and the reproducer ``long_short_alignment`` (spec §6).
 
 All are CPU-sized (a 2-layer transformer, minutes; SmolLM2-135M on a few windows) and registered on the
-``cpu`` queue. The reproducer fans the synthetic runs out as ``lsa.synthetic`` jobs and the LM seeds as
-``lsa.lm`` jobs when a job sender is registered (a worker or the API process) and runs them in process
-otherwise (finished runs are cached under ``<cache_dir>/long_short_alignment/``).
+``cpu`` queue; each takes ``device`` / ``amp`` (``core.device.DeviceParams``) and runs its torch work there.
+The reproducer fans the synthetic runs out as ``lsa.synthetic`` jobs and the LM seeds as ``lsa.lm`` jobs
+(with its own device and amp) when a job sender is registered (a worker or the API process) and runs them
+in process otherwise (finished runs are cached under ``<cache_dir>/long_short_alignment/``, keyed without
+the device).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.long_short_alignment.config import PRESETS
 
 PE = Literal["nope", "rope", "sinusoidal", "learned"]
 
 
-class SyntheticParams(BaseModel):
+class SyntheticParams(DeviceParams):
     task: Literal["mean", "length", "outrep"] = Field("mean", description="Target: mean, length, or 1/√l (OutRep).")
     pe: PE = Field("nope", description="Position encoding.")
     steps: int = Field(300, ge=1, le=20000, description="Adam steps (spec: 3000).")
@@ -31,11 +34,12 @@ def synthetic(params: SyntheticParams, progress: JobContext) -> Report:
     """Train the small causal transformer on l ~ U{1..10} and report MSE at test lengths up to 50."""
     from methods.long_short_alignment.synthetic import SynthConfig, evaluate, train
 
+    dev = resolve_device(params.device)
     cfg = SynthConfig(
         task=params.task, pe=params.pe, steps=params.steps, seed=params.seed, eval_per_length=params.eval_per_length
     )
-    model, losses = train(cfg, progress)
-    mse = evaluate(model, cfg)
+    model, losses = train(cfg, progress, device=dev, amp=params.amp)
+    mse = evaluate(model, cfg, amp=params.amp)
     report = Report(
         title=f"Synthetic {params.task} / {params.pe}",
         summary=f"final train MSE {losses[-1]:.3g}; test MSE at l=50: {mse[50]}",
@@ -49,10 +53,13 @@ def synthetic(params: SyntheticParams, progress: JobContext) -> Report:
         "final_train_loss": losses[-1],
         "losses": losses[:: max(1, len(losses) // 100)],
     }
+    report.metrics["final_train_loss"] = losses[-1]
+    report.metrics.update({f"mse@{k}": v for k, v in mse.items() if v is not None})
+    report.metrics.update(device_provenance(dev, params.amp))
     return report
 
 
-class LMParams(BaseModel):
+class LMParams(DeviceParams):
     l_train: int = Field(64, ge=16, le=512, description="Training length.")
     d: int = Field(64, ge=16, le=256, description="Model width.")
     layers: int = Field(2, ge=1, le=6, description="Layers.")
@@ -77,6 +84,7 @@ def lm(params: LMParams, progress: JobContext) -> Report:
     from methods.long_short_alignment.lm import LMConfig, run_experiment
     from methods.long_short_alignment.report import lm_tables
 
+    dev = resolve_device(params.device)
     lengths = tuple(params.l_train * k for k in (1, 2, 4))
     cfg = LMConfig(
         l_train=params.l_train,
@@ -91,14 +99,18 @@ def lm(params: LMParams, progress: JobContext) -> Report:
         variants=tuple(dict.fromkeys(params.variants)),
         eval_tokens=params.eval_tokens,
     )
-    result = run_experiment(cfg, get_settings().data_dir, progress)
+    result = run_experiment(cfg, get_settings().data_dir, progress, device=dev, amp=params.amp)
     report = Report(title="Long-short alignment regularizer on a byte LM", summary="")
     lm_tables(report, result, cfg)
     report.data = {"params": params.model_dump(), **result}
+    last = result["runs"][-1]
+    report.metrics["last_train_loss"] = last["train_loss"]
+    report.metrics["last_heldout_nll"] = last["ppl"][f"heldout@{last['l_train']}"]["nll"]
+    report.metrics.update(device_provenance(dev, params.amp))
     return report
 
 
-class SmolParams(BaseModel):
+class SmolParams(DeviceParams):
     l_train: int = Field(128, ge=16, le=1024, description="l1, l2 ~ U[l_train/2, l_train] tokens (spec: 512).")
     n_samples: int = Field(8, ge=2, le=128, description="Suffix pairs (spec: 64).")
     seed: int = Field(0, ge=0, le=10_000, description="Seed of the lengths and end positions.")
@@ -111,8 +123,15 @@ def smollm2(params: SmolParams, progress: JobContext) -> Report:
     from methods.long_short_alignment.report import smol_table
     from methods.long_short_alignment.smol import smollm2_misalignment
 
+    dev = resolve_device(params.device)
     res = smollm2_misalignment(
-        get_settings().data_dir, l_train=params.l_train, n_samples=params.n_samples, seed=params.seed, progress=progress
+        get_settings().data_dir,
+        l_train=params.l_train,
+        n_samples=params.n_samples,
+        seed=params.seed,
+        progress=progress,
+        device=dev,
+        amp=params.amp,
     )
     report = Report(title="Long-short misalignment of SmolLM2-135M (WikiText-2)", summary="")
     smol_table(report, res)
@@ -122,11 +141,12 @@ def smollm2(params: SmolParams, progress: JobContext) -> Report:
         f"(l ∈ [{params.l_train // 2}, {params.l_train}])"
     )
     report.metrics.update({"sce": s["sce"]["mean"], "skl": s["skl"]["mean"], "skl_same": s["skl_same"]["mean"]})
+    report.metrics.update(device_provenance(dev, params.amp))
     report.data = {"params": params.model_dump(), **res}
     return report
 
 
-class Options(ReproducerOptions):
+class Options(ReproducerOptions, DeviceParams):
     PRESETS = PRESETS
     preset: Literal["quick", "seeds5", "spec"] = Field(
         "quick",

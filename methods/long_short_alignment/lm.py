@@ -4,6 +4,9 @@ Corpus: GSM8K train questions+answers and MATH (lms3) train problems+solutions, 
 EOS; held-out: GSM8K/MATH test; out-of-domain: WikiText-2 test. Vocab 259 = 256 bytes + BOS/EOS/PAD.
 Stage A pretrains with α = 0; stage B continues from the same checkpoint for each α with the same
 seed and data order, using the two-window construction (:func:`misalign.two_window_loss`).
+
+Models are initialised on the CPU and trained and evaluated on the run's ``device``; token windows are
+cut from the corpus on the CPU (seeded, the same on every device) and moved there batch by batch.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.nn import functional as F
 
+from core.device import autocast, resolve_device
 from core.train import fit, pin_threads, seed_everything
 from methods.long_short_alignment.misalign import misalignment_metric, sample_l_extra, two_window_loss
 from methods.long_short_alignment.model import CausalTransformer
@@ -100,14 +105,22 @@ def build_lm(cfg: LMConfig) -> CausalTransformer:
 
 
 @torch.no_grad()
-def perplexity(model: CausalTransformer, ids: torch.Tensor, length: int, n_tokens: int, tail: int) -> dict[str, float]:
-    """Non-overlapping windows of ``length``: loss over all positions and over the last ``tail`` positions."""
+def perplexity(
+    model: CausalTransformer, ids: torch.Tensor, length: int, n_tokens: int, tail: int, *, amp: str = "off"
+) -> dict[str, float]:
+    """Non-overlapping windows of ``length``: loss over all positions and over the last ``tail`` positions.
+
+    Runs on the model's device (the windows are moved there).
+    """
     model.eval()
+    dev = next(model.parameters()).device
     n_win = max(1, min(n_tokens // length, (len(ids) - 1) // (length + 1)))
     tot = last = 0.0
     for i in range(0, n_win, 8):
-        xs = torch.stack([ids[j * length : j * length + length + 1] for j in range(i, min(i + 8, n_win))])
-        logits = model(xs[:, :-1]).float()
+        xs = torch.stack([ids[j * length : j * length + length + 1] for j in range(i, min(i + 8, n_win))]).to(dev)
+        with autocast(dev, amp):
+            logits = model(xs[:, :-1])
+        logits = logits.float()
         ce = F.cross_entropy(logits.transpose(1, 2), xs[:, 1:], reduction="none")
         tot += float(ce.mean(1).sum())
         last += float(ce[:, -tail:].mean(1).sum())
@@ -128,25 +141,31 @@ def _batches(ids: torch.Tensor, cfg: LMConfig, seed: int, two_window: bool, l_tr
     return take
 
 
-def evaluate(model, corpus, cfg: LMConfig, variant: str = "b1") -> dict:
+def evaluate(model, corpus, cfg: LMConfig, variant: str = "b1", *, amp: str = "off") -> dict:
     """L_misalign at the stage's l_train, PPL at its evaluation lengths, and the in-distribution train loss."""
     l_train, _, lengths = cfg.stage_b(variant)
     out = {
         "misalign": misalignment_metric(
-            model, corpus["heldout"], l_train=l_train, n_samples=cfg.misalign_samples, seed=cfg.seed
+            model, corpus["heldout"], l_train=l_train, n_samples=cfg.misalign_samples, seed=cfg.seed, amp=amp
         )
     }
     ppl = {}
     for split in ("heldout", "wikitext2"):
         for length in lengths:
-            ppl[f"{split}@{length}"] = perplexity(model, corpus[split], length, cfg.eval_tokens, min(32, length))
+            ppl[f"{split}@{length}"] = perplexity(
+                model, corpus[split], length, cfg.eval_tokens, min(32, length), amp=amp
+            )
     out["ppl"] = ppl
-    out["train_loss"] = perplexity(model, corpus["train"], l_train, cfg.eval_tokens // 2, 16)["nll"]
+    out["train_loss"] = perplexity(model, corpus["train"], l_train, cfg.eval_tokens // 2, 16, amp=amp)["nll"]
     return out
 
 
-def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
-    """Stage A, then stage B for every (variant, α) (same seed/data order), evaluating at ``saves`` points each."""
+def run_experiment(cfg: LMConfig, data_dir: Path, progress=None, *, device: Any = None, amp: str = "off") -> dict:
+    """Stage A, then stage B for every (variant, α) (same seed/data order), evaluating at ``saves`` points each.
+
+    Training and evaluation run on ``device`` (default: the CPU), under bf16 autocast with ``amp="bf16"``.
+    """
+    dev = resolve_device(device if device is not None else "cpu")
     seed_everything(cfg.seed)
     corpus = load_corpus(data_dir, cfg.max_chars)
     with pin_threads(1):
@@ -164,6 +183,8 @@ def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
             min_lr_ratio=0.1,
             progress=p_a,
             message="stage A",
+            device=dev,
+            amp=amp,
         )
         runs = []
         per = cfg.stage_b_steps // cfg.saves
@@ -194,6 +215,8 @@ def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
                     min_lr_ratio=1.0,
                     progress=p_b,
                     message=f"stage B {variant} α={alpha}",
+                    device=dev,
+                    amp=amp,
                 )
                 step += per
                 runs.append(
@@ -204,7 +227,7 @@ def run_experiment(cfg: LMConfig, data_dir: Path, progress=None) -> dict:
                         "step": step,
                         "l_train": l_b,
                         "rope_scale": scale,
-                        **evaluate(model, corpus, cfg, variant),
+                        **evaluate(model, corpus, cfg, variant, amp=amp),
                     }
                 )
     return {"runs": runs, "corpus_tokens": {k: len(v) for k, v in corpus.items()}}

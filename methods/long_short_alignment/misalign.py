@@ -12,6 +12,8 @@ from typing import Literal
 import torch
 from torch.nn import functional as F
 
+from core.device import autocast
+
 Divergence = Literal["sce", "skl", "kl", "js"]
 
 
@@ -111,23 +113,27 @@ def misalignment_metric(
     n_samples: int = 128,
     batch: int = 16,
     seed: int = 0,
+    amp: str = "off",
 ) -> dict[str, float]:
     """``E[SCE(g(x[−l1:]), g(x[−l2:]))]`` with l1, l2 ~ U[l_train/2, l_train] (spec §3.2), plus SKL.
 
     ``ids`` is a 1-D token stream; each sample picks an end position and compares the next-token
     distributions after the two suffixes ending there. l1, l2 are shared within a batch of ``batch``.
+    Runs on the model's device (the suffixes are cut on the CPU and moved there).
     """
     rng = random.Random(seed)
     model.eval()
+    dev = next(model.parameters()).device
     tot_sce = tot_skl = 0.0
     n = 0
     while n < n_samples:
         bs = min(batch, n_samples - n)
         l1, l2 = rng.randint(l_train // 2, l_train), rng.randint(l_train // 2, l_train)
         ends = [rng.randint(l_train, len(ids)) for _ in range(bs)]
-        x1 = torch.stack([ids[e - l1 : e] for e in ends])
-        x2 = torch.stack([ids[e - l2 : e] for e in ends])
-        a, b = model(x1)[:, -1], model(x2)[:, -1]
+        x1 = torch.stack([ids[e - l1 : e] for e in ends]).to(dev)
+        x2 = torch.stack([ids[e - l2 : e] for e in ends]).to(dev)
+        with autocast(dev, amp):
+            a, b = model(x1)[:, -1], model(x2)[:, -1]
         tot_sce += float(sce(a, b).sum())
         tot_skl += float(skl(a, b).sum())
         n += bs

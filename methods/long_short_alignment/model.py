@@ -21,10 +21,11 @@ from torch.nn import functional as F
 PositionEncoding = Literal["nope", "rope", "sinusoidal", "learned"]
 
 
-def sinusoidal_table(n: int, d: int) -> torch.Tensor:
-    pos = torch.arange(n, dtype=torch.float32)[:, None]
-    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
-    table = torch.zeros(n, d)
+def sinusoidal_table(n: int, d: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """The fixed sin/cos position table [n, d], built on ``device``."""
+    pos = torch.arange(n, dtype=torch.float32, device=device)[:, None]
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32, device=device) * (-math.log(10000.0) / d))
+    table = torch.zeros(n, d, device=device)
     table[:, 0::2] = torch.sin(pos * div)
     table[:, 1::2] = torch.cos(pos * div[: d // 2])
     return table
@@ -113,7 +114,7 @@ class CausalTransformer(nn.Module):
                 )
             x = x + self.pos.weight[:t]
         elif self.pe == "sinusoidal":
-            x = x + sinusoidal_table(t, self.d).to(x)
+            x = x + sinusoidal_table(t, self.d, x.device).to(x.dtype)
         for blk in self.blocks:
             x = blk(x)
         x = self.norm(x)

@@ -35,7 +35,15 @@ def run_synthetic(options: Any, progress: JobContext) -> list[dict]:
     from methods.long_short_alignment.jobs import SyntheticParams, synthetic
 
     grid = [
-        SyntheticParams(task=t, pe=pe, seed=s, steps=options.synth_steps, eval_per_length=options.eval_per_length)
+        SyntheticParams(
+            task=t,
+            pe=pe,
+            seed=s,
+            steps=options.synth_steps,
+            eval_per_length=options.eval_per_length,
+            device=options.device,
+            amp=options.amp,
+        )
         for t in TASKS
         for pe in options.pes
         for s in range(options.seeds)
@@ -53,7 +61,7 @@ def run_synthetic(options: Any, progress: JobContext) -> list[dict]:
     return [
         _cached(
             "synthetic",
-            p.model_dump(),
+            _cache_params(p.model_dump()),
             lambda p=p, k=k: synthetic(p, progress.sub(k / len(grid), (k + 1) / len(grid))).data,
         )
         for k, p in enumerate(grid)
@@ -267,6 +275,15 @@ def smol_table(report: Report, res: dict) -> None:
     )
 
 
+def _cache_params(params: dict) -> dict:
+    """A run's params as its cache key: without the device (a result is the same wherever it ran), with
+    ``amp`` only when it is not ``off`` (so runs cached before devices existed stay valid)."""
+    out = {k: v for k, v in params.items() if k not in ("device", "amp")}
+    if params.get("amp", "off") != "off":
+        out["amp"] = params["amp"]
+    return out
+
+
 def _cached(kind: str, params: dict, compute: Any) -> Any:
     """``<cache_dir>/long_short_alignment/<kind>/<hash>.json``: a finished run keyed by its params."""
     cache = _cache_root()
@@ -318,6 +335,8 @@ def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
                 seed=s,
                 variants=list(options.lm_variants),
                 eval_tokens=options.lm_eval_tokens,
+                device=options.device,
+                amp=options.amp,
             )
             for s in range(options.lm_seeds)
         ]
@@ -347,7 +366,11 @@ def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
             eval_tokens=options.lm_eval_tokens,
         )
         sub = progress.sub(s / options.lm_seeds, (s + 1) / options.lm_seeds)
-        res = _cached("lm", asdict(cfg), lambda c=cfg, p=sub: run_experiment(c, get_settings().data_dir, p))
+        res = _cached(
+            "lm",
+            _cache_params({**asdict(cfg), "amp": options.amp}),
+            lambda c=cfg, p=sub: run_experiment(c, get_settings().data_dir, p, device=options.device, amp=options.amp),
+        )
         runs += res["runs"]
     return {"runs": runs}, cfg
 
@@ -417,6 +440,9 @@ def _plot(report: Report, synth: dict, lm: dict | None, pes: list[str]) -> None:
 
 
 def build_report(options: Any, progress: JobContext) -> Report:
+    from core.device import device_provenance, resolve_device
+
+    dev = resolve_device(options.device)  # a cuda run on a worker without CUDA fails here, before any sub-job
     report = Report(title="Long-Short Alignment (ICML 2025) — CPU reproduction", summary="")
     has_lm = not options.skip_lm
     p_syn = progress.sub(0.0, 0.3 if has_lm else 0.9)
@@ -434,8 +460,14 @@ def build_report(options: Any, progress: JobContext) -> Report:
         params = {"l_train": options.smollm2_l_train, "n_samples": options.smollm2_samples}
         smol = _cached(
             "smollm2",
-            params,
-            lambda: smollm2_misalignment(get_settings().data_dir, **params, progress=progress.sub(0.9, 1.0)),
+            _cache_params({**params, "amp": options.amp}),
+            lambda: smollm2_misalignment(
+                get_settings().data_dir,
+                **params,
+                progress=progress.sub(0.9, 1.0),
+                device=options.device,
+                amp=options.amp,
+            ),
         )
         smol_table(report, smol)
     _plot(report, synth, lm, list(options.pes))
@@ -450,6 +482,7 @@ def build_report(options: Any, progress: JobContext) -> Report:
                 report.metrics[f"{v}_alpha0.1_delta_skl"] = t["paired"]["0.1@skl"]["mean"]
     if smol is not None:
         report.metrics["smollm2_skl"] = smol["summary"]["skl"]["mean"]
+    report.metrics.update(device_provenance(dev, options.amp))
     return report
 
 

@@ -10,6 +10,9 @@ Two controls make the values readable: the same suffix twice (l1 = l2, SKL must 
 *shuffled-context* pair (the long input's extra left context replaced by tokens from elsewhere in the
 text), which bounds how much any unrelated left context moves the prediction. The entropies are logged
 so that SCE = H(p) + H(q) + SKL can be checked on the real values.
+
+On a ``device`` other than the CPU the forward passes run on a copy of the shared local model moved
+there (the process-wide CPU instance, which the gateway also serves, is never moved).
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from typing import Any
 
 import torch
 
+from core.device import autocast, resolve_device
 from methods.long_short_alignment.misalign import entropy, sce, skl
 
 
-def _last_logits(lm: Any, x: torch.Tensor) -> torch.Tensor:
-    """Logits of the next token after each row of ``x`` (B, T) → (B, V), fp32."""
-    out = lm.model.model(input_ids=x)
-    return lm.model.lm_head(out.last_hidden_state[:, -1]).float()
+def _last_logits(model: Any, x: torch.Tensor, amp: str = "off") -> torch.Tensor:
+    """Logits of the next token after each row of ``x`` (B, T) → (B, V), fp32, on the model's device."""
+    dev = model.lm_head.weight.device
+    with autocast(dev, amp):
+        out = model.model(input_ids=x.to(dev))
+        logits = model.lm_head(out.last_hidden_state[:, -1])
+    return logits.float()
 
 
 def _mean_se(v: list[float]) -> tuple[float, float]:
@@ -46,11 +53,20 @@ def smollm2_misalignment(
     seed: int = 0,
     model_name: str | None = None,
     progress: Any = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> dict[str, Any]:
-    """SCE / SKL (mean ± s.e. over samples) for real suffix pairs, the l1 = l2 control and shuffled context."""
+    """SCE / SKL (mean ± s.e. over samples) for real suffix pairs, the l1 = l2 control and shuffled context.
+
+    The forward passes run on ``device`` (``amp="bf16"``: bfloat16 autocast); the values come back as floats.
+    """
+    import copy
+
     from core.llm.local_models import get_local_model
 
+    dev = resolve_device(device)
     lm = get_local_model(model_name)
+    model = lm.model if dev.type == "cpu" else copy.deepcopy(lm.model).to(dev)
     text = (data_dir / "wikitext2_test/wikitext2_raw_test_joined.txt").read_text()[:300_000]
     ids = torch.tensor(lm.tokenizer(text)["input_ids"], dtype=torch.long)
     if len(ids) < 4 * l_train:
@@ -71,13 +87,13 @@ def smollm2_misalignment(
         x_shuf = torch.stack(
             [torch.cat([ids[o : o + extra], ids[e - l_short : e]]) for o, e in zip(others, ends, strict=True)]
         )
-        a, b, c = _last_logits(lm, x_long), _last_logits(lm, x_short), _last_logits(lm, x_shuf)
-        rows["sce"] += sce(a, b).tolist()
-        rows["skl"] += skl(a, b).tolist()
-        rows["h_long"] += entropy(a).tolist()
-        rows["h_short"] += entropy(b).tolist()
-        rows["skl_same"] += skl(b, _last_logits(lm, x_short)).tolist()
-        rows["skl_shuffled"] += skl(c, b).tolist()
+        a, b, c = (_last_logits(model, x, amp) for x in (x_long, x_short, x_shuf))
+        rows["sce"] += sce(a, b).cpu().tolist()
+        rows["skl"] += skl(a, b).cpu().tolist()
+        rows["h_long"] += entropy(a).cpu().tolist()
+        rows["h_short"] += entropy(b).cpu().tolist()
+        rows["skl_same"] += skl(b, _last_logits(model, x_short, amp)).cpu().tolist()
+        rows["skl_shuffled"] += skl(c, b).cpu().tolist()
         done += bs
         if progress is not None:
             progress(done / n_samples, f"SmolLM2 misalignment {done}/{n_samples}")

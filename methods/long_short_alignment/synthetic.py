@@ -2,15 +2,19 @@
 
 Tokens are Bernoulli(½) bits (ids 0/1), BOS = 2, PAD = 3. Sequences are right-padded and the scalar is
 read at the last real position (index l), so causal attention never sees the padding.
+
+Batches are drawn on the CPU from a seeded generator (the same data on every device) and moved to the
+model's device; training and evaluation run there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
+from core.device import autocast, resolve_device
 from core.train import fit, pin_threads, seed_everything
 from methods.long_short_alignment.model import CausalTransformer
 
@@ -55,11 +59,11 @@ def decode(task: Task, y: torch.Tensor) -> torch.Tensor:
 def make_batch(n: int, lengths: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """[n, 1 + max(l)] tokens (BOS, bits, PAD) and the bit matrix with zeros past each length."""
     t = int(lengths.max())
-    bits = torch.randint(0, 2, (n, t), generator=gen)
-    mask = torch.arange(t)[None, :] < lengths[:, None]
+    bits = torch.randint(0, 2, (n, t), generator=gen, device=gen.device)
+    mask = torch.arange(t, device=bits.device)[None, :] < lengths.to(bits.device)[:, None]
     bits = bits * mask
     tokens = torch.where(mask, bits, torch.full_like(bits, PAD))
-    return torch.cat([torch.full((n, 1), BOS), tokens], 1), bits
+    return torch.cat([torch.full((n, 1), BOS, device=bits.device), tokens], 1), bits
 
 
 def predict(model: CausalTransformer, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -73,7 +77,14 @@ def build_model(cfg: SynthConfig) -> CausalTransformer:
     )
 
 
-def train(cfg: SynthConfig, progress=None) -> tuple[CausalTransformer, list[float]]:
+def train(
+    cfg: SynthConfig, progress=None, *, device: Any = None, amp: str = "off"
+) -> tuple[CausalTransformer, list[float]]:
+    """Train the model of ``cfg`` with Adam at a constant rate; returns it (on ``device``) and its step losses.
+
+    The model is initialised on the CPU (the same start everywhere) and trained on ``device``
+    (default: the CPU); ``amp="bf16"`` trains under bfloat16 autocast.
+    """
     seed_everything(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     model = build_model(cfg)
@@ -99,21 +110,31 @@ def train(cfg: SynthConfig, progress=None) -> tuple[CausalTransformer, list[floa
             min_lr_ratio=1.0,
             progress=progress,
             message=f"{cfg.task}/{cfg.pe}",
+            device=resolve_device(device) if device is not None else None,
+            amp=amp,
         )
     return model, losses
 
 
 @torch.no_grad()
-def evaluate(model: CausalTransformer, cfg: SynthConfig, lengths=EVAL_LENGTHS) -> dict[int, float | None]:
-    """MSE in original target units at each test length (None where the encoding refuses the length)."""
+def evaluate(
+    model: CausalTransformer, cfg: SynthConfig, lengths=EVAL_LENGTHS, *, amp: str = "off"
+) -> dict[int, float | None]:
+    """MSE in original target units at each test length (None where the encoding refuses the length).
+
+    Runs on the model's device; test batches are drawn on the CPU (the same on every device).
+    """
     gen = torch.Generator().manual_seed(10_000 + cfg.seed)
     model.eval()
+    dev = next(model.parameters()).device
     out: dict[int, float | None] = {}
     for length in lengths:
         ls = torch.full((cfg.eval_per_length,), length)
         tokens, bits = make_batch(cfg.eval_per_length, ls, gen)
+        tokens, bits, ls = tokens.to(dev), bits.to(dev), ls.to(dev)
         try:
-            pred = decode(cfg.task, predict(model, tokens, ls))
+            with autocast(dev, amp):
+                pred = decode(cfg.task, predict(model, tokens, ls).float())
         except ValueError:
             out[length] = None
             continue
