@@ -68,6 +68,9 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     kernel : {"rbf", "linear"}, default "rbf"; gamma : float or None (median heuristic);
     n_basis : int or None (⌊n/3⌋).
     hidden, steps, lr : the neural machine's width, full-batch steps and learning rate.
+    device : str, default "cpu". Where the neural machine trains ("cpu", "cuda", "auto" or any torch
+        device); the other methods run in NumPy on the CPU and ignore it.
+    amp : {"off", "bf16"}, default "off". bfloat16 autocast while the neural machine trains.
     bic_c : float, default 1.0. The constant c of the BIC-type criterion.
     order : {"bic", "ladle"}, default "bic". How ``n_components="auto"`` picks d; the ladle estimator
         (linear methods only) refits on ``n_boot`` bootstrap samples.
@@ -94,6 +97,8 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         order: str = "bic",
         n_boot: int = 20,
         random_state: int = 0,
+        device: str = "cpu",
+        amp: str = "off",
     ) -> None:
         self.method = method
         self.n_components = n_components
@@ -113,6 +118,8 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         self.order = order
         self.n_boot = n_boot
         self.random_state = random_state
+        self.device = device
+        self.amp = amp
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -151,7 +158,14 @@ class PrincipalMachineSDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         self.n_problems_ = len(problems)
         self.directions_ = None
         if self.method == "neural":
-            cfg = NeuralConfig(hidden=self.hidden, steps=self.steps, lr=self.lr, seed=self.random_state)
+            cfg = NeuralConfig(
+                hidden=self.hidden,
+                steps=self.steps,
+                lr=self.lr,
+                seed=self.random_state,
+                device=str(self.device),
+                amp=self.amp,
+            )
             self.neural_ = NeuralMachine(cfg).fit(X, problems, losses=resolve_losses(self.loss), lam=self.lam)
             vals = self.neural_.eigenvalues_
             available = len(vals)

@@ -1,7 +1,9 @@
 """Registered jobs ``nonlinear_sdr.fit`` and ``nonlinear_sdr.simulate`` and the reproducer ``nonlinear_sdr``.
 
 Queue: ``cpu``. The largest computation is an n×n kernel Gram matrix (n ≤ 3,000) or a
-64-unit MLP trained full-batch: seconds on a CPU, nothing a GPU worker would speed up.
+64-unit MLP trained full-batch: seconds on a CPU. ``device``/``amp`` (``core.device.DeviceParams``)
+apply to the neural machine, the only torch work; the other estimators run in NumPy on the CPU, and
+their reports record ``device = cpu``.
 
 ``nonlinear_sdr.simulate`` runs a batch of replications of one simulation setting; the
 reproducer fans those batches out as jobs (:func:`core.jobs.dispatch.enqueue`/``wait``) when
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
 from methods.nonlinear_sdr.config import PRESETS
@@ -31,7 +34,7 @@ assert set(DatasetName.__args__) == set(DATASETS) and set(ModelName.__args__) ==
 assert set(EstimatorName.__args__) == set(ESTIMATORS)
 
 
-class FitParams(BaseModel):
+class FitParams(DeviceParams):
     """Reduce a bundled dataset or an uploaded CSV (``csv_sha256`` + ``response``)."""
 
     dataset: DatasetName | None = Field("wine", description="A dataset bundled with scikit-learn (ignored for a CSV).")
@@ -61,7 +64,8 @@ class FitParams(BaseModel):
             raise ValueError("give a dataset or an uploaded CSV (csv_sha256 + response)")
         return self
 
-    def estimator_params(self) -> dict:
+    def estimator_params(self, device: str | None = None) -> dict:
+        """``PrincipalMachineSDR`` keyword arguments (``device``: the resolved device, default ``self.device``)."""
         return {
             "method": self.method,
             "n_components": self.n_components or "auto",
@@ -70,6 +74,8 @@ class FitParams(BaseModel):
             "n_slices": self.n_slices,
             "response": self.response_type,
             "multiclass": self.multiclass,
+            "device": device or self.device,
+            "amp": self.amp,
         }
 
 
@@ -83,11 +89,14 @@ def run_fit(params: FitParams, progress: JobContext) -> Report:
     """Find the sufficient predictors of a table with a linear, kernel or neural principal SVM (or SIR/SAVE/DR)."""
     from methods.nonlinear_sdr.fit import dataset_from, fit_report
 
+    dev = resolve_device(params.device) if params.method == "neural" else resolve_device("cpu")
     ds = dataset_from(params.dataset, params.csv_sha256, params.response)
-    return fit_report(ds, params.estimator_params(), evaluate=params.evaluate, progress=progress)
+    report = fit_report(ds, params.estimator_params(str(dev)), evaluate=params.evaluate, progress=progress)
+    report.metrics.update(device_provenance(dev, params.amp if params.method == "neural" else "off"))
+    return report
 
 
-class SimulateParams(BaseModel):
+class SimulateParams(DeviceParams):
     """A batch of replications of one simulation setting (spec §6)."""
 
     model: ModelName = Field("M1", description="Simulation model.")
@@ -111,7 +120,7 @@ def run_simulate(params: SimulateParams, progress: JobContext) -> Report:
     return simulate_batch(params, progress)
 
 
-class Options(ReproducerOptions):
+class Options(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce nonlinear_sdr``."""
 
     PRESETS = PRESETS

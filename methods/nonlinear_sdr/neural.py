@@ -10,6 +10,11 @@ with a free offset t_h per head, trained full-batch with AdamW (weight decay 1e-
 through the bounded ±1 labels. Aggregation as for every principal machine: F_ih = f̂_h(X_i) −
 mean f̂_h (each loss's block scaled to unit trace), Ĝ = FᵀF/n, eigenvectors a_j, and the
 sufficient predictors ĝ_j(x) = Σ_h a_jh (f̂_h(x) − mean f̂_h).
+
+Training runs on ``NeuralConfig.device`` (the MLP is initialised on the CPU, so every device starts
+from the same weights; ``amp="bf16"`` trains under bfloat16 autocast). The trained MLP comes back to
+the CPU for float64 inference (row results independent of the batch; a 64-unit MLP needs no GPU), so
+a fitted estimator holds no device memory and pickles anywhere.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ class NeuralConfig:
     weight_decay: float = 1e-4
     seed: int = 0
     threads: int = 1
+    device: str = "cpu"
+    amp: str = "off"
 
 
 def _torch_loss(loss: Loss, m):
@@ -61,9 +68,11 @@ class NeuralMachine:
         import torch
         from torch import nn
 
+        from core.device import resolve_device
         from core.train import fit, pin_threads, seed_everything
 
         cfg = self.config
+        dev = resolve_device(cfg.device)
         losses = list(dict.fromkeys(losses))
         self.mu_, self.sd_ = x.mean(axis=0), x.std(axis=0) + 1e-12
         heads = [(loss, d) for loss in losses for d in problems]
@@ -73,6 +82,7 @@ class NeuralMachine:
             dtype=torch.float32,
         )
         used = labels.ne(0).float().sum(0)
+        labels, weights, used = labels.to(dev), weights.to(dev), used.to(dev)
         with pin_threads(cfg.threads):
             seed_everything(cfg.seed)
             p = x.shape[1]
@@ -86,7 +96,7 @@ class NeuralMachine:
             self.offset_ = nn.Parameter(torch.zeros(len(heads)))
             module = nn.ModuleDict({"net": self.model_})
             module.register_parameter("offset", self.offset_)
-            xt = torch.tensor((x - self.mu_) / self.sd_, dtype=torch.float32)
+            xt = torch.tensor((x - self.mu_) / self.sd_, dtype=torch.float32).to(dev)
             head_losses = [loss for loss, _ in heads]
 
             def loss_fn(mod, _batch):
@@ -99,8 +109,17 @@ class NeuralMachine:
                 return (var + lam * risk).mean()
 
             self.losses_ = fit(
-                module, lambda _s: None, loss_fn, steps=cfg.steps, lr=cfg.lr, warmup=0, weight_decay=cfg.weight_decay
+                module,
+                lambda _s: None,
+                loss_fn,
+                steps=cfg.steps,
+                lr=cfg.lr,
+                warmup=0,
+                weight_decay=cfg.weight_decay,
+                device=dev,
+                amp=cfg.amp,
             )
+            module.cpu()  # back from the device (in place: offset_ too)
             self.model_ = self.model_.double()  # inference in float64: row results independent of the batch
             f = self._raw(x)
         self.f_mean_ = f.mean(axis=0)

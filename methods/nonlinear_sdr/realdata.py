@@ -93,9 +93,18 @@ def _folds(ds: Dataset, k: int = 5):
 
 
 def downstream(
-    ds: Dataset, estimators: Sequence[str] = tuple(REAL_ESTIMATORS), *, neural_steps: int = 400, folds: int = 5
+    ds: Dataset,
+    estimators: Sequence[str] = tuple(REAL_ESTIMATORS),
+    *,
+    neural_steps: int = 400,
+    folds: int = 5,
+    device: str = "cpu",
+    amp: str = "off",
 ) -> dict[str, dict[str, float]]:
-    """Mean CV score per reduction at d = 2 and at its BIC d̂, with the PCA score at the same d."""
+    """Mean CV score per reduction at d = 2 and at its BIC d̂, with the PCA score at the same d.
+
+    ``device``/``amp``: where the neural machine trains.
+    """
     from sklearn.decomposition import PCA
 
     scores: dict[str, dict[str, list[float]]] = {}
@@ -116,7 +125,7 @@ def downstream(
             values, counts = np.unique(ytr, return_counts=True)
             add("majority class", "score_d2", float(np.mean(yte == values[np.argmax(counts)])))
         for name in estimators:
-            kw = {**REAL_ESTIMATORS[name], "steps": neural_steps, "response": ds.kind}
+            kw = {**REAL_ESTIMATORS[name], "steps": neural_steps, "response": ds.kind, "device": device, "amp": amp}
             est = PrincipalMachineSDR(n_components="auto", **kw).fit(xtr, ytr)
             d = est.bic_order_
             g_tr, g_te = est.sufficient_predictors(xtr, max(d, 2)), est.sufficient_predictors(xte, max(d, 2))
@@ -135,6 +144,8 @@ def sufficient_plot(
     estimators: Sequence[str] = ("PSVM", "kernel PSVM", "neural PSVM"),
     *,
     neural_steps: int = 400,
+    device: str = "cpu",
+    amp: str = "off",
 ):
     """A matplotlib figure: one row per dataset, PCA and each reduction's (ĝ_1, ĝ_2) coloured by Y."""
     import matplotlib
@@ -152,7 +163,7 @@ def sufficient_plot(
             if col == "PCA":
                 g = PCA(2).fit_transform(x)
             else:
-                kw = {**REAL_ESTIMATORS[col], "steps": neural_steps, "response": ds.kind}
+                kw = {**REAL_ESTIMATORS[col], "steps": neural_steps, "response": ds.kind, "device": device, "amp": amp}
                 g = PrincipalMachineSDR(n_components=2, **kw).fit_transform(x, ds.y)
                 if g.shape[1] < 2:
                     g = np.column_stack([g[:, 0], np.zeros(len(g))])

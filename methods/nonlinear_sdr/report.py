@@ -19,15 +19,24 @@ import numpy as np
 
 from core.jobs import JobContext, Report
 from methods.nonlinear_sdr import checks
-from methods.nonlinear_sdr.simulate import MODELS, NONLINEAR, chance_distance, replicate
+from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS, NONLINEAR, chance_distance, replicate
 
 log = logging.getLogger(__name__)
 LINEAR_ESTIMATORS = ("SIR", "SAVE", "DR", "pHd", "PSVM", "PM-ensemble")
+ESTIMATOR_METHODS = {name: kw.get("method") for name, kw in ESTIMATORS.items()}
 
 
 # --- one batch (the sub-job) -------------------------------------------------------
 def simulate_batch(params: Any, progress: JobContext) -> Report:
-    """Replications of one setting; ``report.data["results"]`` = one {estimator: metrics} per seed."""
+    """Replications of one setting; ``report.data["results"]`` = one {estimator: metrics} per seed.
+
+    ``report.metrics`` holds each estimator's mean |Spearman| (``<estimator>.rho``) and where the neural
+    machine trained (device, dtype, gpu; ``cpu`` when no neural estimator ran).
+    """
+    from core.device import device_provenance, resolve_device
+
+    neural = any(ESTIMATOR_METHODS.get(e) == "neural" for e in params.estimators)
+    dev = resolve_device(params.device if neural else "cpu")
     results = []
     for seed in progress.iter(params.seeds, f"{params.model} n={params.n}"):
         results.append(
@@ -43,6 +52,8 @@ def simulate_batch(params: Any, progress: JobContext) -> Report:
                 neural_steps=params.neural_steps,
                 shuffle_y=params.shuffle_y,
                 ladle_boot=params.ladle_boot,
+                device=str(dev),
+                amp=params.amp,
             )
         )
     report = Report(
@@ -50,6 +61,11 @@ def simulate_batch(params: Any, progress: JobContext) -> Report:
         summary=f"{len(results)} replications of {', '.join(params.estimators)}",
     )
     report.data = {"params": params.model_dump(), "results": results}
+    for e in params.estimators:
+        mean_rho = _get_stat(results, e, "rho")
+        if mean_rho is not None:
+            report.metrics[f"{e}.rho"] = mean_rho
+    report.metrics.update(device_provenance(dev, params.amp if neural else "off"))
     return report
 
 
@@ -76,7 +92,12 @@ def run_settings(settings: list[dict[str, Any]], options: Any, progress: JobCont
     for i, s in enumerate(settings):
         seeds = list(range(options.seed, options.seed + options.reps))
         for c in range(0, len(seeds), options.chunk):
-            batches.append((i, SimulateParams(**s, seeds=seeds[c : c + options.chunk])))
+            batches.append(
+                (
+                    i,
+                    SimulateParams(**s, seeds=seeds[c : c + options.chunk], device=options.device, amp=options.amp),
+                )
+            )
     out: list[list[dict]] = [[] for _ in settings]
     if _use_jobs(options.dispatch):
         from core.db import crud
@@ -210,7 +231,7 @@ def _real_data(report: Report, options: Any, progress: JobContext) -> dict:
     for i, name in enumerate(options.datasets):
         progress(i / max(1, len(options.datasets)), f"real data: {name}")
         ds = dataset_from(name, None, None, options.digits_n)
-        res = downstream(ds, neural_steps=options.neural_steps)
+        res = downstream(ds, neural_steps=options.neural_steps, device=_inline_device(options), amp=options.amp)
         out[name] = res
         metric = "R²" if ds.kind == "continuous" else "accuracy"
         rows = []
@@ -234,10 +255,19 @@ def _real_data(report: Report, options: Any, progress: JobContext) -> dict:
         progress(0.9, "sufficient plots")
         report.add_figure(
             "sufficient_plots.png",
-            sufficient_plot(options.datasets, neural_steps=options.neural_steps),
+            sufficient_plot(
+                options.datasets, neural_steps=options.neural_steps, device=_inline_device(options), amp=options.amp
+            ),
             caption="(ĝ₁, ĝ₂) of each dataset (full data), PCA for reference; colour = response.",
         )
     return out
+
+
+def _inline_device(options: Any) -> str:
+    """The device this process trains the neural machine on (``auto`` resolved here)."""
+    from core.device import resolve_device
+
+    return str(resolve_device(options.device))
 
 
 def _checks(report: Report, options: Any) -> dict:
@@ -415,6 +445,9 @@ def _reading(main: dict, cont: dict, real: dict, chk: dict, lam: dict, options: 
 
 # --- the reproducer -------------------------------------------------------------------
 def run_reproduction(options: Any, progress: JobContext) -> Report:
+    from core.device import device_provenance, resolve_device
+
+    dev = resolve_device(options.device)  # a cuda run on a worker without CUDA fails here, before any sub-job
     t0 = time.time()
     est = list(options.estimators)
     main = [
@@ -518,5 +551,6 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
         "seconds": seconds,
     }
     report.add_json("results.json", report.data)
+    report.metrics.update(device_provenance(dev, options.amp))
     progress(1.0, "done")
     return report

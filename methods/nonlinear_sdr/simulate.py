@@ -176,10 +176,13 @@ def replicate(
     shuffle_y: bool = False,
     n_test: int = 1000,
     ladle_boot: int = 0,
+    device: str = "cpu",
+    amp: str = "off",
 ) -> dict[str, dict[str, float]]:
     """One replication: every estimator's distance, |Spearman| on fresh data, d̂ and seconds.
 
     With ``ladle_boot`` > 0 the estimators of :data:`LADLE` also report the ladle order (that many bootstraps).
+    ``device``/``amp``: where the neural machine trains (the other estimators run in NumPy).
     """
     model = MODELS[model_name]
     rng = np.random.default_rng(seed)
@@ -191,7 +194,14 @@ def replicate(
     b = model.basis(p)
     out: dict[str, dict[str, float]] = {}
     for name in estimators:
-        kwargs = {**ESTIMATORS[name], "lam": lam, "n_slices": n_slices, "steps": neural_steps}
+        kwargs = {
+            **ESTIMATORS[name],
+            "lam": lam,
+            "n_slices": n_slices,
+            "steps": neural_steps,
+            "device": device,
+            "amp": amp,
+        }
         kwargs["response"] = model.kind
         t0 = time.perf_counter()
         est = PrincipalMachineSDR(n_components="auto", random_state=seed, **kwargs).fit(x, y)
