@@ -7,7 +7,9 @@ the "|B·A| at stored positions" diagnostic exists for arms without RegLoRA too)
 answers every seen task's native-style test items. Each stage's adapter and evaluation are
 cached under ``<cache>/sefe/<hash of everything that determines them>``; the hash of task 1
 does not depend on λ (no penalty on task 1), so arms share identical stages and an interrupted
-reproduce resumes where it stopped.
+reproduce resumes where it stopped. The hash does not depend on the device (a stage trained on a GPU
+serves a CPU run and vice versa; adapters are stored as CPU tensors); ``amp="bf16"`` stages are
+keyed apart from fp32 ones.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import torch
 
+from core.device import resolve_device
 from core.jobs import JobContext, null_context
 from core.train import pin_threads
 from methods.continual.task_incremental import TaskEval, TaskIncrementalLearner, TIExperiment, TIRun, run_sequence
@@ -53,8 +56,8 @@ def load_base() -> tuple[Any, Any]:
     return lm.model, lm.tokenizer
 
 
-def split_model(cfg: SefeConfig) -> SplitLM:
-    return get_split(cfg.adapt_layers, load_base)
+def split_model(cfg: SefeConfig, device: Any = "cpu", amp: str = "off") -> SplitLM:
+    return get_split(cfg.adapt_layers, load_base, device=device, amp=amp)
 
 
 def evaluate_tasks(split: SplitLM, cfg: SefeConfig, tasks: list[str], progress: JobContext) -> dict:
@@ -102,8 +105,19 @@ def _current_split() -> SplitLM | None:
 class SefeLearner(TaskIncrementalLearner):
     """One arm (ASD ``x_percent``, RegLoRA ``lam``) on one seed, cached stage by stage."""
 
-    def __init__(self, cfg: SefeConfig, *, x_percent: float, lam: float, seed: int, cache_dir: Path | None = None):
+    def __init__(
+        self,
+        cfg: SefeConfig,
+        *,
+        x_percent: float,
+        lam: float,
+        seed: int,
+        cache_dir: Path | None = None,
+        device: Any = "cpu",
+        amp: str = "off",
+    ):
         self.cfg, self.x, self.lam, self.seed = cfg, float(x_percent), float(lam), int(seed)
+        self.device, self.amp = resolve_device(device), amp
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.settings = cfg.train_settings()
         self.memory = KeyMemory(cfg.key_fraction)
@@ -114,7 +128,7 @@ class SefeLearner(TaskIncrementalLearner):
         from core.llm import model_hash
 
         c = self.cfg
-        return {
+        key = {
             "v": 1,
             "model": model_hash(),
             "adapt_layers": c.adapt_layers,
@@ -123,13 +137,16 @@ class SefeLearner(TaskIncrementalLearner):
             "key_fraction": c.key_fraction,
             "seed": self.seed,
         }
+        if self.amp != "off":  # mixed precision is another computation; the device is not
+            key["amp"] = self.amp
+        return key
 
     def _stage_dir(self) -> Path:
         return self.cache_dir / _hash(self.lineage)
 
     def _ensure_model(self) -> SplitLM:
         """The shared split model holding exactly this learner's merged adapters."""
-        split = split_model(self.cfg)
+        split = split_model(self.cfg, self.device, self.amp)
         if split.owner is not self:
             split.reset()
             for pairs in self.applied:
@@ -148,7 +165,7 @@ class SefeLearner(TaskIncrementalLearner):
         self.lineage.append({"task": task, "x": self.x, "lam": self.lam if t > 0 else 0.0})
         d = self._stage_dir()
         if (d / "adapter.pt").exists() and (d / "stats.json").exists():
-            pairs = torch.load(d / "adapter.pt", weights_only=True)
+            pairs = torch.load(d / "adapter.pt", weights_only=True, map_location="cpu")
             pairs = [(n, B, A) for n, B, A in pairs]
             stats = json.loads((d / "stats.json").read_text())
             self._record(pairs)
@@ -167,6 +184,7 @@ class SefeLearner(TaskIncrementalLearner):
                 lam=self.lam,
                 progress=progress,
                 features=split.features,
+                amp=self.amp,
             )
             split.upper, pairs = merge(peft_model, self.settings)
             self.applied.append(pairs)
@@ -179,6 +197,7 @@ class SefeLearner(TaskIncrementalLearner):
             torch.save([(n, B, A) for n, B, A in pairs], d / "adapter.pt")
             (d / "stats.json").write_text(json.dumps(stats))
         self.memory.extend(pairs)
+        self.memory.to(self.device)  # where the penalty indexes the adapters
         stats = {k: float(v) for k, v in stats.items() if isinstance(v, (int, float))}
         stats["key_positions"] = float(len(self.memory))
         return stats
@@ -192,13 +211,21 @@ class SefeLearner(TaskIncrementalLearner):
         return evals
 
 
-def run_multitask(cfg: SefeConfig, seed: int, progress: JobContext, cache_dir: Path | None = None) -> TIRun:
+def run_multitask(
+    cfg: SefeConfig,
+    seed: int,
+    progress: JobContext,
+    cache_dir: Path | None = None,
+    *,
+    device: Any = "cpu",
+    amp: str = "off",
+) -> TIRun:
     """The upper bound: one fresh LoRA trained jointly on every task's native data, evaluated once.
 
     Only the last row of its matrices is filled (there are no intermediate stages)."""
     import numpy as np
 
-    learner = SefeLearner(cfg, x_percent=0.0, lam=0.0, seed=seed, cache_dir=cache_dir)
+    learner = SefeLearner(cfg, x_percent=0.0, lam=0.0, seed=seed, cache_dir=cache_dir, device=device, amp=amp)
     tasks = list(cfg.tasks)
     learner.lineage.append({"multitask": tasks})
     d = learner._stage_dir()
@@ -218,6 +245,7 @@ def run_multitask(cfg: SefeConfig, seed: int, progress: JobContext, cache_dir: P
             seed=seed,
             progress=progress.sub(0, 0.8),
             features=split.features,
+            amp=amp,
         )
         split.upper, pairs = merge(peft_model, learner.settings)
         learner.applied.append(pairs)
@@ -226,7 +254,7 @@ def run_multitask(cfg: SefeConfig, seed: int, progress: JobContext, cache_dir: P
         torch.save(pairs, d / "adapter.pt")
         (d / "stats.json").write_text(json.dumps(stats))
     else:
-        learner._record([(n, B, A) for n, B, A in torch.load(d / "adapter.pt", weights_only=True)])
+        learner._record([(n, B, A) for n, B, A in torch.load(d / "adapter.pt", weights_only=True, map_location="cpu")])
         stats = json.loads((d / "stats.json").read_text())
     evals = learner.evaluate(len(tasks) - 1, tasks, progress.sub(0.8, 1.0))
     T = len(tasks)
@@ -251,9 +279,16 @@ def run_multitask(cfg: SefeConfig, seed: int, progress: JobContext, cache_dir: P
 
 
 def run_experiment(
-    cfg: SefeConfig, progress: JobContext | None = None, *, cache_dir: Path | None = None
+    cfg: SefeConfig,
+    progress: JobContext | None = None,
+    *,
+    cache_dir: Path | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> dict[str, TIExperiment]:
-    """Every arm of ``cfg`` over every seed → ``{arm id: TIExperiment}`` (zero-shot base model first)."""
+    """Every arm of ``cfg`` over every seed → ``{arm id: TIExperiment}`` (zero-shot base model first).
+
+    The model trains and answers on ``device`` (``amp="bf16"``: bfloat16 autocast)."""
     progress = progress or null_context()
     multitask = [("multitask", 0.0, 0.0)] if "multitask" in cfg.arms else []
     per_seed = [cfg.arm_plan_for(i) + multitask for i in range(len(cfg.seeds))]
@@ -269,27 +304,34 @@ def run_experiment(
                 label = f"{arm} seed {seed}: "
                 exp = out.setdefault(arm, TIExperiment(arm=arm, tasks=list(cfg.tasks)))
                 if arm == "multitask":
-                    exp.runs.append(run_multitask(cfg, seed, sub, cache_dir))
+                    exp.runs.append(run_multitask(cfg, seed, sub, cache_dir, device=device, amp=amp))
                 else:
-                    learner = SefeLearner(cfg, x_percent=x, lam=lam, seed=seed, cache_dir=cache_dir)
+                    learner = SefeLearner(
+                        cfg, x_percent=x, lam=lam, seed=seed, cache_dir=cache_dir, device=device, amp=amp
+                    )
                     exp.runs.append(run_sequence(learner, list(cfg.tasks), sub, seed=seed, label=label))
                 k += 1
                 log.info("%sdone (%d/%d)", label, k, n)
     return out
 
 
-def zero_shot(cfg: SefeConfig, progress: JobContext | None = None, *, cache_dir: Path | None = None) -> dict:
+def zero_shot(
+    cfg: SefeConfig,
+    progress: JobContext | None = None,
+    *,
+    cache_dir: Path | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
+) -> dict:
     """The untrained (possibly truncated) model on every task: its format compliance and accuracy."""
     progress = progress or null_context()
     cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / "zero_shot"
-    f = (
-        cache
-        / f"{_hash([SefeLearner(cfg, x_percent=0, lam=0, seed=0, cache_dir=cache)._base_key(), cfg.tasks, cfg.n_test, cfg.max_new_tokens])}.json"
-    )  # noqa: E501
+    base = SefeLearner(cfg, x_percent=0, lam=0, seed=0, cache_dir=cache, amp=amp)._base_key()
+    f = cache / f"{_hash([base, cfg.tasks, cfg.n_test, cfg.max_new_tokens])}.json"
     if f.exists():
         return _eval_from_json(json.loads(f.read_text()))
     with pin_threads(cfg.threads):
-        split = split_model(cfg)
+        split = split_model(cfg, device, amp)
         split.reset()
         evals = evaluate_tasks(split, cfg, list(cfg.tasks), progress)
     cache.mkdir(parents=True, exist_ok=True)

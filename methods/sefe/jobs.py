@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field
 
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.sefe.config import PRESETS, SefeConfig
 
 
-class RunParams(SefeConfig):
-    """A SEFE experiment (spec §6). Defaults are the spec's caps; heavy on a CPU — use small sizes."""
+class RunParams(SefeConfig, DeviceParams):
+    """A SEFE experiment (spec §6). Defaults are the spec's caps; heavy on a CPU — use small sizes.
+
+    ``device``/``amp``: where SmolLM2 and its LoRA train and answer (cached stages do not depend on it).
+    """
 
     tasks: tuple[Literal["iris", "cancer", "wine", "digits"], ...] = Field(
         ("iris", "cancer"), min_length=2, max_length=4, description="Task order."
@@ -28,20 +34,37 @@ class RunParams(SefeConfig):
     arms: tuple[Literal["seq", "asd", "reglora", "sefe", "multitask"], ...] = Field(
         ("seq", "sefe"), min_length=1, description="Arms to run."
     )
+    cache: bool = Field(
+        True,
+        description="Reuse stages (adapters, answers) cached by earlier runs with the same settings; "
+        "false recomputes every stage of this run (stages shared by its arms are still trained once).",
+    )
 
 
-def run_sefe(cfg: SefeConfig, progress: JobContext, *, unit_checks: bool = False, title: str | None = None) -> Report:
+def run_sefe(
+    cfg: SefeConfig,
+    progress: JobContext,
+    *,
+    unit_checks: bool = False,
+    title: str | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
+    cache_dir: Path | None = None,
+) -> Report:
+    """Zero-shot answers, every arm × seed, and the report; the model runs on ``device``."""
     from methods.sefe.checks import all_checks
     from methods.sefe.experiment import run_experiment, zero_shot
     from methods.sefe.report import build_report, expected_direction_checks, reading
 
+    dev = resolve_device(device)
     t0 = time.perf_counter()
-    zs = zero_shot(cfg, progress.sub(0.0, 0.03))
-    exps = run_experiment(cfg, progress.sub(0.03, 0.99))
+    zs = zero_shot(cfg, progress.sub(0.0, 0.03), cache_dir=cache_dir, device=dev, amp=amp)
+    exps = run_experiment(cfg, progress.sub(0.03, 0.99), cache_dir=cache_dir, device=dev, amp=amp)
     checks = all_checks() if unit_checks else []
     kwargs = {"title": title} if title else {}
     report = build_report(cfg, exps, zero_shot=zs, unit_checks=checks, wall_s=time.perf_counter() - t0, **kwargs)
     report.add_section("Reading", reading(exps, checks + expected_direction_checks(exps), cfg.lam))
+    report.metrics.update(device_provenance(dev, amp))
     progress(1.0, "done")
     return report
 
@@ -50,10 +73,15 @@ def run_sefe(cfg: SefeConfig, progress: JobContext, *, unit_checks: bool = False
 def run(params: RunParams, progress: JobContext) -> Report:
     """Sequential LoRA / ASD / RegLoRA / SEFE / multitask on scikit-learn instruction tasks (SmolLM2-135M):
     accuracy and format-compliance matrices, superficial vs essential forgetting."""
-    return run_sefe(SefeConfig(**params.model_dump()), progress)
+    dev = resolve_device(params.device)
+    cfg = SefeConfig(**params.model_dump(exclude={"device", "amp", "cache"}))
+    if params.cache:
+        return run_sefe(cfg, progress, device=dev, amp=params.amp)
+    with tempfile.TemporaryDirectory(prefix="sefe-run-") as tmp:
+        return run_sefe(cfg, progress, device=dev, amp=params.amp, cache_dir=Path(tmp))
 
 
-class SefeOptions(ReproducerOptions):
+class SefeOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce sefe`` (a preset fills the fields left unset)."""
 
     PRESETS = {"cpu": {}, "cpu-small": {}, "tiny": {}, "spec": {}}
@@ -114,7 +142,7 @@ def reproduce(options: SefeOptions, progress: JobContext) -> Report:
     if options.seeds:
         overrides["seeds"] = list(range(options.seeds))
     cfg = SefeConfig(**{**PRESETS[options.preset], **overrides})
-    report = run_sefe(cfg, progress, unit_checks=True)
+    report = run_sefe(cfg, progress, unit_checks=True, device=options.device, amp=options.amp)
     shrunk = (
         f"Shrunk for a shared 2-core CPU (spec §6 allows model/data/epochs/r/α/λ changes, not the algorithm): "
         f"SmolLM2-135M-Instruct with LoRA (r={cfg.rank}, α={cfg.alpha:g}, dropout 0.05, lr {cfg.lr:g}, cosine, 3 % "

@@ -5,6 +5,10 @@ dropout 0.05, α = 2r; AdamW lr 2e-4, cosine schedule with 3 % warm-up, weight d
 task the adapter is merged into the base weights (``merge_and_unload``), so the next task starts
 from the merged model. The loss is the token cross-entropy of the answer tokens (the prompt is
 masked, as LLaVA does) plus ``λ · L_reg`` on every step when a key memory is given.
+
+Training runs where the model is (``core.train.fit`` moves each batch there; ``amp="bf16"`` runs the
+forward under bfloat16 autocast). Adapter pairs (what caches store) are CPU copies, applied to
+weights on any device.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ def train_task(
     memory: KeyMemory | None = None,
     lam: float = 0.0,
     progress: JobContext | None = None,
+    amp: str = "off",
 ) -> tuple[Any, dict[str, float]]:
     """Attach a fresh LoRA to ``model``, train ``s.epochs`` over ``examples``, return ``(peft model, stats)``.
 
@@ -107,6 +112,7 @@ def train_task(
     holding positions and ``lam > 0`` the loss is ``CE + lam · L_reg`` on every step.
     ``features(input_ids, attention_mask)`` gives the input of ``model``'s first layer when
     ``model`` is the adapted upper part of a split model (:mod:`methods.sefe.split`).
+    Training runs on ``model``'s device (the fresh LoRA is drawn on the CPU and moved there by PEFT).
     """
     progress = progress or null_context()
     torch.manual_seed(seed)
@@ -122,6 +128,8 @@ def train_task(
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     use_reg = memory is not None and lam > 0 and len(memory) > 0
     stats = {"ce": 0.0, "reg": 0.0, "reg_first": math.nan, "reg_last": math.nan}
+    ces: list[torch.Tensor] = []  # per-step values, kept on the device and read back once at the end
+    regs: list[torch.Tensor] = []
 
     def batches(step: int) -> dict[str, torch.Tensor]:
         batch = collate([data[i] for i in order[step * s.batch_size : (step + 1) * s.batch_size]], pad)
@@ -132,16 +140,12 @@ def train_task(
 
     def loss_fn(m: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         ce = answer_ce(m.get_base_model(), batch)
-        loss = ce
-        if use_reg:
-            reg = penalty(m, memory)
-            loss = ce + lam * reg
-            r = float(reg.detach())
-            stats["reg"] += r / steps
-            stats["reg_first"] = r if math.isnan(stats["reg_first"]) else stats["reg_first"]
-            stats["reg_last"] = r
-        stats["ce"] += float(ce.detach()) / steps
-        return loss
+        ces.append(ce.detach())
+        if not use_reg:
+            return ce
+        reg = penalty(m, memory)
+        regs.append(reg.detach())
+        return ce + lam * reg
 
     losses = fit(
         peft_model,
@@ -155,10 +159,29 @@ def train_task(
         progress=progress,
         message="LoRA step",
         log_every=max(1, steps // 8),
+        device=_device_of(peft_model),
+        amp=amp,
     )
+    for r in _floats(regs):  # the running means, summed in step order as before
+        stats["reg"] += r / steps
+        stats["reg_first"] = r if math.isnan(stats["reg_first"]) else stats["reg_first"]
+        stats["reg_last"] = r
+    for c in _floats(ces):
+        stats["ce"] += c / steps
     stats["loss_last"] = losses[-1]
     stats["steps"] = steps
     return peft_model, stats
+
+
+def _floats(values: list[torch.Tensor]) -> list[float]:
+    """0-dim tensors as Python floats, read back in one transfer."""
+    return torch.stack([v.float() for v in values]).cpu().tolist() if values else []
+
+
+def _device_of(model: Any) -> torch.device:
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")
 
 
 def answer_ce(causal_lm: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -176,8 +199,8 @@ def answer_ce(causal_lm: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def adapter_pairs(peft_model: Any) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
-    """Detached copies of ``(module name, B, A)`` of every adapted layer (what a cache stores)."""
-    return [(n, B.detach().clone(), A.detach().clone()) for n, B, A in lora_pairs(peft_model)]
+    """Detached CPU copies of ``(module name, B, A)`` of every adapted layer (what a cache stores)."""
+    return [(n, B.detach().cpu().clone(), A.detach().cpu().clone()) for n, B, A in lora_pairs(peft_model)]
 
 
 @torch.no_grad()
@@ -185,7 +208,7 @@ def apply_adapter(model: Any, pairs: list[tuple[str, torch.Tensor, torch.Tensor]
     """``W_ℓ ← W_ℓ + scale · B_ℓ A_ℓ`` for every pair (PEFT's merge formula, ``scale = α/r``)."""
     for name, B, A in pairs:
         w = model.get_submodule(name).weight
-        w += (scale * (B.float() @ A.float())).to(w.dtype)
+        w += (scale * (B.to(w.device).float() @ A.to(w.device).float())).to(w.dtype)
     return model
 
 

@@ -75,6 +75,11 @@ class KeyMemory:
     def __len__(self) -> int:
         return sum(int(v.numel()) for v in self.positions.values())
 
+    def to(self, device: Any) -> KeyMemory:
+        """Keep the stored positions on ``device`` (where the penalty indexes the adapters); returns self."""
+        self.positions = {k: v.to(device) for k, v in self.positions.items()}
+        return self
+
     def state_dict(self) -> dict[str, Any]:
         return {"fraction": self.fraction, "tasks": self.tasks, "positions": self.positions}
 
@@ -102,7 +107,7 @@ def penalty(model: Any, memory: KeyMemory) -> torch.Tensor:
         if idx is None or idx.numel() == 0:
             continue
         delta = (B @ A).flatten()
-        terms.append(delta[idx.long()].abs().mean())
+        terms.append(delta[idx.to(delta.device).long()].abs().mean())
     if not terms:
         return torch.zeros((), device=device)
     return torch.stack(terms).sum() / n_mod
@@ -121,8 +126,9 @@ def magnitudes(pairs: Any, memory: KeyMemory) -> tuple[float, float]:
             mask = torch.ones_like(delta, dtype=torch.bool)
             idx = memory.positions.get(name)
             if idx is not None and idx.numel():
-                inside.append(float(delta[idx.long()].mean()))
-                mask[idx.long()] = False
+                idx = idx.to(delta.device).long()
+                inside.append(float(delta[idx].mean()))
+                mask[idx] = False
             outside.append(float(delta[mask].mean()))
     mean = lambda v: float(sum(v) / len(v)) if v else float("nan")  # noqa: E731
     return mean(inside), mean(outside)

@@ -8,6 +8,10 @@ arm, seed and stage. :class:`SplitLM` computes it once per training sequence (an
 test prompt, with its key/value cache for decoding) and trains/evaluates only the upper part.
 The result is exactly the model "LoRA on the top k layers of SmolLM2-135M"; ``adapt_layers =
 30`` is the spec's all-layer setting (the lower part is then just the token embedding).
+
+Both parts live on ``device`` (copies of the shared CPU model moved there; ``amp="bf16"`` runs the
+forward passes under bfloat16 autocast). Token ids are built on the CPU and moved; cached lower
+outputs stay on the device; only the generated token ids come back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 import torch
 
+from core.device import autocast, resolve_device, step_barrier
 from methods.sefe.lora import END, chat_prompt
 
 
@@ -33,7 +38,11 @@ class SplitLM:
     """``lower`` (embedding + first L−k layers, no final norm; frozen) and ``upper`` (a causal LM
     whose k layers, final norm and tied head take the lower output as ``inputs_embeds``)."""
 
-    def __init__(self, model: Any, tokenizer: Any, adapt_layers: int | None = None) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, adapt_layers: int | None = None, *, device: Any = "cpu", amp: str = "off"
+    ) -> None:
+        self.device = resolve_device(device)
+        self.amp = amp
         n = len(model.model.layers)
         k = n if adapt_layers is None else min(adapt_layers, n)
         self.cut = n - k
@@ -48,8 +57,8 @@ class SplitLM:
         self.lower.norm = torch.nn.Identity()
         for p in self.lower.parameters():
             p.requires_grad_(False)
-        self.lower.eval()
-        self.upper.eval()
+        self.lower.to(self.device).eval()
+        self.upper.to(self.device).eval()
         self._pristine = {k: v.detach().clone() for k, v in self.upper.state_dict().items()}
         self.owner: object | None = None  # the learner whose merged adapters the upper part holds
         self._train_cache: dict[tuple[int, ...], torch.Tensor] = {}
@@ -71,14 +80,15 @@ class SplitLM:
         keys = [tuple(input_ids[b, :n].tolist()) for b, n in enumerate(lengths)]
         missing = [b for b, key in enumerate(keys) if key not in self._train_cache]
         if missing:
-            ids, mask = input_ids[missing], attention_mask[missing]
-            if self.cut == 0:
-                h = self.lower.embed_tokens(ids)
-            else:
-                h = self.lower(input_ids=ids, attention_mask=mask).last_hidden_state
+            ids, mask = input_ids[missing].to(self.device), attention_mask[missing].to(self.device)
+            with autocast(self.device, self.amp):
+                if self.cut == 0:
+                    h = self.lower.embed_tokens(ids)
+                else:
+                    h = self.lower(input_ids=ids, attention_mask=mask).last_hidden_state
             for row, b in enumerate(missing):
-                self._train_cache[keys[b]] = h[row, : lengths[b]].clone()
-        out = torch.zeros(*input_ids.shape, self.upper.config.hidden_size)
+                self._train_cache[keys[b]] = h[row, : lengths[b]].float().clone()
+        out = torch.zeros(*input_ids.shape, self.upper.config.hidden_size, device=self.device)
         for b, key in enumerate(keys):
             out[b, : lengths[b]] = self._train_cache[key]
         return out
@@ -105,8 +115,9 @@ class SplitLM:
                 ids[k, n - len(e) :] = torch.tensor(e)
                 mask[k, n - len(e) :] = 1
             pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
             cache = DynamicCache(config=self.lower.config) if self.cut else None
-            with torch.no_grad():
+            with torch.no_grad(), autocast(self.device, self.amp):
                 h = self._lower_step(ids, mask, pos, cache)
             self._prompt_cache[prompts] = (ids, mask, pos, h, cache, n)
         return self._prompt_cache[prompts]
@@ -125,39 +136,42 @@ class SplitLM:
             ids, mask, pos, h, lower_cache, n = self._prefix(chunk)
             upper_cache = DynamicCache(config=self.upper.config)
             try:
-                logits = self.upper(
-                    inputs_embeds=h,
-                    attention_mask=mask,
-                    position_ids=pos,
-                    cache=upper_cache,
-                    use_cache=True,
-                    logits_to_keep=1,
-                ).logits[:, -1]
+                with autocast(self.device, self.amp):
+                    logits = self.upper(
+                        inputs_embeds=h,
+                        attention_mask=mask,
+                        position_ids=pos,
+                        cache=upper_cache,
+                        use_cache=True,
+                        logits_to_keep=1,
+                    ).logits[:, -1]
                 tokens = []
-                done = torch.zeros(len(chunk), dtype=torch.bool)
+                done = torch.zeros(len(chunk), dtype=torch.bool, device=self.device)
                 step_mask, step_pos = mask, pos[:, -1:]
                 for _ in range(max_new_tokens):
                     nxt = logits.argmax(-1)
                     nxt = torch.where(done, torch.full_like(nxt, self.end_id), nxt)
                     tokens.append(nxt)
                     done |= nxt == self.end_id
+                    step_barrier(self.device)
                     if bool(done.all()):
                         break
-                    step_mask = torch.cat([step_mask, torch.ones(len(chunk), 1, dtype=step_mask.dtype)], dim=1)
+                    step_mask = torch.cat([step_mask, step_mask.new_ones(len(chunk), 1)], dim=1)
                     step_pos = step_pos + 1
-                    hs = self._lower_step(nxt[:, None], step_mask, step_pos, lower_cache)
-                    logits = self.upper(
-                        inputs_embeds=hs,
-                        attention_mask=step_mask,
-                        position_ids=step_pos,
-                        cache=upper_cache,
-                        use_cache=True,
-                    ).logits[:, -1]
+                    with autocast(self.device, self.amp):
+                        hs = self._lower_step(nxt[:, None], step_mask, step_pos, lower_cache)
+                        logits = self.upper(
+                            inputs_embeds=hs,
+                            attention_mask=step_mask,
+                            position_ids=step_pos,
+                            cache=upper_cache,
+                            use_cache=True,
+                        ).logits[:, -1]
             finally:
                 extra = lower_cache.get_seq_length() - n if lower_cache is not None else 0
                 if extra > 0:
                     lower_cache.crop(-extra)  # back to the prompt: the cached prefix stays reusable
-            gen = torch.stack(tokens, dim=1).tolist()
+            gen = torch.stack(tokens, dim=1).cpu().tolist()
             for row in gen:
                 row = row[: row.index(self.end_id)] if self.end_id in row else row
                 outs.append(self.tokenizer.decode(row, skip_special_tokens=True).strip())
@@ -169,14 +183,15 @@ class SplitLM:
 _SPLITS: dict[tuple, SplitLM] = {}
 
 
-def get_split(adapt_layers: int | None, loader: Any) -> SplitLM:
-    """The process-wide :class:`SplitLM` for ``adapt_layers`` (its caches serve every arm and seed).
+def get_split(adapt_layers: int | None, loader: Any, *, device: Any = "cpu", amp: str = "off") -> SplitLM:
+    """The process-wide :class:`SplitLM` for ``adapt_layers`` on ``device`` (its caches serve every arm and seed).
 
     ``loader() -> (model, tokenizer)`` gives the base model (it is copied, never mutated).
     """
-    key = (adapt_layers, getattr(loader, "__qualname__", str(loader)))
+    dev = resolve_device(device)
+    key = (adapt_layers, getattr(loader, "__qualname__", str(loader)), str(dev), amp)
     if key not in _SPLITS:
         _SPLITS.clear()  # one model in memory at a time
         model, tok = loader()
-        _SPLITS[key] = SplitLM(model, tok, adapt_layers)
+        _SPLITS[key] = SplitLM(model, tok, adapt_layers, device=dev, amp=amp)
     return _SPLITS[key]
