@@ -86,9 +86,9 @@ def max_state() -> int:
     return lib.pw_scan_max_state() if lib is not None else 0
 
 
-def supports(u: torch.Tensor, A: torch.Tensor, B: torch.Tensor) -> bool:
+def supports(u: torch.Tensor, A: torch.Tensor, B: torch.Tensor, arch: str = "native") -> bool:  # noqa: N803
     """Whether the fused kernel handles these operands (CPU tensors, N ≤ max_state())."""
-    if u.device.type != "cpu" or library() is None:
+    if u.device.type != "cpu" or library(arch) is None:
         return False
     n = A.shape[1] if A.dim() == 2 else (B.shape[1] if B.dim() == 3 else 0)
     return 0 < n <= max_state()
@@ -140,8 +140,7 @@ def _channels_last(shape: ScanShape, like: torch.Tensor, dtype: torch.dtype) -> 
     return like.new_empty((shape.batch, shape.length, shape.dim), dtype=dtype).transpose(1, 2)
 
 
-def _forward(shape, dtype, softplus, chunk, u, delta, a, B, C, d, z, bias, keep: bool):
-    lib = library()
+def _forward(lib, shape, dtype, softplus, chunk, u, delta, a, B, C, d, z, bias, keep: bool):
     y = _channels_last(shape, u, dtype)
     hlast = u.new_empty((shape.batch, shape.dim, shape.state), dtype=dtype)
     ckpt = None
@@ -164,25 +163,26 @@ def _cast(t: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
 
 class _FusedScan(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, softplus, u, delta, A, B, C, D, z, delta_bias):  # noqa: N803 - the paper's symbols
+    def forward(ctx, arch, softplus, u, delta, A, B, C, D, z, delta_bias):  # noqa: N803 - the paper's symbols
         shape = check_scan_inputs(u, delta, A, B, C, D, z, delta_bias)
         dtype = torch.float64 if u.dtype == torch.float64 else torch.float32
         uu, dd, bb, cc, zz = (_cast(t, dtype) for t in (u, delta, B, C, z))
         a, d, bias = _prepare(shape, dtype, A, D, delta_bias)
         chunk = chunk_length(shape.state)
-        keep = any(ctx.needs_input_grad[1:])
-        y, hlast, ckpt = _forward(shape, dtype, softplus, chunk, uu, dd, a, bb, cc, d, zz, bias, keep)
+        keep = any(ctx.needs_input_grad[2:])
+        lib = library(arch)
+        y, hlast, ckpt = _forward(lib, shape, dtype, softplus, chunk, uu, dd, a, bb, cc, d, zz, bias, keep)
+        ctx.lib = lib
         ctx.meta = (shape, dtype, softplus, chunk, D is not None and D.shape[0] == shape.dim)
         ctx.dtypes = tuple(t.dtype if t is not None else None for t in (u, delta, A, B, C, D, z, delta_bias))
         ctx.save_for_backward(uu, dd, a, bb, cc, d, zz, bias, ckpt)
-        ctx.mark_non_differentiable(hlast) if not keep else None
         return y.to(u.dtype), hlast
 
     @staticmethod
     def backward(ctx, gy, gh):
         shape, dtype, softplus, chunk, d_per_channel = ctx.meta
         uu, dd, a, bb, cc, d, zz, bias, ckpt = ctx.saved_tensors
-        lib = library()
+        lib = ctx.lib
         b, dim, L, n = shape.batch, shape.dim, shape.length, shape.state
         h, p = shape.heads, shape.head_dim
         nblk = -(-dim // lib.pw_vector_lanes())
@@ -220,8 +220,8 @@ class _FusedScan(torch.autograd.Function):
             out["dz"],
             ddelta.sum((0, 2)),
         )
-        needs = ctx.needs_input_grad[1:]
-        return (None, *(g.to(dt) if need else None for g, dt, need in zip(grads, ctx.dtypes, needs)))
+        needs = ctx.needs_input_grad[2:]
+        return (None, None, *(g.to(dt) if need else None for g, dt, need in zip(grads, ctx.dtypes, needs)))
 
 
 def selective_scan_fused(
@@ -235,14 +235,21 @@ def selective_scan_fused(
     delta_bias: torch.Tensor | None = None,
     delta_softplus: bool = False,
     return_last_state: bool = False,
+    *,
+    arch: str = "native",
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Same signature and result as the reference, computed by the fused CPU kernel (differentiable).
+
+    The last state is returned in fp32 (fp64 for fp64 inputs) and y in (b, L, d) memory (a
+    transposed view: one vector of channels is written per step, and both models transpose y
+    next). ``arch`` picks a build of the kernel library (the tests check the 8-lane AVX2 build
+    on an AVX-512 machine with ``"haswell"``).
 
     Raises:
         RuntimeError: the kernel library is unavailable or the operands are unsupported (check
             :func:`supports` first; ``selective_scan(impl="auto")`` does).
     """
-    if not supports(u, A, B):
+    if not supports(u, A, B, arch):
         raise RuntimeError(
             "the fused CPU selective scan needs CPU tensors, N <= 256 and the compiled kernels "
             "(see paperworks_kernels.cpu.status())"
@@ -251,5 +258,5 @@ def selective_scan_fused(
     if shape.length == 0 or shape.batch == 0 or shape.dim == 0:  # nothing to scan (as the chunked scan)
         h = u.new_zeros((shape.batch, shape.dim, shape.state), dtype=torch.float32)
         return (u.clone(), h) if return_last_state else u.clone()
-    y, h = _FusedScan.apply(delta_softplus, u, delta, A, B, C, D, z, delta_bias)
+    y, h = _FusedScan.apply(arch, delta_softplus, u, delta, A, B, C, D, z, delta_bias)
     return (y, h) if return_last_state else y

@@ -103,3 +103,14 @@ def kernel_runner() -> Iterator[Callable[[str], Callable[..., Any]]]:
 def interpreted() -> bool:
     """True when the kernels run in the Triton interpreter (no CUDA)."""
     return not torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session")
+def cpu_kernels():
+    """The compiled CPU kernel library; tests that need it skip (with the reason) on a machine without a compiler."""
+    from paperworks_kernels.cpu import library, status
+
+    lib = library()
+    if lib is None:
+        pytest.skip(f"fused CPU kernels unavailable: {status().detail}")
+    return lib
