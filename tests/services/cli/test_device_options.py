@@ -59,9 +59,7 @@ def test_every_torch_job_command_takes_the_shared_device_and_amp_options():
         assert "device" in args and "amp" in args, f"{where}: no --device/--amp (use jobrun.Device and jobrun.Amp)"
         assert ast.unparse(args["device"].annotation) == "Device", where
         assert ast.unparse(args["amp"].annotation) == "Amp", where
-        calls = [
-            n for n in ast.walk(fn) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "device_params"
-        ]
+        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "device_params"]
         assert calls, f"{where}: the options are not passed on (device_params(device, amp))"
 
 
