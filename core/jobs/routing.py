@@ -21,7 +21,9 @@ a machine with CUDA). A GPU worker consumes ``gpu`` only; CPU work needs a worke
 A caller's explicit queue (``dispatch.enqueue(queue=...)``) replaces the method's queue in the
 table, never ``gpu`` where the device asks for it. A job run in this process (``paperworks run``
 without ``--remote``, MCP's inline dispatch: ``sent=False``) is never refused here: no queue is
-involved, and :func:`core.device.resolve_device` fails it at once if this process has no CUDA.
+involved, and :func:`core.device.resolve_device` fails it at once if this process has no CUDA. Its
+row still names the queue a re-send would use (the reaper re-sends a job whose process died): the
+table's, except that ``cuda`` without declared GPU workers keeps the method's queue.
 
 :func:`runs_here` is the other half: :func:`core.jobs.dispatch.wait` runs a stalled sub-job in
 the waiting process only if that process consumes the sub-job's queue, so a CPU parent never
@@ -105,9 +107,11 @@ def job_queue(
     device = requested_device(params)
     declared = gpu_workers_declared()
     if device == "cuda":
-        if sent and not declared:
+        if declared:
+            return GPU_QUEUE
+        if sent:
             raise NoGpuWorker(spec.name)
-        return GPU_QUEUE
+        return queue or spec.queue
     if device == "auto" and declared:
         return GPU_QUEUE
     return queue or spec.queue

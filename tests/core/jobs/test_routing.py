@@ -108,9 +108,11 @@ def test_a_job_run_in_this_process_is_not_refused(method, deployment):
 
     deployment(gpu_workers=False)
     job, created = submit_job(METHOD, {"device": "cuda"})
-    assert created and job.queue == "gpu"
+    assert created and job.queue == "cpu"  # where the reaper would re-send it: no GPU worker is declared
     with pytest.raises(NoGpuWorker):
         submit_job(METHOD, {"device": "cuda"}, enqueue=lambda job: None)
+    deployment(gpu_workers=True)
+    assert submit_job(METHOD, {"device": "cuda"})[0].queue == "gpu"
 
 
 # --- single submissions through the API --------------------------------------------------------
