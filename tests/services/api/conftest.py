@@ -7,24 +7,36 @@ import threading
 import pytest
 
 
-@pytest.fixture
-def inline_worker(monkeypatch):
-    """Jobs the API sends (``deps.enqueue``) run at once, each in a thread of this process, as a worker would run
-    them (:func:`core.jobs.lifecycle.execute_job`): the scripted models a test installs live in this process.
+class InlineWorker:
+    """Runs each job the API sends in a thread of this process, as a worker would (``execute_job``).
 
-    Yields the threads started; each is joined (up to a minute) when the test ends.
+    ``only``: the methods to run (``None``: all); the others stay queued (their ids in ``left``).
     """
-    from core.jobs.lifecycle import execute_job
-    from services.api import deps
 
-    threads: list[threading.Thread] = []
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.only: set[str] | None = None
+        self.left: list[str] = []
 
-    def send(job) -> None:
+    def send(self, job) -> None:
+        from core.jobs.lifecycle import execute_job
+
+        if self.only is not None and job.method not in self.only:
+            self.left.append(job.id)
+            return
         t = threading.Thread(target=execute_job, args=(job.id,), daemon=True, name=f"inline-job-{job.id[:8]}")
-        threads.append(t)
+        self.threads.append(t)
         t.start()
 
-    monkeypatch.setattr(deps, "enqueue", send)
-    yield threads
-    for t in threads:
+
+@pytest.fixture
+def inline_worker(monkeypatch):
+    """Jobs the API sends (``deps.enqueue``) run at once in threads of this process, where the scripted models
+    a test installs live (:class:`InlineWorker`); every thread is joined (up to a minute) when the test ends."""
+    from services.api import deps
+
+    worker = InlineWorker()
+    monkeypatch.setattr(deps, "enqueue", worker.send)
+    yield worker
+    for t in worker.threads:
         t.join(60)
