@@ -1,28 +1,34 @@
 """Platform overhead: raw Celery vs the paperworks job platform, side by side in one run.
 
 For each deployment — Redis + PostgreSQL, and the embedded defaults (kombu's SQLAlchemy
-broker on SQLite + a SQLite database) — this starts, on the same broker:
+broker on SQLite + a SQLite database) — this starts, on the same broker server:
 
 * **raw Celery**: a worker with the platform's worker settings (solo pool, ``acks_late``,
   prefetch 1, no gossip/mingle/heartbeat) running a no-op task, with a result backend on the
   same server (Redis, or SQLite) so the client can see it finish;
 * **the platform**: ``paperworks`` API (uvicorn) + one worker (``services.worker.main --pool=solo``)
   running ``diag.sleep`` with 0 s and one step — every job validated, recorded, claimed,
-  reported and finished in the application database.
+  reported and finished in the application database;
+* optionally (``--baseline-repo DIR``) **the same platform from another checkout** (e.g. a
+  ``git worktree`` of the commit before a change), on its own database and broker database,
+  so a change's effect on queue speed is measured in the same run as raw Celery.
 
-and measures, one after the other so they never compete for the two cores:
+Every side stays up for the whole deployment, and the measures are **interleaved**: ``--rounds``
+rounds, each taking every measure on every side in turn (the order rotates per round), so a
+machine shared with other work slows all sides alike. The measures:
 
 1. round trip, one at a time: raw ``apply_async`` → ``AsyncResult.get()``; platform
-   ``POST /v1/jobs`` → ``GET /v1/jobs/{id}?wait=30`` (the long-poll); p50 / p95;
+   ``POST /v1/jobs`` → ``GET /v1/jobs/{id}?wait=30`` (the long-poll); p50 / p95 over all rounds;
 2. throughput, submitted one by one: N ``apply_async`` / N ``POST /v1/jobs``, then wait for all;
 3. throughput, submitted as a batch: raw Celery has no batch call (N ``apply_async`` in a loop);
    the platform takes one ``POST /v1/jobs:batch`` of N items (with idempotency keys).
 
+Rates are the median over rounds, with the range of the per-round platform / raw ratio.
 "Wait for all" is the client asking every 5 ms whether the last job has finished: raw Celery
 through its result backend (``ResultSet.join_native`` on Redis, ``join`` on SQLite), the
-platform through one ``SELECT count(*)`` on the application database.
+platform by long-polling its last job, then counting in the application database.
 
-    nice -n 10 python bench/platform_overhead.py [--n 300] [--batch 1000] [--latency 200]
+    nice -n 10 python bench/platform_overhead.py [--n 300] [--batch 1000] [--latency 200] [--rounds 5]
 
 writes ``docs/bench/platform.md``. ``--llm`` adds the older llm.complete and gateway sections.
 """
@@ -30,6 +36,7 @@ writes ``docs/bench/platform.md``. ``--llm`` adds the older llm.complete and gat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
@@ -162,15 +169,30 @@ class RawCelery:
                 self.proc.wait()
 
 
-class Platform:
-    """paperworks API + one worker (core.devstack.Stack) and an HTTP client."""
+def _stack_at(repo: Path):
+    """:class:`core.devstack.Stack` whose processes run the code of checkout ``repo``."""
+    from core.devstack import Stack
 
-    def __init__(self, home: Path, database_url: str, broker: str) -> None:
+    class StackAt(Stack):
+        def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
+            log = open(self.logs / f"{name}.log", "ab")
+            env = {**self.env, "PYTHONPATH": str(repo)}
+            p = subprocess.Popen(cmd, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.procs.append(p)
+            return p
+
+    return StackAt
+
+
+class Platform:
+    """paperworks API + one worker (core.devstack.Stack) and an HTTP client; ``repo``: run another checkout."""
+
+    def __init__(self, home: Path, database_url: str, broker: str, repo: Path | None = None) -> None:
         import httpx
 
         from core.devstack import Stack
 
-        self.stack = Stack(home, database_url, broker)
+        self.stack = (Stack if repo is None else _stack_at(repo))(home, database_url, broker)
         self.stack.start_api()
         self.stack.start_worker()
         self.db = database_url
@@ -264,74 +286,144 @@ def pg_commit_ms(url: str, n: int = 200) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def _create_pg(admin, name: str) -> str:
+    from sqlalchemy import text
+
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+
+def _drop_pg(admin, name: str) -> None:
+    from sqlalchemy import text
+
+    with admin.connect() as c:
+        c.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
+        c.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+
+
+def _deployments(args, home: Path, admin, pg_names: list[str], leases: contextlib.ExitStack) -> list[dict]:
+    """Per deployment: its label, raw Celery's broker and backend, and (database, broker) of each platform side.
+
+    Redis databases are leased (:func:`core.devstack.leased_redis_db`): a test run sharing one would take
+    this run's messages. Raw Celery and the platform share one (their queues differ: ``raw``, ``cpu``)."""
+    from core.devstack import leased_redis_db
+
+    out = []
+    tag = int(time.time())
+    if not args.skip_redis:
+        broker, backend = leases.enter_context(leased_redis_db(REDIS)), leases.enter_context(leased_redis_db(REDIS))
+        pg_names.append(f"pw_bench_{tag}")
+        sides = {"pw": (_create_pg(admin, pg_names[-1]), broker)}
+        if args.baseline_repo:
+            pg_names.append(f"pw_bench_{tag}_base")
+            sides["base"] = (_create_pg(admin, pg_names[-1]), leases.enter_context(leased_redis_db(REDIS)))
+        out.append({"label": "Redis + PostgreSQL", "raw": (broker, backend), "sides": sides})
+    if not args.skip_embedded:
+        sides = {"pw": (f"sqlite:///{home / 'paperworks.db'}", f"sqla+sqlite:///{home / 'broker.db'}")}
+        if args.baseline_repo:
+            sides["base"] = (f"sqlite:///{home / 'paperworks-base.db'}", f"sqla+sqlite:///{home / 'broker-base.db'}")
+        raw = (f"sqla+sqlite:///{home / 'broker-raw.db'}", f"db+sqlite:///{home / 'raw-results.db'}")
+        out.append({"label": "embedded (SQLite broker + SQLite)", "raw": raw, "sides": sides})
+    return out
+
+
+def _measure_round(sides: dict, order: list[str], sizes: tuple[int, int, int], acc: dict) -> None:
+    """One round: each measure on every side in turn (``order``), appended to ``acc[side]``."""
+    n_lat, n_one, n_batch = sizes
+    for name in order:
+        acc[name]["lat"] += sides[name].roundtrip(n_lat)
+    for name in order:
+        side = sides[name]
+        if name == "raw":
+            rate, submit = side.throughput(n_one)
+            ok = n_one
+        else:
+            rate, submit, ok = side.one_by_one(n_one)
+        acc[name]["rate"].append(rate)
+        acc[name]["submit"].append(submit)
+        acc[name]["lost"] += n_one - ok
+    for name in order:
+        side = sides[name]
+        if name == "raw":
+            rate, submit = side.throughput(n_batch)
+            ok = n_batch
+        else:
+            rate, submit, ok = side.batch(n_batch)
+        acc[name]["rate_batch"].append(rate)
+        acc[name]["batch_submit"].append(submit)
+        acc[name]["lost"] += n_batch - ok
+
+
 def bench_queue(args) -> list[dict]:
-    import redis
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine
 
     home = Path(os.environ["PAPERWORKS_HOME"])
     rows = []
-    pg_name = f"pw_bench_{int(time.time())}"
     admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
-    deployments = []
-    if not args.skip_redis:
-        redis.Redis.from_url(f"{REDIS}/8").flushdb()
-        redis.Redis.from_url(f"{REDIS}/9").flushdb()
-        with admin.connect() as c:
-            c.execute(text(f'CREATE DATABASE "{pg_name}"'))
-        deployments.append(
-            (
-                "Redis + PostgreSQL",
-                f"{REDIS}/8",
-                f"{REDIS}/9",
-                f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}",
-            )
-        )
-    if not args.skip_embedded:
-        deployments.append(
-            (
-                "embedded (SQLite broker + SQLite)",
-                f"sqla+sqlite:///{home / 'broker.db'}",
-                f"db+sqlite:///{home / 'raw-results.db'}",
-                f"sqlite:///{home / 'paperworks.db'}",
-            )
-        )
+    pg_names: list[str] = []
+    leases = contextlib.ExitStack()
     try:
-        for label, broker, raw_backend, db in deployments:
-            embedded = broker.startswith("sqla+")
-            n_lat = args.latency_embedded if embedded else args.latency
-            n_one = args.n_embedded if embedded else args.n
-            n_batch = args.batch_embedded if embedded else args.batch
-            row = {"deployment": label, "sizes": (n_lat, n_one, n_batch)}
+        for dep in _deployments(args, home, admin, pg_names, leases):
+            embedded = dep["raw"][0].startswith("sqla+")
+            sizes = (
+                (args.latency_embedded, args.n_embedded, args.batch_embedded)
+                if embedded
+                else (args.latency, args.n, args.batch)
+            )
+            rounds = args.rounds_embedded if embedded else args.rounds
+            row: dict = {"deployment": dep["label"], "sizes": sizes, "rounds": rounds}
+            db = dep["sides"]["pw"][0]
             if db.startswith("postgresql"):
                 row["commit_ms"] = pg_commit_ms(db)
-            raw = RawCelery(home / f"raw-{len(rows)}", broker, raw_backend)
+            sides: dict = {}
             try:
-                lat = raw.roundtrip(n_lat)
-                row["raw_p50_ms"], row["raw_p95_ms"] = _pct(lat, 0.5) * 1e3, _pct(lat, 0.95) * 1e3
-                row["raw_rate"], row["raw_submit_rate"] = raw.throughput(n_one)
-                row["raw_rate_batch"], _ = raw.throughput(n_batch)
+                k = len(rows)
+                sides["raw"] = RawCelery(home / f"raw-{k}", *dep["raw"])
+                for name, (database, broker) in dep["sides"].items():
+                    repo = args.baseline_repo if name == "base" else None
+                    sides[name] = Platform(home / f"{name}-{k}", database, broker, repo=repo)
+                acc = {
+                    name: {"lat": [], "rate": [], "submit": [], "rate_batch": [], "batch_submit": [], "lost": 0}
+                    for name in sides
+                }
+                names = list(sides)
+                for r in range(rounds):
+                    order = names[r % len(names) :] + names[: r % len(names)]
+                    _measure_round(sides, order, sizes, acc)
+                    print(
+                        dep["label"],
+                        f"round {r + 1}/{rounds}",
+                        {n: a["rate_batch"][-1] for n, a in acc.items()},
+                        flush=True,
+                    )
             finally:
-                raw.close()
-            print(label, "raw", row, flush=True)
-            plat = Platform(home / f"platform-{len(rows)}", db, broker)
-            try:
-                lat = plat.roundtrip(n_lat)
-                row["pw_p50_ms"], row["pw_p95_ms"] = _pct(lat, 0.5) * 1e3, _pct(lat, 0.95) * 1e3
-                row["pw_rate"], row["pw_submit_rate"], ok1 = plat.one_by_one(n_one)
-                row["pw_rate_batch"], row["pw_batch_submit_rate"], ok2 = plat.batch(n_batch)
-                row["lost"] = (n_one - ok1) + (n_batch - ok2)
-            finally:
-                plat.close()
-            print(label, "platform", row, flush=True)
+                for side in sides.values():
+                    side.close()
+            for name, a in acc.items():
+                row[f"{name}_p50_ms"], row[f"{name}_p95_ms"] = _pct(a["lat"], 0.5) * 1e3, _pct(a["lat"], 0.95) * 1e3
+                for key in ("rate", "submit", "rate_batch", "batch_submit"):
+                    row[f"{name}_{key}"] = statistics.median(a[key])
+                row[f"{name}_lost"] = a["lost"]
+            for name in [n for n in sides if n != "raw"]:
+                for key in ("rate", "rate_batch"):
+                    ratios = [p / q for p, q in zip(acc[name][key], acc["raw"][key], strict=True)]
+                    row[f"{name}_{key}_ratio_range"] = (min(ratios), max(ratios))
+                p50s = [
+                    _pct(acc[name]["lat"][i * sizes[0] : (i + 1) * sizes[0]], 0.5)
+                    - _pct(acc["raw"]["lat"][i * sizes[0] : (i + 1) * sizes[0]], 0.5)
+                    for i in range(rounds)
+                ]
+                row[f"{name}_p50_gap_range"] = (min(p50s) * 1e3, max(p50s) * 1e3)
+            print(dep["label"], row, flush=True)
             rows.append(row)
     finally:
         from core.db.session import get_engine
 
         get_engine.cache_clear()
-        if not args.skip_redis:
-            with admin.connect() as c:
-                c.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{pg_name}'"))
-                c.execute(text(f'DROP DATABASE IF EXISTS "{pg_name}"'))
+        for name in pg_names:
+            _drop_pg(admin, name)
+        leases.close()
     return rows
 
 
@@ -426,9 +518,10 @@ def _verdicts(rp: dict, sync_ms: float) -> list[str]:
     item = f"one-by-one submission runs at {rp['pw_rate']:.0f}/s (target 200/s)"
     (held if rp["pw_rate"] >= 200 else missed).append(item)
     gap = rp["pw_p50_ms"] - rp["raw_p50_ms"]
-    item = f"the p50 round trip is {gap:.0f} ms above raw Celery's (target ≤ 10 ms)"
+    item = f"the p50 round trip is {gap:.1f} ms above raw Celery's (target ≤ 10 ms)"
     (held if gap <= 10 else missed).append(item)
-    (held if rp["lost"] == 0 else missed).append("nothing was lost" if rp["lost"] == 0 else f"{rp['lost']} jobs lost")
+    lost = rp["pw_lost"]
+    (held if lost == 0 else missed).append("nothing was lost" if lost == 0 else f"{lost} jobs lost")
     out = [f"Met in this run: {'; '.join(held) or 'none'}."]
     if missed:
         out.append(f"Not met: {'; '.join(missed)}.")
@@ -436,56 +529,99 @@ def _verdicts(rp: dict, sync_ms: float) -> list[str]:
         "What bounds the rates: every submission waits for a durable commit — a sequential client gets at most about "
         f"{1000 / sync_ms:.0f} submissions/s at this run's flush time — and the rest of a round trip is the API's "
         "HTTP handling, key lookup and thread hand-offs and the worker's Python, each waiting for a busy core "
-        f"(raw Celery too fell to {rp['raw_rate']:.0f}/s). On the embedded broker both sides wait for its "
-        "one-second poll, and a batch is slow to submit there because each message to the SQLite broker is its "
+        f"(raw Celery too managed only {rp['raw_rate']:.0f}/s here). On the embedded broker every side waits for "
+        "its one-second poll, and a batch is slow to submit there because each message to the SQLite broker is its "
         "own transaction."
     )
     return out
 
 
+SIDES = {"raw": "raw Celery", "pw": "platform", "base": "platform before (baseline)"}
+
+
+def _side_rows(r: dict, names: list[str]) -> list[str]:
+    """The table rows of one deployment: one column per side, then platform / raw (and platform / baseline)."""
+    d = r["deployment"]
+    _, n_one, n_batch = r["sizes"]
+    base = "base" in names
+
+    def cells(fmt: str, key: str) -> str:
+        return " | ".join(fmt.format(r[f"{n}_{key}"]) for n in names)
+
+    def ratio(key: str) -> str:
+        lo, hi = r[f"pw_{key}_ratio_range"]
+        out = f"{r[f'pw_{key}'] / r[f'raw_{key}']:.0%} (rounds {lo:.0%}–{hi:.0%})"
+        return out + (f" | {r[f'pw_{key}'] / r[f'base_{key}']:.0%}" if base else "")
+
+    lo, hi = r["pw_p50_gap_range"]
+    gap = f"+{r['pw_p50_ms'] - r['raw_p50_ms']:.1f} ms (rounds +{lo:.1f}…+{hi:.1f})"
+    p95 = f"+{r['pw_p95_ms'] - r['raw_p95_ms']:.1f} ms"
+    dash = " | —" if base else ""
+    return [
+        f"| {d} | round trip p50 (ms) | {cells('{:.1f}', 'p50_ms')} | {gap}"
+        + (f" | {r['pw_p50_ms'] - r['base_p50_ms']:+.1f} ms" if base else "")
+        + " |",
+        f"| {d} | round trip p95 (ms) | {cells('{:.1f}', 'p95_ms')} | {p95}"
+        + (f" | {r['pw_p95_ms'] - r['base_p95_ms']:+.1f} ms" if base else "")
+        + " |",
+        f"| {d} | {n_one} submitted one by one: completed/s | {cells('{:.0f}', 'rate')} | {ratio('rate')} |",
+        f"| {d} | {n_one} submitted one by one: submitted/s | {cells('{:.0f}', 'submit')} | "
+        f"{r['pw_submit'] / r['raw_submit']:.0%}"
+        + (f" | {r['pw_submit'] / r['base_submit']:.0%}" if base else "")
+        + " |",
+        f"| {d} | {n_batch} as one batch: completed/s | {cells('{:.0f}', 'rate_batch')} | {ratio('rate_batch')} |",
+        f"| {d} | {n_batch} as one batch: submitted/s | — | "
+        + " | ".join(f"{r[f'{n}_batch_submit']:.0f}" for n in names if n != "raw")
+        + f" | —{dash} |",
+        f"| {d} | jobs lost | — | " + " | ".join(str(r[f"{n}_lost"]) for n in names if n != "raw") + f" | —{dash} |",
+    ]
+
+
 def render(args, rows: list[dict], llm: dict | None, gateway: dict | None) -> str:
     cmd = (
         f"nice -n 10 python bench/platform_overhead.py --n {args.n} --batch {args.batch} --latency {args.latency} "
-        f"--n-embedded {args.n_embedded} --batch-embedded {args.batch_embedded} "
-        f"--latency-embedded {args.latency_embedded}"
+        f"--rounds {args.rounds} --n-embedded {args.n_embedded} --batch-embedded {args.batch_embedded} "
+        f"--latency-embedded {args.latency_embedded} --rounds-embedded {args.rounds_embedded}"
+        + (" --baseline-repo DIR" if args.baseline_repo else "")
+        + (" --skip-embedded" if args.skip_embedded else "")
+        + (" --skip-redis" if args.skip_redis else "")
     )
+    names = ["raw", "pw"] + (["base"] if args.baseline_repo else [])
     lines = [
         "# Platform overhead: raw Celery vs the job platform",
         "",
         f"Command: `{cmd}{' --llm' if args.llm else ''}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores (load average {args.loadavg[0]:.1f} at the start), Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+    ]
+    if args.baseline_repo:
+        lines.append(f"Baseline: the platform at commit `{args.baseline_commit}` (a checkout of it), same run.")
+    lines += [
         "",
-        "Both sides run in the same process tree, on the same broker, one after the other; each worker is a Celery "
-        "solo pool with `acks_late`, prefetch 1 and no gossip/mingle/heartbeat. Raw Celery runs a no-op task and "
-        "keeps its result in a backend on the same server; the platform runs `diag.sleep` (0 s, one step) "
-        "through `POST /v1/jobs` (or `POST /v1/jobs:batch`) → broker → worker → application database "
-        "(validated params, a `queued` row, claim, report row, end state).",
+        "Every side runs for the whole deployment on the same broker server, and the measures are interleaved: "
+        "each round takes every measure on every side in turn, the order rotating per round, so load from "
+        "elsewhere on the machine falls on all sides alike. Each worker is a Celery solo pool with `acks_late`, "
+        "prefetch 1 and no gossip/mingle/heartbeat. Raw Celery runs a no-op task and keeps its result in a backend "
+        "on the same server; the platform runs `diag.sleep` (0 s, one step) through `POST /v1/jobs` (or "
+        "`POST /v1/jobs:batch`) → broker → worker → application database (validated params, a `queued` row, claim, "
+        "report row, end state). Round trips: p50/p95 over every round's samples; rates: the median over rounds, "
+        "with the range of the per-round ratio.",
         "",
-        "| deployment | measure | raw Celery | platform | platform / raw |",
-        "|---|---|---|---|---|",
+        "| deployment | measure | "
+        + " | ".join(SIDES[n] for n in names)
+        + " | platform / raw"
+        + (" | platform / baseline" if args.baseline_repo else "")
+        + " |",
+        "|---|---|" + "---|" * (len(names) + 1 + bool(args.baseline_repo)),
     ]
     for r in rows:
-        d = r["deployment"]
-        _, n_one, n_batch = r["sizes"]
-        lines += [
-            f"| {d} | round trip p50 (ms) | {r['raw_p50_ms']:.1f} | {r['pw_p50_ms']:.1f} | "
-            f"+{r['pw_p50_ms'] - r['raw_p50_ms']:.1f} ms |",
-            f"| {d} | round trip p95 (ms) | {r['raw_p95_ms']:.1f} | {r['pw_p95_ms']:.1f} | "
-            f"+{r['pw_p95_ms'] - r['raw_p95_ms']:.1f} ms |",
-            f"| {d} | {n_one} submitted one by one: completed/s | {r['raw_rate']:.0f} | {r['pw_rate']:.0f} | "
-            f"{r['pw_rate'] / r['raw_rate']:.0%} |",
-            f"| {d} | {n_one} submitted one by one: submitted/s | {r['raw_submit_rate']:.0f} | "
-            f"{r['pw_submit_rate']:.0f} | {r['pw_submit_rate'] / r['raw_submit_rate']:.0%} |",
-            f"| {d} | {n_batch} as one batch: completed/s | {r['raw_rate_batch']:.0f} (loop of `apply_async`) | "
-            f"{r['pw_rate_batch']:.0f} (`POST /v1/jobs:batch`) | {r['pw_rate_batch'] / r['raw_rate_batch']:.0%} |",
-            f"| {d} | {n_batch} as one batch: submitted/s | — | {r['pw_batch_submit_rate']:.0f} | — |",
-            f"| {d} | jobs lost | — | {r['lost']} | — |",
-        ]
-    lines += ["", "## Against the targets (Redis + PostgreSQL, same run as raw Celery)", ""]
+        lines += _side_rows(r, names)
     rp = next((r for r in rows if r["deployment"].startswith("Redis")), None)
     if rp is not None:
         lines += [
+            "",
+            f"## Against the targets (Redis + PostgreSQL, same run as raw Celery, {rp['rounds']} interleaved rounds)",
+            "",
             "| target | measured | |",
             "|---|---|---|",
             f"| batches complete at ≥ 40 % of raw Celery's rate | {rp['pw_rate_batch']:.0f}/s = "
@@ -494,7 +630,8 @@ def render(args, rows: list[dict], llm: dict | None, gateway: dict | None) -> st
             f"| one by one ≥ 200 jobs/s | {rp['pw_rate']:.0f}/s | {_check(rp['pw_rate'] >= 200)} |",
             f"| p50 submit→succeeded ≤ raw round trip + 10 ms | {rp['pw_p50_ms']:.1f} ms vs "
             f"{rp['raw_p50_ms']:.1f} + 10 ms | {_check(rp['pw_p50_ms'] <= rp['raw_p50_ms'] + 10)} |",
-            f"| nothing lost | {rp['lost']} lost of {sum(rp['sizes'][1:])} | {_check(rp['lost'] == 0)} |",
+            f"| nothing lost | {rp['pw_lost']} lost of {rp['rounds'] * sum(rp['sizes'][1:])} | "
+            f"{_check(rp['pw_lost'] == 0)} |",
         ]
     if rp is not None and "commit_ms" in rp:
         sync_ms, async_ms = rp["commit_ms"]
@@ -524,23 +661,21 @@ def render(args, rows: list[dict], llm: dict | None, gateway: dict | None) -> st
             "## Reading",
             "",
             f"{'The machine was shared while this ran' if max(load0, load1) > 1.5 else 'The machine was quiet'}: "
-            f"load average {load0:.1f} at the start and {load1:.1f} at the "
-            f"end, on 2 cores. Raw Celery itself managed {rp['raw_rate']:.0f} tasks/s and a {rp['raw_p50_ms']:.1f} "
-            "ms p50 round trip here; the issue measured 958/s and 1.8 ms for it on a quiet machine of this kind. So "
-            "the absolute rates say more about the machine than about either side: read the ratios, which come "
-            "from the same run.",
+            f"load average {load0:.1f} at the start and {load1:.1f} at the end, on 2 cores. Raw Celery itself "
+            f"managed {rp['raw_rate']:.0f} tasks/s and a {rp['raw_p50_ms']:.1f} ms p50 round trip here; the issue "
+            "measured 958/s and 1.8 ms for it on a quiet machine of this kind. So the absolute rates say more about "
+            "the machine than about either side: read the ratios, which come from the same rounds.",
             "",
-            "Per trivial job the platform now does: at submission, the API key checked against a 2-second cache "
+            "Per trivial job the platform does: at submission, the API key checked against a 2-second cache "
             "in the event loop (no thread hop, no session), one `INSERT … ON CONFLICT DO NOTHING RETURNING` in "
             f"autocommit mode with a durable commit ({sync_ms:.1f} ms of WAL flush in this run) and one broker "
             "message; in the worker, two statements on top of Celery's own ack and fetch — the claim (`UPDATE … "
             "RETURNING`) and report + end state + notification in one statement (a data-modifying CTE) — built "
             "once with bound parameters and neither waiting for the flush; no heartbeat or progress write for a "
-            "job shorter than their intervals; the waiting client woken by NOTIFY. Before this issue a submission "
-            "took a pre-ping, BEGIN, INSERT and COMMIT plus a session opened for the key dependency, and the worker "
-            "ran four transactions per trivial job, each commit waiting for the flush (claim as SELECT FOR UPDATE + "
-            "UPDATE, a progress write, report SELECT + INSERT, the end state), started a heartbeat thread per job, "
-            "and clients polled. Building the ORM statements per job had cost more CPU than their round trips.",
+            "job shorter than their intervals; the waiting client woken by NOTIFY. Since issue #48 every one of "
+            "these statements lives in `core/db/jobstore/postgres.py` behind the job store interface "
+            "(`core.db.jobstore.JobStore`), which the lifecycle (`core/jobs/submit.py`, `execute.py`, `reap.py`) "
+            "calls: one method call and one store lookup per state change on top of the same statements.",
             "",
             " ".join(_verdicts(rp, sync_ms)),
         ]
@@ -578,6 +713,11 @@ def main() -> None:
     ap.add_argument("--n-embedded", type=int, default=100, help="--n on the embedded broker (about 1 s a task)")
     ap.add_argument("--batch-embedded", type=int, default=300)
     ap.add_argument("--latency-embedded", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (Redis + PostgreSQL)")
+    ap.add_argument("--rounds-embedded", type=int, default=2, help="interleaved rounds (embedded)")
+    ap.add_argument(
+        "--baseline-repo", type=Path, default=None, help="also run the platform of this checkout (e.g. a git worktree)"
+    )
     ap.add_argument("--skip-redis", action="store_true")
     ap.add_argument("--skip-embedded", action="store_true")
     ap.add_argument("--llm", action="store_true", help="also llm.complete in-process vs job, and the gateway")
@@ -585,6 +725,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "bench" / "platform.md")
     args = ap.parse_args()
+    if args.baseline_repo is not None:
+        args.baseline_repo = args.baseline_repo.resolve()
+        head = subprocess.run(
+            ["git", "-C", str(args.baseline_repo), "rev-parse", "--short", "HEAD"], capture_output=True
+        )
+        args.baseline_commit = head.stdout.decode().strip() if head.returncode == 0 else args.baseline_repo.name
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: stop workers, drop the database

@@ -6,17 +6,58 @@ processes exactly as `paperworks up` or docker-compose would run them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+LEASE_PREFIX = "paperworks:test-lease:"
+
+
+@contextlib.contextmanager
+def leased_redis_db(server: str = "redis://127.0.0.1:6379", ttl_s: int = 7200) -> Iterator[str]:
+    """A Redis database of ``server`` that no other run using this function holds meanwhile, flushed before and
+    after; yields its URL.
+
+    Two test or benchmark runs on one machine that share a Redis database share its queues: the worker of
+    one run takes the other run's messages, finds no such job in its own database and drops them, and the
+    other run's jobs stay queued until the reaper's ``job_requeue_queued_after_s`` (30 min) — a fresh
+    worker there receives nothing. Leases live in database 0 (``SET … NX EX``), so a crashed run frees its
+    database after ``ttl_s``.
+    """
+    import uuid
+
+    import redis
+
+    token = uuid.uuid4().hex
+    admin = redis.Redis.from_url(f"{server}/0")
+    deadline = time.monotonic() + 600
+    db = None
+    while db is None:
+        db = next((n for n in range(15, 0, -1) if admin.set(f"{LEASE_PREFIX}{n}", token, nx=True, ex=ttl_s)), None)
+        if db is None:
+            if time.monotonic() > deadline:
+                raise StackError(f"no free Redis database on {server} (all of 1-15 leased)")
+            time.sleep(1.0)
+    url = f"{server}/{db}"
+    redis.Redis.from_url(url).flushdb()
+    try:
+        yield url
+    finally:
+        redis.Redis.from_url(url).flushdb()
+        if admin.get(f"{LEASE_PREFIX}{db}") == token.encode():
+            admin.delete(f"{LEASE_PREFIX}{db}")
+        admin.close()
 
 
 class StackError(RuntimeError):
@@ -77,8 +118,10 @@ class Stack:
         )
         self.wait_http(f"{self.url}/healthz", 90)
 
-    def start_worker(self, name: str = "worker") -> subprocess.Popen:
-        p = self._spawn(name, [sys.executable, "-m", "services.worker.main", "--pool=solo", f"--hostname={name}@%h"])
+    def start_worker(self, name: str = "worker", *args: str) -> subprocess.Popen:
+        """Start a solo-pool worker named ``name`` (``args``: more worker options) and wait until it is ready."""
+        cmd = [sys.executable, "-m", "services.worker.main", "--pool=solo", f"--hostname={name}@%h", *args]
+        p = self._spawn(name, cmd)
         self.wait_log(name, "ready", 120)
         return p
 

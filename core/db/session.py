@@ -47,3 +47,10 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def database_label(url: str | None = None) -> str:
+    """The database URL (default: the configured one) with its password hidden, for log lines and messages."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url or str(get_settings().database_url)).render_as_string(hide_password=True)

@@ -23,6 +23,7 @@ from core.artifacts import get_artifact_store
 from core.config import get_settings
 from core.db.jobstore import NewArtifact, get_job_store
 from core.db.models import JobStatus, new_id
+from core.db.session import database_label
 from core.jobs.context import JobCancelled, JobContext, TransientError
 from core.jobs.registry import get_method
 from core.jobs.report import Report
@@ -160,8 +161,13 @@ def execute_job(
     settings = get_settings()
     jobs = get_job_store()
     claim = jobs.claim(job_id, worker=worker or worker_name(), stale_after_s=settings.job_stale_after_s)
-    if claim.status != "claimed":
+    if claim.status == "missing":
+        # a deleted job, or a message of another deployment sharing this broker database (its worker then
+        # waits in vain for the job: give each deployment, and each test run, a broker database of its own)
+        log.warning("job %s not run here: missing (no such job in %s)", job_id, database_label())
+    elif claim.status != "claimed":
         log.info("job %s not run here: %s", job_id, claim.status)
+    if claim.status != "claimed":
         return Outcome(status=claim.status, retry=claim.status == "busy")
     method, params = claim.method, claim.params
 

@@ -13,7 +13,6 @@ import time
 import uuid
 
 import pytest
-import redis
 
 pytestmark = pytest.mark.integration
 
@@ -35,12 +34,11 @@ def test_embedded_defaults_run_llm_complete_with_the_local_model(make_stack, tmp
 
 @pytest.fixture
 def redis_url():
-    db = 9
-    url = f"redis://127.0.0.1:6379/{db}"
-    r = redis.Redis.from_url(url)
-    r.flushdb()
-    yield url
-    r.flushdb()
+    """A Redis database no other run uses meanwhile (core.devstack.leased_redis_db)."""
+    from core.devstack import leased_redis_db
+
+    with leased_redis_db() as url:
+        yield url
 
 
 def test_postgres_redis_failures_and_sigkill_redelivery(make_stack, postgres_url, redis_url):
