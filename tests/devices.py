@@ -28,7 +28,9 @@ the device-leak test around each job):
   scalars. A scalar that C++ code adds elsewhere can still trip it: the error names no tensor of
   yours, so it is told apart from a device leak ("not a lazy tensor").
 
-Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails.
+Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails. It also computes
+``lerp`` (AdamW's moment update), which the backend lacks, from native ops: through the eager
+fallback it cost one sync and one graph compile per parameter and step.
 """
 
 from __future__ import annotations
@@ -176,6 +178,19 @@ def _cross_entropy(
     return nll * one_minus + ret * per_class
 
 
+def _lerp(t: torch.Tensor, end: torch.Tensor, weight: Any) -> torch.Tensor:
+    return t + (end - t) * weight
+
+
+def _lerp_(t: torch.Tensor, end: torch.Tensor, weight: Any) -> torch.Tensor:
+    return t.add_(end - t, alpha=weight) if _is_number(weight) else t.add_((end - t) * weight)
+
+
+# Ops the TorchScript backend lacks: each would run on the CPU through the eager fallback, one sync (and
+# one graph compile) per call; AdamW's lerp_ per parameter made a training step ~4x slower. Same math.
+_FALLBACKS = {torch.lerp: _lerp, torch.Tensor.lerp: _lerp, torch.Tensor.lerp_: _lerp_}
+
+
 class _LazyWorkarounds(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         import torch.nn.functional as F
@@ -184,6 +199,8 @@ class _LazyWorkarounds(TorchFunctionMode):
         lazy = bool(args) and isinstance(args[0], torch.Tensor) and args[0].device.type == "lazy"
         if lazy and func in _VIEWS:
             return _VIEWS[func](*args, **kwargs)
+        if lazy and func in _FALLBACKS:
+            return _FALLBACKS[func](*args, **kwargs)
         if func in _SCALAR_OPS and len(args) >= 2 and _lazy_float_scalar(args[0]) and _is_number(args[1]):
             return _SCALAR_OPS[func](*args, **kwargs)
         if lazy and func is F.cross_entropy:
