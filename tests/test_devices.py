@@ -38,7 +38,17 @@ class Case:
 
 # One entry per torch job: its smallest meaningful params (seconds on two cores), and the metrics
 # (keys of Report.metrics) whose CPU and CUDA values must agree.
-CASES: dict[str, Case] = {}
+CASES: dict[str, Case] = {
+    "patch_scaling.sweep": Case(
+        {"patches": [8, 1], "seeds": 1, "epochs": 1, "backbones": ["vit"], "dispatch": "inline"},
+        compare=("vit_gap_points",),
+        rtol=0.0,
+        atol=8.0,
+    ),
+    "patch_scaling.train": Case(
+        {"backbone": "vit", "patch": 8, "epochs": 1}, compare=("accuracy", "final_loss"), rtol=0.05, atol=0.03
+    ),
+}
 
 # Jobs with no tensor work of their own (LLM calls go through core.llm, whose device is a setting).
 NO_TORCH: set[str] = {

@@ -1,23 +1,25 @@
 """Registered job ``patch_scaling.train`` (one backbone × p × seed) and the reproducer ``patch_scaling``.
 
-Queue: ``cpu``. The models are ~0.2M parameters on 8×8 digits; the reproducer fans the
-(backbone, p, seed) runs out as jobs (:func:`core.jobs.dispatch.enqueue`/``wait``) when a
-worker is configured, and runs them in this process otherwise.
+Queue: ``cpu`` (``device=cuda`` sends a job to the ``gpu`` queue). The models are ~0.2M parameters
+on 8×8 digits; the reproducer fans the (backbone, p, seed) runs out as jobs
+(:func:`core.jobs.dispatch.enqueue`/``wait``) when a worker is configured, and runs them in this
+process otherwise. Every run takes the sweep's ``device`` and ``amp``.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.patch_scaling.config import PRESETS
 
 BackboneName = Literal["vit", "adventurer"]
 
 
-class TrainParams(BaseModel):
+class TrainParams(DeviceParams):
     backbone: BackboneName = Field("adventurer", description="Tiny-ViT or Tiny-Adventurer (spec §6).")
     patch: Literal[16, 8, 4, 2, 1] = Field(
         1, description="Patch size p (kernel = stride = p); 1 = one token per pixel."
@@ -48,18 +50,21 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
         image_size=params.image_size,
         epochs=params.epochs,
         flip_rule=params.flip_rule,
+        device=params.device,
+        amp=params.amp,
         progress=progress,
     )
     report = Report(
         title=f"{params.backbone} p={params.patch} seed={params.seed}",
         summary=f"test accuracy {r['accuracy']:.3f} with {r['tokens']} tokens (+1 class), {r['flops'] / 1e6:.2f} MFLOPs",
     )
-    report.metrics.update({k: r[k] for k in ("accuracy", "tokens", "flops", "params", "train_s")})
+    report.metrics.update({k: r[k] for k in ("accuracy", "final_loss", "tokens", "flops", "params", "train_s")})
+    report.metrics.update({k: r[k] for k in ("device", "dtype", "gpu") if k in r})
     report.data = {"result": r}
     return report
 
 
-class SweepParams(BaseModel):
+class SweepParams(DeviceParams):
     model_config = ConfigDict(extra="forbid")
 
     image_size: Literal[8, 16] = Field(8, description="Input size S.")

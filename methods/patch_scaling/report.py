@@ -28,12 +28,19 @@ def _use_jobs(dispatch: str) -> bool:
         return False
 
 
+def _on_device(params: Any, options: Any) -> Any:
+    """A run's params with the sweep's ``device`` and ``amp`` (already validated by the sweep's params)."""
+    return params.model_copy(update={"device": options.device, "amp": options.amp})
+
+
 def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
     """One result dict per (backbone, p, seed): sub-jobs when a worker is configured, else in-process."""
     from methods.patch_scaling.jobs import TrainParams
 
     runs = [
-        TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.epochs)
+        _on_device(
+            TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.epochs), options
+        )
         for b in options.backbones
         for p in options.patches
         for s in range(options.seeds)
@@ -49,7 +56,10 @@ def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
         return []
     ends = sorted({max(options.patches), 1}, reverse=True)
     runs = [
-        TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.longer_epochs)
+        _on_device(
+            TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.longer_epochs),
+            options,
+        )
         for b in options.backbones
         for p in ends
         for s in range(options.longer_seeds)
@@ -58,7 +68,12 @@ def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
 
 
 def run_list(runs: list[Any], dispatch: str, progress: JobContext) -> list[dict[str, Any]]:
-    """Train every run of ``runs`` (cached per run), as sub-jobs when a worker is configured."""
+    """Train every run of ``runs`` (cached per run), as sub-jobs when a worker is configured.
+
+    Each sub-job carries its run's ``device`` and ``amp`` (so it is routed where they say). A
+    sub-job still queued after a minute is run here only when it asked for the CPU: a GPU job is
+    never pulled back into this (possibly CPU-only) process.
+    """
     if _use_jobs(dispatch):
         from core.db import crud
         from core.db.session import session_scope
@@ -70,7 +85,8 @@ def run_list(runs: list[Any], dispatch: str, progress: JobContext) -> list[dict[
             for k, r in enumerate(runs)
         ]
         progress(0.0, f"{len(ids)} sub-jobs queued")
-        wait(ids, timeout=12 * 3600, steal_after=60.0, progress=progress)
+        on_cpu = all(r.device == "cpu" for r in runs)
+        wait(ids, timeout=12 * 3600, steal_after=60.0 if on_cpu else None, progress=progress)
         with session_scope() as s:
             return [crud.get_report_for_job(s, job_id=j).body["data"]["result"] for j in ids]
     from methods.patch_scaling.train import train_eval
@@ -78,13 +94,22 @@ def run_list(runs: list[Any], dispatch: str, progress: JobContext) -> list[dict[
     out = []
     for k, r in enumerate(runs):
         sub = progress.sub(k / len(runs), (k + 1) / len(runs))
-        path = _cache_path(r.model_dump())
+        path = _cache_path(run_key(r))
         if path is not None and path.exists():
             out.append(json.loads(path.read_text()))
             sub(1.0, f"{r.backbone} p={r.patch} seed={r.seed}: cached")
             continue
-        res = train_eval(r.backbone, r.patch, r.seed, image_size=r.image_size, epochs=r.epochs, progress=sub)
-        if path is not None:
+        res = train_eval(
+            r.backbone,
+            r.patch,
+            r.seed,
+            image_size=r.image_size,
+            epochs=r.epochs,
+            device=r.device,
+            amp=r.amp,
+            progress=sub,
+        )
+        if path is not None and res.get("device", "cpu").split(":")[0] in ("cpu", "cuda"):  # not test devices
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(res))
         out.append(res)
@@ -94,6 +119,15 @@ def run_list(runs: list[Any], dispatch: str, progress: JobContext) -> list[dict[
 RECIPE_VERSION = 2  # bump when train_eval's recipe changes (2: DeiT no-decay groups, min lr 1e-5)
 
 
+def run_key(params: Any) -> dict[str, Any]:
+    """What identifies a finished run: its params without the device (a run is valid on any device);
+    ``amp`` only when on (bf16 is another computation; fp32 keys stay those of the code before devices)."""
+    key = params.model_dump(exclude={"device", "amp"})
+    if params.amp != "off":
+        key["amp"] = params.amp
+    return key
+
+
 def _cache_root() -> Path | None:
     from core.config import get_settings
 
@@ -101,12 +135,35 @@ def _cache_root() -> Path | None:
 
 
 def _cache_path(params: dict[str, Any]) -> Path | None:
-    """``<cache_dir>/patch_scaling/runs/<hash>.json``: one finished run, keyed by its params and the recipe."""
+    """``<cache_dir>/patch_scaling/runs/<hash>.json``: one finished run, keyed by its params and the recipe.
+
+    ``params`` is :func:`run_key`: a run trained on the CPU serves a GPU sweep and vice versa (each cached
+    result records where it was trained).
+    """
     cache = _cache_root()
     if cache is None:
         return None
     key = hashlib.sha256(json.dumps({**params, "recipe": RECIPE_VERSION}, sort_keys=True).encode()).hexdigest()[:16]
     return Path(cache) / "patch_scaling" / "runs" / f"{key}.json"
+
+
+def run_devices(results: list[dict[str, Any]]) -> dict[str, str]:
+    """Where the runs trained (``core.device.device_provenance`` of each; runs cached before devices: cpu)."""
+    out: dict[str, str] = {}
+    for key, default in (("device", "cpu"), ("dtype", "float32"), ("gpu", None)):
+        seen = list(dict.fromkeys(str(r.get(key, default)) for r in results if r.get(key, default) is not None))
+        if seen:
+            out[key] = ", ".join(seen)
+    return out
+
+
+def _wall_note(devices: dict[str, str]) -> str:
+    """Where the wall-clock column was measured."""
+    if devices.get("gpu"):
+        return f"Wall-clock is on {devices['gpu']} ({devices['device']}, {devices['dtype']})."
+    if devices.get("device", "cpu") == "cpu":
+        return "Wall-clock is on a shared, loaded 2-core CPU (one thread per run)."
+    return f"Wall-clock is on {devices['device']} ({devices['dtype']})."
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -178,6 +235,12 @@ def plot(agg: dict[str, dict[int, dict[str, float]]], image_size: int) -> Any:
 
 
 def run_reproduction(options: Any, progress: JobContext) -> Report:
+    """Every run (sub-jobs or here), the tables, the plot, the checks and the Reading."""
+    here: dict[str, str] = {}
+    if not _use_jobs(options.dispatch):  # the runs train here: a device this process lacks fails now
+        from core.device import device_provenance, resolve_device
+
+        here = device_provenance(resolve_device(options.device), options.amp)
     split = 0.6 if options.longer_epochs else 1.0
     results = run_all(options, progress.sub(0.0, split))
     longer = longer_runs(options, progress.sub(split, 1.0))
@@ -210,8 +273,8 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
         ["backbone", "p", "tokens (+cls)", "accuracy % (mean ± std)", "seeds", "MFLOPs / image", "train s / run"],
         rows,
         note="Baselines: majority class ≈ 10.2 % (the 540-image test split is stratified over 10 classes); "
-        "logistic regression on all pixels: see Reading. std is over seeds (0 with one seed). Wall-clock is "
-        "on a shared, loaded 2-core CPU (one thread per run).",
+        "logistic regression on all pixels: see Reading. std is over seeds (0 with one seed). "
+        + _wall_note(run_devices(results)),
     )
     report.add_table(
         "§7.5 checks",
@@ -253,6 +316,8 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
         )
         + _reading(agg, chk, options, linear, aggregate(longer) if longer else None),
     )
+    # where this sweep trains (in this process, or its sub-jobs'); a cached run records its own device in data
+    report.metrics.update(here or run_devices(results + longer))
     for b, c in chk.items():
         report.metrics[f"{b}_gap_points"] = round(c["gap_points"], 2)
         report.metrics[f"{b}_spearman"] = round(c["rho"], 3)

@@ -5,10 +5,17 @@ AdamW (lr 1e-3, wd 0.05), linear warm-up then cosine down to the DeiT minimum lr
 applies to the weight matrices only: biases, norm gains, the position embedding, the class token and
 the per-head SSM scalars (A_log, dt_bias, D) are not decayed. Only p changes between runs of one
 backbone.
+
+``device``/``amp`` choose where it trains (:mod:`core.device`): the batches are drawn on the CPU
+from a CPU generator (so a CPU run is bit-identical to the loop this module had before
+:func:`core.train.fit` existed) and moved to the device as they come; evaluation runs there too,
+and only the accuracy comes back. FLOPs are counted on a CPU copy of the model, so they do not
+depend on the device (the Triton scan on CUDA is invisible to torch's counter).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from typing import Any
@@ -16,7 +23,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from core.train import lr_at, pin_threads, seed_everything
+from core.device import autocast, device_provenance, resolve_device
+from core.train import fit, pin_threads, seed_everything
 from methods.patch_scaling.data import load_split, random_shift
 from methods.patch_scaling.model import build, forward_flops
 
@@ -51,9 +59,15 @@ def train_eval(
     depth: int = 4,
     flip_rule: str = "released",
     threads: int = 1,
+    device: Any = "cpu",
+    amp: str = "off",
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Returns test accuracy, FLOPs per image, tokens, parameter count, train wall-clock and final loss."""
+    """Returns test accuracy, FLOPs per image, tokens, parameter count, train wall-clock, final loss and device.
+
+    ``device``: ``cpu`` / ``auto`` / ``cuda`` or any torch device; ``amp``: ``off`` or ``bf16``.
+    """
+    dev = resolve_device(device)
     xtr, ytr, xte, yte = load_split(image_size)
     with pin_threads(threads):
         seed_everything(seed)
@@ -77,26 +91,30 @@ def train_eval(
             return F.cross_entropy(m(b[0]), b[1], label_smoothing=label_smoothing)
 
         warmup = min(int(warmup_epochs * per_epoch), steps // 10)
-        opt = torch.optim.AdamW(param_groups(model, weight_decay), lr=lr)
-        losses: list[float] = []
         t0 = time.perf_counter()
-        model.train()
-        for step in range(steps):
-            for group in opt.param_groups:
-                group["lr"] = lr_at(step, lr=lr, warmup=warmup, steps=steps, min_ratio=min_lr / lr)
-            loss = loss_fn(model, batch(step))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-            if progress is not None:
-                progress((step + 1) / steps, f"{backbone} p={patch} seed={seed} step {step + 1}/{steps}")
-        model.eval()
+        losses = fit(
+            model,
+            batch,
+            loss_fn,
+            steps=steps,
+            lr=lr,
+            warmup=warmup,
+            min_lr_ratio=min_lr / lr,
+            param_groups=param_groups(model, weight_decay),
+            clip=None,
+            device=dev,
+            amp=amp,
+            progress=progress,
+            message=f"{backbone} p={patch} seed={seed} step",
+        )
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         train_s = time.perf_counter() - t0
-        with torch.no_grad():
-            pred = torch.cat([model(xte[i : i + 270]).argmax(1) for i in range(0, len(yte), 270)])
-        acc = float((pred == yte).float().mean())
-        flops = forward_flops(model, image_size)
+        with torch.no_grad(), autocast(dev, amp):
+            xte_d = xte.to(dev)
+            pred = torch.cat([model(xte_d[i : i + 270]).argmax(1) for i in range(0, len(yte), 270)])
+        acc = float((pred == yte.to(dev)).float().mean())
+        flops = forward_flops(model if dev.type == "cpu" else copy.deepcopy(model).cpu(), image_size)
     return {
         "backbone": backbone,
         "patch": patch,
@@ -109,4 +127,5 @@ def train_eval(
         "train_s": train_s,
         "epochs": epochs,
         "final_loss": losses[-1],
+        **device_provenance(dev, amp),
     }

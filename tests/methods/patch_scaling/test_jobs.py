@@ -72,8 +72,9 @@ def test_longer_runs_train_the_two_ends_longer_and_the_reading_compares_them(tmp
 
     calls = []
 
-    def fake(backbone, patch, seed, *, image_size, epochs, progress=None):  # accuracy grows with steps at p = 1
+    def fake(backbone, patch, seed, *, image_size, epochs, device, amp, progress=None):  # acc grows with steps at p=1
         calls.append((backbone, patch, seed, epochs))
+        assert (device, amp) == ("cpu", "off")
         acc = 0.9 if patch == 8 else (0.3 if epochs < 10 else 0.95)
         loss = 0.6 if patch == 8 or epochs >= 10 else 2.0
         tokens = (image_size // patch) ** 2
@@ -137,3 +138,72 @@ def test_reading_separates_untrained_from_trained_but_worse_p1():
     assert "p = 1 models of vit (final training loss 2.00)" in text and "adventurer (final" not in text
     assert "adventurer p = 1 did train: its final training loss (0.54) is as low as p = 8's (0.60)" in text
     assert "-4.0 points" in text
+
+
+def test_run_cache_key_ignores_the_device(monkeypatch):
+    from methods.patch_scaling import report as rep
+
+    monkeypatch.setattr(rep, "_cache_root", lambda: "/c")
+    params = TrainParams(backbone="vit", patch=4, seed=2, epochs=3)
+    key = rep._cache_path(rep.run_key(params.model_copy(update={"device": "cuda"})))
+    # the key the code before devices gave these params (runs cached then stay valid)
+    assert str(key) == "/c/patch_scaling/runs/d1f447f95e20acbf.json"
+    assert key == rep._cache_path(rep.run_key(params))
+    assert rep._cache_path(rep.run_key(params.model_copy(update={"amp": "bf16"}))) != key  # another computation
+
+
+@pytest.mark.parametrize(
+    ("device", "amp", "steal"), [("cpu", "off", 60.0), ("cuda", "bf16", None), ("auto", "off", None)]
+)
+def test_sweep_sub_jobs_carry_device_and_amp_and_gpu_jobs_are_never_stolen(monkeypatch, device, amp, steal):
+    import contextlib
+
+    from core.db import crud
+    from core.db import session as db_session
+    from core.jobs import dispatch
+    from methods.patch_scaling import report as rep
+
+    queued, waited = [], {}
+
+    def enqueue(name, params, idempotency_key=None):
+        queued.append((name, params))
+        return f"job-{len(queued)}"
+
+    def wait(ids, *, timeout, steal_after=None, progress=None, **kw):
+        waited["steal_after"] = steal_after
+
+    def report_for(_s, job_id):
+        p = queued[int(job_id.split("-")[1]) - 1][1]
+        res = {"backbone": p["backbone"], "patch": p["patch"], "seed": p["seed"], "accuracy": 0.5}
+        return type("R", (), {"body": {"data": {"result": {**res, "tokens": 1, "flops": 1, "train_s": 1.0}}}})
+
+    monkeypatch.setattr(rep, "_use_jobs", lambda _d: True)
+    monkeypatch.setattr(dispatch, "enqueue", enqueue)
+    monkeypatch.setattr(dispatch, "wait", wait)
+    monkeypatch.setattr(crud, "get_report_for_job", report_for)
+    monkeypatch.setattr(db_session, "session_scope", contextlib.nullcontext)
+    opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="jobs", device=device, amp=amp)
+    results = rep.run_all(opts, JobContext())
+    assert [r["patch"] for r in results] == [8, 4]
+    assert [n for n, _ in queued] == ["patch_scaling.train"] * 2
+    assert all((p["device"], p["amp"]) == (device, amp) for _, p in queued)
+    assert waited["steal_after"] == steal
+
+
+def test_train_job_records_where_it_ran():
+    r = run_train(TrainParams(backbone="vit", patch=8, epochs=1), JobContext())
+    assert r.metrics["device"] == "cpu" and r.metrics["dtype"] == "float32" and "gpu" not in r.metrics
+    assert r.data["result"]["device"] == "cpu" and r.metrics["final_loss"] > 0
+
+
+def test_sweep_on_cuda_without_cuda_fails_before_training(monkeypatch):
+    import torch
+
+    from core.device import DeviceUnavailable
+    from methods.patch_scaling import train
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(train, "train_eval", lambda *a, **k: pytest.fail("trained"))
+    opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="inline", device="cuda")
+    with pytest.raises(DeviceUnavailable):
+        reproduce(opts, JobContext())
