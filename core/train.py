@@ -241,6 +241,9 @@ def fit(
                 step_loss = part if step_loss is None else step_loss + part
         if n_micro != accumulate:  # a short (or long) step: report the mean of its micro-batch losses
             step_loss = step_loss * (accumulate / n_micro)
+        # lazy device: run the backward graph once here; clipping's norms and AdamW's lerp fall back to
+        # eager one parameter at a time, and without the cut each fallback re-ran the whole graph
+        step_barrier(amp_ctx_device)
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
