@@ -119,8 +119,9 @@ class NeuralMachine:
                 device=dev,
                 amp=cfg.amp,
             )
-            module.cpu()  # back from the device (in place: offset_ too)
-            self.model_ = self.model_.double()  # inference in float64: row results independent of the batch
+            module.cpu()  # back from the device (a move may replace the Parameter objects: re-read them)
+            self.model_ = module["net"].double()  # inference in float64: row results independent of the batch
+            self.offset_ = module.offset
             f = self._raw(x)
         self.f_mean_ = f.mean(axis=0)
         fc = f - self.f_mean_
