@@ -6,15 +6,18 @@ sampled with::
 
     L(θ) = − Σ_{(o, a) ∈ D}  Σ_t  log π_θ(a_t | o, a_<t)      (mean over target tokens per step)
 
-minimised with Adam, batch 1, gradient accumulation, no clipping. Only LoRA adapters
-on every linear layer are trained, on a *copy* of the shared local model (the
-gateway's instance is never mutated).
+minimised with Adam, batch 1, gradient accumulation, no clipping, through
+:func:`core.train.fit` (a short last accumulation of an epoch still updates, scaled as if
+full). Only LoRA adapters on every linear layer are trained, on a *copy* of the shared
+local model (the gateway's instance is never mutated); the copy lives on the learner's
+device (:func:`make_lora_model`), token ids are built on the CPU and moved there.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from core.device import resolve_device
+from core.train import constant_lr, fit
 
 log = logging.getLogger(__name__)
 
@@ -79,17 +85,27 @@ def encode(tokenizer: Any, ex: BCExample, max_len: int) -> tuple[torch.Tensor, t
     return ids, labels
 
 
+def model_device(model: Any) -> torch.device:
+    """Where ``model``'s parameters live (the CPU for a model without any)."""
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")
+
+
 def example_nll(model: Any, tokenizer: Any, ex: BCExample, max_len: int = 1024) -> torch.Tensor:
-    """Mean NLL per target token of one example (differentiable)."""
+    """Mean NLL per target token of one example (differentiable), on the model's device."""
     ids, labels = encode(tokenizer, ex, max_len)
-    out = model(input_ids=ids, labels=labels)
+    dev = model_device(model)
+    out = model(input_ids=ids.to(dev), labels=labels.to(dev))
     return out.loss
 
 
 @torch.no_grad()
 def target_logprob(model: Any, tokenizer: Any, ex: BCExample, max_len: int = 1024) -> float:
-    """Σ_t log π(a_t | o, a_<t) of the example's target tokens."""
+    """Σ_t log π(a_t | o, a_<t) of the example's target tokens (computed on the model's device)."""
     ids, labels = encode(tokenizer, ex, max_len)
+    dev = model_device(model)
+    ids, labels = ids.to(dev), labels.to(dev)
     was_training = model.training
     model.eval()
     logits = model(input_ids=ids).logits[0, :-1].float()
@@ -100,19 +116,24 @@ def target_logprob(model: Any, tokenizer: Any, ex: BCExample, max_len: int = 102
     return float(lp.sum())
 
 
-def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = None) -> Any:
-    """A trainable LoRA model on a deep copy of ``base_model`` (optionally loading saved adapters)."""
+def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = None, *, device: Any = None) -> Any:
+    """A trainable LoRA model on a deep copy of ``base_model`` (optionally loading saved adapters).
+
+    ``device``: where the copy goes (default: where ``base_model`` is). The adapters are drawn on the
+    CPU and moved with it, so a seed gives the same start on every device.
+    """
     from peft import LoraConfig, PeftModel, get_peft_model
 
     model = copy.deepcopy(base_model)
     model.config.use_cache = False
     if adapter_dir is not None:
-        return PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
+        peft_model = PeftModel.from_pretrained(model, adapter_dir, is_trainable=True)
+        return peft_model if device is None else peft_model.to(resolve_device(device))
     # LoRA's A matrices start random: draw them from ``cfg.seed`` (on a forked generator, so the caller's
     # torch RNG is left as it was), or the same seed gives a different start in every process.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
-        return get_peft_model(
+        peft_model = get_peft_model(
             model,
             LoraConfig(
                 r=cfg.r,
@@ -122,6 +143,7 @@ def make_lora_model(base_model: Any, cfg: LoRAConfig, adapter_dir: str | None = 
                 task_type="CAUSAL_LM",
             ),
         )
+    return peft_model if device is None else peft_model.to(resolve_device(device))
 
 
 def train_bc(
@@ -131,40 +153,70 @@ def train_bc(
     cfg: LoRAConfig,
     *,
     on_step: Callable[[int, int, float], None] | None = None,
+    amp: str = "off",
 ) -> TrainStats:
-    """Minimise the action NLL over ``examples`` (shuffled each epoch) with Adam and gradient accumulation."""
+    """Minimise the action NLL over ``examples`` (shuffled each epoch) with Adam and gradient accumulation.
+
+    Runs on the model's device (``amp="bf16"``: bfloat16 autocast). ``on_step(examples done, total,
+    last example's loss)`` is called after every optimizer step. On the CPU without AMP the updates are
+    bit-identical to the per-example loop this function had before it used :func:`core.train.fit`.
+    """
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("the model has no trainable parameters (wrap it with make_lora_model)")
-    opt = torch.optim.Adam(params, lr=cfg.lr)
     rng = random.Random(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    stats = TrainStats()
-    t0 = time.perf_counter()
-    model.train()
-    total = len(examples) * cfg.epochs
+    torch.manual_seed(cfg.seed)  # LoRA dropout
+    order: list[int] = []  # every epoch's shuffle, drawn in the old order
+    sizes: list[int] = []  # examples per optimizer step: full accumulations, then the epoch's remainder
+    n, ga = len(examples), cfg.grad_accum
     for _epoch in range(cfg.epochs):
-        order = list(range(len(examples)))
-        rng.shuffle(order)
-        pending = 0
-        for i in order:
-            loss = example_nll(model, tokenizer, examples[i], cfg.max_len)
-            (loss / cfg.grad_accum).backward()
-            stats.losses.append(float(loss.detach()))
-            stats.examples += 1
-            pending += 1
-            if pending == cfg.grad_accum:
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                stats.optimizer_steps += 1
-                pending = 0
-            if on_step is not None:
-                on_step(stats.examples, total, stats.losses[-1])
-        if pending:  # the last partial accumulation still updates (scaled as if full)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            stats.optimizer_steps += 1
-    model.eval()
+        perm = list(range(n))
+        rng.shuffle(perm)
+        order += perm
+        sizes += [ga] * (n // ga) + ([n % ga] if n % ga else [])
+    ends = [sum(sizes[: k + 1]) for k in range(len(sizes))]
+    total = len(order)
+    stats = TrainStats()
+    pending: list[torch.Tensor] = []  # per-example losses on the device, read back once per optimizer step
+
+    def batch(i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return encode(tokenizer, examples[order[i]], cfg.max_len)
+
+    def loss_fn(m: Any, b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        loss = m(input_ids=b[0], labels=b[1]).loss
+        pending.append(loss.detach())
+        return loss
+
+    def after_step(step: int) -> None:
+        stats.losses.extend(torch.stack([v.float() for v in pending]).cpu().tolist())
+        pending.clear()
+        stats.examples = ends[step]
+        stats.optimizer_steps = step + 1
+        if on_step is not None:
+            on_step(stats.examples, total, stats.losses[-1])
+
+    t0 = time.perf_counter()
+    if not sizes:  # nothing to clone (no examples or no epochs): the adapters stay as they are
+        model.eval()
+        return stats
+    fit(
+        model,
+        batch,
+        loss_fn,
+        steps=len(sizes),
+        lr=cfg.lr,
+        clip=None,
+        schedule=constant_lr,
+        param_groups=[{"params": params}],
+        optimizer=lambda groups: torch.optim.Adam(groups, lr=cfg.lr),
+        accumulate=ga,
+        micro_batches=lambda step: sizes[step],
+        device=model_device(model),
+        amp=amp,
+        sync_every=max(1, math.ceil(100 / ga)),
+        after_step=after_step,
+        message="BC step",
+    )
     stats.seconds = time.perf_counter() - t0
     log.info(
         "BC: %d examples, %d optimizer steps, mean loss %.4f, %.1fs",
