@@ -75,12 +75,29 @@ def build() -> StateGraph:
 graph = build().compile()
 
 
-def run(run_id: str, *, dispatcher: Any = None, progress: Any = None, recursion_limit: int = 1000) -> dict[str, Any]:
-    """Run (or resume) the PAE run ``run_id`` to its end; returns the final state."""
+def run(
+    run_id: str,
+    *,
+    dispatcher: Any = None,
+    progress: Any = None,
+    recursion_limit: int = 1000,
+    device: Any = "cpu",
+    amp: str = "off",
+) -> dict[str, Any]:
+    """Run (or resume) the PAE run ``run_id`` to its end; returns the final state.
+
+    ``device``/``amp``: where the learner (SFT and PAE updates, LoRA) trains in this process.
+    """
     with checkpointer("pae") as saver:
         app = build().compile(checkpointer=saver)
         cfg = {
-            "configurable": {"thread_id": f"pae-{run_id}", "dispatcher": dispatcher, "progress": progress},
+            "configurable": {
+                "thread_id": f"pae-{run_id}",
+                "dispatcher": dispatcher,
+                "progress": progress,
+                "device": device,
+                "amp": amp,
+            },
             "recursion_limit": recursion_limit,
         }
         snapshot = app.get_state(cfg)

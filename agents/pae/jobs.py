@@ -15,13 +15,14 @@ from pydantic import BaseModel, Field, field_validator
 
 from agents.pae.config import PRESETS as PAE_PRESETS
 from agents.pae.config import RunConfig
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 
 log = logging.getLogger(__name__)
 
 
-class TrainParams(RunConfig):
-    """A PAE run, plus an optional id to resume."""
+class TrainParams(RunConfig, DeviceParams):
+    """A PAE run, plus an optional id to resume; ``device``/``amp``: where the learner trains the LoRA."""
 
     run_id: str | None = Field(None, max_length=32, pattern=r"^[0-9a-f]{32}$", description="Resume this run.")
     torch_threads: int = Field(
@@ -144,13 +145,15 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
 )
 def train_job(params: TrainParams, progress: JobContext) -> Report:
     from agents.pae.loop import run_pae
+    from core.device import resolve_device
 
-    cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads"}))
+    dev = resolve_device(params.device)  # a cuda run on a worker without CUDA fails here, before anything runs
+    cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads", "device", "amp"}))
     with set_threads(params.torch_threads):
-        return run_pae(cfg, run_id=params.run_id, progress=progress).report
+        return run_pae(cfg, run_id=params.run_id, progress=progress, device=dev, amp=params.amp).report
 
 
-class PaeOptions(RunConfig, ReproducerOptions):
+class PaeOptions(RunConfig, ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce pae``: a preset (config.PRESETS) and any RunConfig field over it."""
 
     PRESETS = PAE_PRESETS
@@ -173,5 +176,14 @@ def reproduce(options: PaeOptions, progress: JobContext) -> Report:
     from agents.pae.report import reproduce as run
 
     set_threads(options.torch_threads)
-    base = RunConfig(**options.model_dump(exclude={"preset", "proposer_max_tokens_probe", "torch_threads"}))
-    return run(base, progress, size=options.preset, proposer_tokens=options.proposer_max_tokens_probe)
+    base = RunConfig(
+        **options.model_dump(exclude={"preset", "proposer_max_tokens_probe", "torch_threads", "device", "amp"})
+    )
+    return run(
+        base,
+        progress,
+        size=options.preset,
+        proposer_tokens=options.proposer_max_tokens_probe,
+        device=options.device,
+        amp=options.amp,
+    )

@@ -42,8 +42,17 @@ def run_pae(
     run_id: str | None = None,
     progress: JobContext | None = None,
     dispatcher: Dispatcher | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> RunResult:
-    """Run PAE with ``cfg`` (or resume ``run_id``, keeping its stored configuration)."""
+    """Run PAE with ``cfg`` (or resume ``run_id``, keeping its stored configuration).
+
+    ``device``/``amp``: where this process trains the policy's LoRA (the policy itself answers through
+    the LLM gateway, whose device is a setting); the report records them.
+    """
+    from core.device import device_provenance, resolve_device
+
+    dev = resolve_device(device)
     cfg.validate_sites()
     progress = progress or null_context()
     if run_id is None or store.get_run(run_id=run_id) is None:
@@ -53,13 +62,14 @@ def run_pae(
     dispatcher = dispatcher or make_dispatcher(cfg, progress)
     store.update_run(run_id=run_id, status="running")
     try:
-        state = graph.run(run_id, dispatcher=dispatcher, progress=progress)
+        state = graph.run(run_id, dispatcher=dispatcher, progress=progress, device=dev, amp=amp)
     except BaseException as exc:  # the run stays resumable from its checkpoint; say so instead of "running"
         error = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
         store.update_run(run_id=run_id, status="failed", metrics={"error": f"{type(exc).__name__}: {error}"})
         raise
     store.update_run(run_id=run_id, status="finished", metrics={"history": state.get("history", [])})
     report = build_report(run_id, cfg, list(state.get("history") or []))
+    report.metrics.update(device_provenance(dev, amp))
     policy = state.get("policy") or {}
     if policy.get("kind") == "adapter":  # the fine-tuned policy's LoRA adapters, as a checkpoint artifact
         from core.artifacts import get_artifact_store

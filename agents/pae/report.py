@@ -67,9 +67,17 @@ def probe_judge(cfg: RunConfig) -> list[dict[str, Any]]:
     return probe(names, sites=list(cfg.train_sites), tasks_per_site=2, seed=cfg.seed, max_tokens=cfg.judge_max_tokens)
 
 
-def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_tokens: int) -> Report:
-    """Run the three conditions from ``base`` (preset ``size``) and build the report (``pae.md`` + ``pae/``)."""
+def reproduce(
+    base: RunConfig, progress: JobContext, *, size: str, proposer_tokens: int, device: Any = "cpu", amp: str = "off"
+) -> Report:
+    """Run the three conditions from ``base`` (preset ``size``) and build the report (``pae.md`` + ``pae/``).
+
+    ``device``/``amp``: where the learner trains the LoRA (SFT start and PAE updates).
+    """
     from core.db import migrate
+    from core.device import device_provenance, resolve_device
+
+    dev = resolve_device(device)
 
     migrate.upgrade()  # the PAE tables (idempotent)
     t0 = time.perf_counter()
@@ -87,7 +95,9 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
             extra["random_positives"] = [
                 h.get("positives", 0) for h in results["llm"].history if h["kind"] == "rollout"
             ]
-        results[reward] = run_pae(_cond(base, reward, **extra), progress=progress.sub(i / 3, (i + 1) / 3))
+        results[reward] = run_pae(
+            _cond(base, reward, **extra), progress=progress.sub(i / 3, (i + 1) / 3), device=dev, amp=amp
+        )
     minutes = (time.perf_counter() - t0) / 60
     before, _ = _tests(results["oracle"])
     report = Report(title="PAE on the local sites (SmolLM2-135M policy)")
@@ -200,6 +210,7 @@ def reproduce(base: RunConfig, progress: JobContext, *, size: str, proposer_toke
         }
     )
     report.metrics.update({"minutes": round(minutes, 1), "machine": f"{platform.machine()} {platform.system()}"})
+    report.metrics.update(device_provenance(dev, amp))
     report.summary = (
         f"preset {size}, seed {base.seed}, {minutes:.1f} min on this machine; command: paperworks reproduce pae"
     )

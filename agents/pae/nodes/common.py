@@ -1,11 +1,15 @@
 """What every node reads: the run's configuration, the progress context and the dispatcher.
 
-The progress context and dispatcher travel in ``config["configurable"]`` (they are
-process objects, never checkpointed); the run configuration is re-read from the
-``pae_runs`` row, so a resumed graph sees exactly the configuration it started with.
+The progress context, the dispatcher and the learner's device travel in
+``config["configurable"]`` (they belong to the process running the graph, never
+checkpointed: a run resumed on another worker trains where that worker's job says);
+the run configuration is re-read from the ``pae_runs`` row, so a resumed graph sees
+exactly the configuration it started with.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
@@ -25,6 +29,12 @@ def load_config(run_id: str) -> RunConfig:
 def progress_of(config: RunnableConfig | None) -> JobContext:
     ctx = ((config or {}).get("configurable") or {}).get("progress")
     return ctx if isinstance(ctx, JobContext) else null_context()
+
+
+def device_of(config: RunnableConfig | None) -> tuple[Any, str]:
+    """``(device, amp)`` the learner trains with (``("cpu", "off")`` unless the run was started with others)."""
+    conf = (config or {}).get("configurable") or {}
+    return conf.get("device") or "cpu", conf.get("amp") or "off"
 
 
 def dispatcher_of(config: RunnableConfig | None) -> Dispatcher:

@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.pae import prompts, store
 from agents.pae.config import RunConfig
-from agents.pae.nodes.common import dispatcher_of, load_config, progress_of, rollout_params
+from agents.pae.nodes.common import device_of, dispatcher_of, load_config, progress_of, rollout_params
 from agents.pae.runtime import adapter_ref, store_adapter
 from agents.pae.state import PaeState
 from core.config import get_settings
@@ -60,9 +60,18 @@ def lora_config(cfg: RunConfig, epochs: int, *, actor: bool = False) -> LoRAConf
 
 
 def update_policy(
-    policy: dict[str, Any], trajectory_ids: list[str], lcfg: LoRAConfig, progress: JobContext
+    policy: dict[str, Any],
+    trajectory_ids: list[str],
+    lcfg: LoRAConfig,
+    progress: JobContext,
+    *,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> tuple[dict[str, Any], TrainStats]:
-    """Behaviour-clone every step of ``trajectory_ids`` into the policy's LoRA; returns the new policy ref."""
+    """Behaviour-clone every step of ``trajectory_ids`` into the policy's LoRA; returns the new policy ref.
+
+    The LoRA model (a copy of the shared local model) trains on ``device``; the adapter is saved from there.
+    """
     from core.artifacts import get_artifact_store
     from core.llm import get_local_model
 
@@ -72,24 +81,28 @@ def update_policy(
         start = None
         if policy.get("kind") == "adapter":
             start = str(extract_adapter(get_artifact_store().read(policy["sha256"]), Path(tmp) / "start"))
-        model = make_lora_model(lm.model, lcfg, start)
+        model = make_lora_model(lm.model, lcfg, start, device=device)
         stats = train_bc(
             model,
             lm.tokenizer,
             examples,
             lcfg,
             on_step=lambda i, n, loss: progress(i / max(1, n), f"BC step {i}/{n} loss {loss:.3f}"),
+            amp=amp,
         )
         ref = store_adapter(save_adapter(model, Path(tmp) / "out"))
         del model
     return ref, stats
 
 
-def _sft_key(cfg: RunConfig, demo_keys: list[str]) -> str:
+def _sft_key(cfg: RunConfig, demo_keys: list[str], amp: str = "off") -> str:
+    """The cached SFT adapter's key: everything that determines it; not the device, ``amp`` only when on."""
     from core.llm import model_hash
 
+    extra = {"amp": amp} if amp != "off" else {}
     blob = json.dumps(
         {
+            **extra,
             "demos": sorted(demo_keys),
             "lora": lora_config(cfg, cfg.sft_epochs).__dict__,
             "lora_init": "seeded",  # adapters cached before LoRA init and example order were
@@ -130,13 +143,14 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     )
     dispatcher_of(config).evaluate(trajectory_ids=ids, judge=False, judge_max_tokens=cfg.judge_max_tokens)
     good = [r["id"] for r in store.trajectory_rows(run_id=run_id, phase="demo") if (r["oracle_reward"] or 0) > 0]
-    cache = Path(get_settings().cache_dir) / "pae" / "sft" / f"{_sft_key(cfg, [t.id for _, t, _ in demos])}.tar.gz"
+    device, amp = device_of(config)
+    cache = Path(get_settings().cache_dir) / "pae" / "sft" / f"{_sft_key(cfg, [t.id for _, t, _ in demos], amp)}.tar.gz"
     if cache.exists():
         stored = get_artifact_store().put_bytes(cache.read_bytes(), name="adapter.tar.gz", mime="application/gzip")
         ref = {"kind": "adapter", "sha256": stored.sha256, "size": stored.size}
         record = {"kind": "sft", "iteration": 0, "source": "cache", "demos": len(good)}
     else:
-        ref, stats = update_policy(base, good, lora_config(cfg, cfg.sft_epochs), progress)
+        ref, stats = update_policy(base, good, lora_config(cfg, cfg.sft_epochs), progress, device=device, amp=amp)
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_bytes(get_artifact_store().read(ref["sha256"]))
         record = {
@@ -199,8 +213,14 @@ def train(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
             "note": "no successful trajectory to clone: policy unchanged",
         }
     else:
+        device, amp = device_of(config)
         policy, stats = update_policy(
-            policy, chosen, lora_config(cfg, cfg.actor_epochs, actor=True), progress_of(config)
+            policy,
+            chosen,
+            lora_config(cfg, cfg.actor_epochs, actor=True),
+            progress_of(config),
+            device=device,
+            amp=amp,
         )
         record = {
             "kind": "train",
