@@ -42,15 +42,17 @@ def resolve_clip_dir(clip_dir: str) -> Path:
     return path
 
 
-def get_backbone(backbone: str = "default", clip_dir: str | None = None, progress=None):
-    """The tiny CLIP preset ``backbone`` (cached, trained if missing) or the CLIP checkpoint in ``clip_dir``."""
+def get_backbone(
+    backbone: str = "default", clip_dir: str | None = None, progress=None, *, device=None, amp: str = "off"
+):
+    """The tiny CLIP preset ``backbone`` (cached, trained if missing) or the CLIP checkpoint in ``clip_dir``, on ``device``."""
     if clip_dir:
         from methods.vlm.backbone import load_backbone
 
-        return load_backbone(resolve_clip_dir(clip_dir))
+        return load_backbone(resolve_clip_dir(clip_dir), device="cpu" if device is None else device)
     from methods.vlm.cache import get_tiny_clip
 
-    return get_tiny_clip(backbone, progress=progress)[0]
+    return get_tiny_clip(backbone, progress=progress, device=device, amp=amp)[0]
 
 
 def outlier_pool(backbone, task: Task, cfg: TuneConfig) -> OutlierPool:
@@ -71,8 +73,10 @@ def run_arms(
     ablations: tuple[str, ...] = (),
     pools: dict[str, OutlierPool] | None = None,
     progress=None,
+    device=None,
+    amp: str = "off",
 ) -> dict[str, dict]:
-    """Every arm's evaluation for one seed (``coop+dor@far`` etc. for the pool ablations)."""
+    """Every arm's evaluation for one seed (``coop+dor@far`` etc. for the pool ablations); tuning on ``device`` in ``amp``."""
     task = make_task(backbone, task_cfg, seed=seed, views=base_cfg.views)
     pools = pools if pools is not None else {}
     jobs: list[tuple[str, TuneConfig | None]] = []
@@ -91,7 +95,7 @@ def run_arms(
             if cfg.pool not in pools:
                 pools[cfg.pool] = outlier_pool(backbone, task, cfg)
             pool = pools[cfg.pool]
-        result = tune(backbone, task, cfg, pool, seed=seed, progress=sub)
+        result = tune(backbone, task, cfg, pool, seed=seed, progress=sub, device=device, amp=amp)
         res = evaluate(backbone, task, result.learner, n_bins=cfg.n_bins)
         res["losses"] = result.losses
         res["parts"] = result.parts

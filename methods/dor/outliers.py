@@ -57,6 +57,11 @@ class OutlierPool:
         self.features = self.features.detach().clone().requires_grad_(False)
 
 
+def weights_device(backbone) -> torch.device:
+    """The device of the backbone's text projection (where its features are computed)."""
+    return backbone.model.text_projection.weight.device
+
+
 def zero_shot_features(backbone, words: Sequence[str], template: str = TEMPLATES[0]) -> torch.Tensor:
     """ψ(w) for every word: frozen zero-shot features of the filled template.
 
@@ -69,19 +74,19 @@ def zero_shot_features(backbone, words: Sequence[str], template: str = TEMPLATES
 
     from core.config import get_settings
 
-    weights = backbone.model.text_projection.weight.detach()
+    weights = backbone.model.text_projection.weight.detach().cpu()
     fingerprint = hashlib.sha256(weights.contiguous().numpy().tobytes()).hexdigest()  # the weights, not just the name
     blob = "\n".join([getattr(backbone, "name", "clip"), fingerprint, template, *words])
     key = hashlib.sha256(blob.encode()).hexdigest()[:16]
     path = Path(get_settings().cache_dir) / "dor" / "zs_text" / f"{key}.pt"
     if path.is_file():
-        feats = torch.load(path)
+        feats = torch.load(path, map_location="cpu")  # cached from any device, used on the backbone's
         if feats.shape[0] == len(words):
-            return feats
+            return feats.to(weights_device(backbone))
     feats = text_features(backbone, prompts(words, template))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(feats, tmp)
+    torch.save(feats.cpu(), tmp)
     tmp.replace(path)
     return feats
 
@@ -109,7 +114,7 @@ def select_pool(
         raise ValueError(f"only {len(cands)} candidate outliers, fewer than K={k}")
     feats = zero_shot_features(backbone, cands, template)
     base = text_features(backbone, prompts(base_names, template))
-    scores = (feats @ base.t()).mean(1).numpy()
+    scores = (feats @ base.t()).mean(1).cpu().numpy()
     if kind == "near":
         idx = np.argsort(-scores, kind="stable")[:k]
     elif kind == "far":
@@ -118,7 +123,9 @@ def select_pool(
         idx = np.sort(np.random.default_rng(seed).choice(len(cands), k, replace=False))
     else:
         raise ValueError(f"unknown pool kind {kind!r}")
-    return OutlierPool([cands[i] for i in idx], feats[torch.as_tensor(idx)], scores[idx], kind, len(cands))
+    return OutlierPool(
+        [cands[i] for i in idx], feats[torch.as_tensor(idx, device=feats.device)], scores[idx], kind, len(cands)
+    )
 
 
 class OutlierSampler:

@@ -44,7 +44,7 @@ class PromptLearner(nn.Module):
             tokens = self.backbone.tokenize([f"{placeholder} {n.replace('_', ' ')}." for n in names])
             with torch.no_grad():
                 embeds = self.backbone.token_embeddings(tokens)
-            parts = (embeds, self.backbone.eos_positions(tokens))
+            parts = (embeds, self.backbone.eos_positions(tokens).to(embeds.device))  # both where the backbone is
             if len(self._cache) > 64:
                 self._cache.clear()
             self._cache[key] = parts

@@ -10,6 +10,10 @@ Loss per step (base images, base classes):
 s the backbone's logit scale, f the frozen image encoder (features precomputed for a few augmented
 views). Inference is unchanged by DOR: base and new test images are scored with the tuned prompt,
 base images among the base classes and new images among the new classes.
+
+Devices: the frozen features, the prompt learner and the outlier features live where the backbone
+is; batches are drawn on the CPU (seeded generators, so every device draws the same ones) and
+moved by :func:`core.train.fit`; losses stay on the device until the end of training.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ class Task:
 
     base_names: list[str]
     new_names: list[str]
-    train_feats: torch.Tensor  # (views, n, d)
-    train_labels: torch.Tensor  # (n,) in 0..n_base-1
+    train_feats: torch.Tensor  # (views, n, d), on the backbone's device
+    train_labels: torch.Tensor  # (n,) in 0..n_base-1 (labels stay on the CPU)
     base_feats: torch.Tensor
     base_labels: torch.Tensor
     new_feats: torch.Tensor
@@ -108,8 +112,24 @@ def dor_term(tuned: torch.Tensor, zero_shot: torch.Tensor) -> torch.Tensor:
     return 1.0 - F.cosine_similarity(tuned, zero_shot, dim=-1).mean()
 
 
-def tune(backbone, task: Task, cfg: TuneConfig, pool: OutlierPool | None, *, seed: int, progress=None) -> TuneResult:
-    """Train the context vectors of one host (+ DOR when ``cfg.dor``) on the task's base shots."""
+def tune(
+    backbone,
+    task: Task,
+    cfg: TuneConfig,
+    pool: OutlierPool | None,
+    *,
+    seed: int,
+    progress=None,
+    device=None,
+    amp: str = "off",
+) -> TuneResult:
+    """Train the context vectors of one host (+ DOR when ``cfg.dor``) on the task's base shots.
+
+    ``device`` (``None``: the backbone's) and ``amp`` go to :func:`core.train.fit`; the backbone and the
+    task's features must already be there.
+    """
+    if device is None:
+        device = getattr(backbone, "device", None)
     seed_everything(seed)
     learner = PromptLearner(backbone, n_ctx=cfg.n_ctx, init=cfg.effective_init(), seed=seed)
     scale = backbone.logit_scale
@@ -128,7 +148,7 @@ def tune(backbone, task: Task, cfg: TuneConfig, pool: OutlierPool | None, *, see
         if use_dor
         else None
     )
-    parts: dict[str, list[float]] = {"ce": [], "kg": [], "dor": []}
+    parts: dict[str, list] = {"ce": [], "kg": [], "dor": []}  # detached losses, read back once at the end
     sampled: list[list[int]] = []
     order: list[int] = []
 
@@ -139,23 +159,24 @@ def tune(backbone, task: Task, cfg: TuneConfig, pool: OutlierPool | None, *, see
         j = step % steps_per_epoch
         idx = torch.as_tensor(order[j * cfg.batch_size : (j + 1) * cfg.batch_size])
         view = torch.randint(0, task.train_feats.shape[0], (len(idx),), generator=g)
-        return task.train_feats[view, idx], task.train_labels[idx], step
+        at = task.train_feats.device
+        return task.train_feats[view.to(at), idx.to(at)], task.train_labels[idx], step
 
     def loss_fn(model: PromptLearner, b):
         feats, labels, step = b
         text = model(task.base_names)
         loss = F.cross_entropy(classify(feats, text, scale), labels)
-        parts["ce"].append(float(loss.detach()))
+        parts["ce"].append(loss.detach())
         if cfg.host == "kgcoop" and cfg.lambda_kg > 0:
             kg = kgcoop_term(text, zs_base)
-            parts["kg"].append(float(kg.detach()))
+            parts["kg"].append(kg.detach())
             loss = loss + cfg.lambda_kg * kg
         if sampler is not None:
             idx = sampler(step)
             if len(sampled) < 3:
                 sampled.append(idx.tolist())
-            reg = dor_term(model([pool.words[i] for i in idx]), pool.features[idx])
-            parts["dor"].append(float(reg.detach()))
+            reg = dor_term(model([pool.words[i] for i in idx]), pool.features[idx.to(pool.features.device)])
+            parts["dor"].append(reg.detach())
             loss = loss + cfg.effective_lambda() * reg
         return loss
 
@@ -169,11 +190,14 @@ def tune(backbone, task: Task, cfg: TuneConfig, pool: OutlierPool | None, *, see
         warmup=steps_per_epoch,
         weight_decay=cfg.weight_decay,
         clip=None,
+        device=device,
+        amp=amp,
         progress=progress,
         message=f"{cfg.host}{'+dor' if use_dor else ''} step",
         log_every=max(1, steps // 4),
     )
-    return TuneResult(learner, losses, {k: v for k, v in parts.items() if v}, time.perf_counter() - start, sampled)
+    read = {k: [float(x) for x in torch.stack(v).float().cpu().tolist()] for k, v in parts.items() if v}
+    return TuneResult(learner, losses, read, time.perf_counter() - start, sampled)
 
 
 @torch.no_grad()
@@ -186,7 +210,8 @@ def evaluate(backbone, task: Task, learner: PromptLearner | None, *, n_bins: int
         ("new", task.new_names, task.new_feats, task.new_labels),
     ):
         text = text_classifier(backbone, names) if learner is None else learner(names)
-        logits = classify(feats, text, scale)
+        logits = classify(feats, text, scale).cpu()  # the metrics are NumPy's
+        labels = labels.cpu()
         out[split] = calibration_summary(logits, labels, n_bins)
         out[split]["fd"] = feature_divergence(text)
         out[f"{split}_logits"] = logits.numpy().astype(np.float32)

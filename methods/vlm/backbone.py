@@ -85,7 +85,7 @@ class CLIPBackbone(nn.Module):
         """(n, 3, H, W) in [0, 1] → the model's resized, normalised pixel values."""
         if images.ndim != 4 or images.shape[1] != 3:
             raise ValueError(f"images must be (n, 3, H, W), got {tuple(images.shape)}")
-        x = images.float()
+        x = images.to(self.mean.device, torch.float32)  # images may come from the CPU; the model may not be there
         if x.shape[-2:] != (self.image_size, self.image_size):
             x = F.interpolate(x, size=(self.image_size,) * 2, mode="bicubic", align_corners=False, antialias=True)
         return (x.clamp(0, 1) - self.mean) / self.std
@@ -95,14 +95,20 @@ class CLIPBackbone(nn.Module):
         return F.normalize(feats, dim=-1) if normalize else feats
 
     def encode_text(self, tokens: torch.Tensor, *, normalize: bool = True) -> torch.Tensor:
-        return self.encode_text_embeddings(
-            self.token_embeddings(tokens), self.eos_positions(tokens), normalize=normalize
-        )
+        """(n, d) text features of token rows (from :meth:`tokenize`, on any device: moved to the model's)."""
+        eos = self.eos_positions(tokens)  # checked where the tokenizer put them (the CPU): no device sync
+        tokens = tokens.to(self.device)
+        return self.encode_text_embeddings(self.token_embeddings(tokens), eos, normalize=normalize)
 
     @property
     def logit_scale(self) -> float:
         """exp of the learned log temperature (CLIP's 1/τ, capped at 100 as in CLIP)."""
         return float(self.model.logit_scale.detach().exp().clamp(max=100.0))
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are (inputs on another device are moved there)."""
+        return self.model.text_model.embeddings.token_embedding.weight.device
 
     # --- hooks for prompt learners -------------------------------------------
     @property
@@ -117,8 +123,8 @@ class CLIPBackbone(nn.Module):
         return hit.int().argmax(dim=1)
 
     def token_embeddings(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(n, L, width) token embeddings, before positional embeddings."""
-        return self.model.text_model.embeddings.token_embedding(tokens)
+        """(n, L, width) token embeddings, before positional embeddings (on the model's device)."""
+        return self.model.text_model.embeddings.token_embedding(tokens.to(self.device))
 
     def encode_text_embeddings(
         self, embeds: torch.Tensor, eos_index: torch.Tensor, *, normalize: bool = True
@@ -131,7 +137,7 @@ class CLIPBackbone(nn.Module):
         mask = create_causal_mask(config=text.config, inputs_embeds=hidden, attention_mask=None, cache=None)
         hidden = text.encoder(inputs_embeds=hidden, attention_mask=mask, is_causal=True).last_hidden_state
         hidden = text.final_layer_norm(hidden)
-        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), eos_index]
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), eos_index.to(hidden.device)]
         feats = self.model.text_projection(pooled)
         return F.normalize(feats, dim=-1) if normalize else feats
 
@@ -175,8 +181,11 @@ def tiny_clip(cfg, tokenizer) -> CLIPBackbone:
     return CLIPBackbone(model, tokenizer, eos_token_id=tokenizer.eos_token_id, name="tiny-clip")
 
 
-def load_backbone(path: str | Path, *, device: str = "cpu") -> CLIPBackbone:
-    """A CLIP checkpoint folder → :class:`CLIPBackbone` (eval mode, frozen); never downloads.
+def load_backbone(path: str | Path, *, device: str | torch.device = "cpu") -> CLIPBackbone:
+    """A CLIP checkpoint folder → :class:`CLIPBackbone` on ``device`` (eval mode, frozen); never downloads.
+
+    The weights are read on the CPU and moved to ``device`` (a checkpoint does not depend on
+    where it was trained).
 
     The folder is what ``CLIPModel.save_pretrained`` writes (``config.json`` + weights) plus a
     tokenizer: ``word_vocab.json`` (this package's tiny CLIP) or the files of a ``CLIPTokenizer``.
@@ -193,12 +202,17 @@ def load_backbone(path: str | Path, *, device: str = "cpu") -> CLIPBackbone:
         raise CheckpointNotFound(f"{folder} has a config.json but no weights (*.safetensors or *.bin)")
     from transformers import CLIPModel
 
-    model = CLIPModel.from_pretrained(folder, local_files_only=True).to(device).eval().requires_grad_(False)
+    model = CLIPModel.from_pretrained(folder, local_files_only=True).eval().requires_grad_(False)
+    if getattr(model, "use_kernels", False):
+        # transformers >= 5 kernelizes loaded models with Hugging Face hub kernels and again on every
+        # train()/eval() switch, for the device the weights are on then (a download where a kernel
+        # exists; an error on devices it does not know). The plain torch layers compute the same here.
+        model.use_kernels = False
     if (folder / WORD_VOCAB).is_file():
         from methods.vlm.tokenizer import WordTokenizer
 
         words = WordTokenizer.load(folder / WORD_VOCAB)
-        return CLIPBackbone(model, words, eos_token_id=words.eos_token_id, name=folder.name).eval()
+        return CLIPBackbone(model, words, eos_token_id=words.eos_token_id, name=folder.name).to(device).eval()
     if not any((folder / f).is_file() for f in ("tokenizer.json", "vocab.json")):
         raise CheckpointNotFound(
             f"{folder} holds a CLIPModel but no tokenizer: expected word_vocab.json (tiny CLIP) or a CLIPTokenizer's "
@@ -212,4 +226,4 @@ def load_backbone(path: str | Path, *, device: str = "cpu") -> CLIPBackbone:
     def tokenize(texts: Sequence[str]) -> torch.Tensor:
         return hf_tok(list(texts), padding=True, truncation=True, max_length=max_len, return_tensors="pt")["input_ids"]
 
-    return CLIPBackbone(model, tokenize, eos_token_id=hf_tok.eos_token_id, name=folder.name).eval()
+    return CLIPBackbone(model, tokenize, eos_token_id=hf_tok.eos_token_id, name=folder.name).to(device).eval()

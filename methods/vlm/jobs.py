@@ -1,7 +1,8 @@
 """Registered jobs ``vlm.train`` (train/cache the tiny CLIP, report it) and ``vlm.zeroshot`` (classify one image).
 
-Both run on the ``cpu`` queue: the tiny CLIP trains in minutes on one core and classifies in
-milliseconds; a deployment with a real CLIP checkpoint gains little from a GPU for one image.
+Both are registered on the ``cpu`` queue: the tiny CLIP trains in minutes on one core and classifies
+in milliseconds. Both take ``device`` / ``amp`` (:class:`core.device.DeviceParams`): the model is
+trained, loaded and evaluated there, and the report records where (``device``, ``dtype``, ``gpu``).
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import io
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
 
@@ -18,7 +20,7 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 DatasetName = Literal["scenes", "objects", "objects20", "digits", "photos", "examples"]
 
 
-class TrainParams(BaseModel):
+class TrainParams(DeviceParams):
     preset: Literal["default", "test"] = Field(
         "default", description="Tiny-CLIP preset (test = seconds, for smoke runs)."
     )
@@ -32,10 +34,12 @@ class TrainParams(BaseModel):
 @register_method("vlm.train", title="Train the tiny CLIP", queue="cpu", tags=("vision-language", "clip"))
 def run_train(params: TrainParams, progress: JobContext) -> Report:
     """Train (or load from the cache) the tiny CLIP on captioned scenes, digits and photo crops; report loss, zero-shot accuracy and retrieval."""
+    from core.device import device_provenance, resolve_device
     from methods.vlm.cache import get_tiny_clip, has_wordnet, model_dir, train_info
     from methods.vlm.config import get_preset
     from methods.vlm.report import training_report
 
+    dev = resolve_device(params.device)  # a cuda job on a worker without CUDA fails here, at once
     overrides = {"threads": params.threads} if params.threads != 1 else {}
     if params.steps is not None:
         overrides["steps"] = params.steps
@@ -43,7 +47,11 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
     wordnet = has_wordnet() or not preset.model.wordnet
     cached = (model_dir(preset, wordnet=wordnet) / "model.safetensors").is_file() and not params.retrain
     backbone, folder = get_tiny_clip(
-        preset, retrain=params.retrain, progress=None if cached else progress.sub(0.0, 0.9)
+        preset,
+        retrain=params.retrain,
+        progress=None if cached else progress.sub(0.0, 0.9),
+        device=dev,
+        amp=params.amp,
     )
     info = train_info(folder)
     if cached:  # evaluate on today's datasets, not the numbers stored when it was trained
@@ -52,10 +60,12 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
         progress(0.92, "evaluating zero-shot accuracy and retrieval")
         info["eval"] = evaluate(backbone, include=preset.eval_sets, retrieval_n=preset.retrieval_n)
     progress(0.97, "writing the report")
-    return training_report(folder, info, preset.to_dict(), trained_now=not cached)
+    return training_report(
+        folder, info, preset.to_dict(), trained_now=not cached, provenance=device_provenance(dev, params.amp)
+    )
 
 
-class ZeroShotParams(BaseModel):
+class ZeroShotParams(DeviceParams):
     image_sha256: str | None = Field(
         None,
         pattern=r"^[0-9a-f]{64}$",
@@ -120,24 +130,28 @@ def _load_image(params: ZeroShotParams):
 @register_method("vlm.zeroshot", title="Zero-shot classify an image", queue="cpu", tags=("vision-language", "clip"))
 def run_zeroshot(params: ZeroShotParams, progress: JobContext) -> Report:
     """Classify an uploaded or dataset image among class names with the tiny CLIP (softmax of logit_scale · cosine)."""
+    from core.device import device_provenance, resolve_device
     from methods.vlm.cache import get_tiny_clip
     from methods.vlm.data import load_dataset
     from methods.vlm.report import zero_shot_report
     from methods.vlm.tokenizer import words
     from methods.vlm.zeroshot import classify, image_features, text_classifier
 
+    dev = resolve_device(params.device)
     image, ds = _load_image(params)
     classnames = params.classnames or list((ds or load_dataset(params.dataset, "test")).classnames)
-    backbone, _ = get_tiny_clip(params.preset, progress=progress.sub(0.0, 0.9))
+    backbone, _ = get_tiny_clip(params.preset, progress=progress.sub(0.0, 0.9), device=dev, amp=params.amp)
     weights = text_classifier(backbone, classnames, (params.template,))
     logits = classify(image_features(backbone, image[None]), weights, backbone.logit_scale)
-    probs = logits.softmax(-1)[0].tolist()
+    probs = logits.softmax(-1)[0].cpu().tolist()
     tok = backbone._tokenizer
     unknown = sorted({w for c in classnames for w in words(c) if hasattr(tok, "index") and w not in tok.index})
-    return zero_shot_report(image, classnames, probs, params.template, unknown)
+    report = zero_shot_report(image, classnames, probs, params.template, unknown)
+    report.metrics.update(device_provenance(dev, params.amp))
+    return report
 
 
-class VlmOptions(ReproducerOptions):
+class VlmOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce vlm``."""
 
     preset: Literal["default", "test"] = Field("default", description="Tiny-CLIP preset.")
@@ -150,7 +164,16 @@ class VlmOptions(ReproducerOptions):
 )
 def reproduce(options: VlmOptions, progress: JobContext) -> Report:
     """Train (or load) the tiny CLIP and write its report as docs/results/vlm.md."""
-    report = run_train(TrainParams(preset=options.preset, retrain=options.retrain, threads=options.threads), progress)
+    report = run_train(
+        TrainParams(
+            preset=options.preset,
+            retrain=options.retrain,
+            threads=options.threads,
+            device=options.device,
+            amp=options.amp,
+        ),
+        progress,
+    )
     m = report.metrics
     sets = sorted(k.removeprefix("zeroshot_") for k in m if k.startswith("zeroshot_"))
     above = [d for d in sets if m[f"zeroshot_{d}"] >= m[f"chance_{d}"] + 0.2]

@@ -10,12 +10,20 @@ from core.jobs import Report
 from methods.vlm import plots
 
 
-def training_report(folder: Path, info: dict, preset: dict, *, trained_now: bool) -> Report:
-    """Loss curve, zero-shot accuracy beside chance, scene retrieval R@1/5 beside chance, a data grid."""
+def training_report(
+    folder: Path, info: dict, preset: dict, *, trained_now: bool, provenance: dict | None = None
+) -> Report:
+    """Loss curve, zero-shot accuracy beside chance, scene retrieval R@1/5 beside chance, a data grid.
+
+    ``provenance`` (:func:`core.device.device_provenance`: where this job ran) goes into the metrics.
+    """
     from methods.vlm.data import load_dataset
 
     ev = info["eval"]
-    took = f"{info['seconds']:.0f} s of wall time on this machine's shared CPUs"
+    where = info.get("device", "cpu")
+    took = f"{info['seconds']:.0f} s of wall time " + (
+        "on this machine's shared CPUs" if where == "cpu" else f"on {info.get('gpu') or where}"
+    )
     how = f"trained now in {took}" if trained_now else f"loaded from the cache (trained in {took})"
     report = Report(
         title=f"Tiny CLIP '{preset['name']}'",
@@ -25,6 +33,7 @@ def training_report(folder: Path, info: dict, preset: dict, *, trained_now: bool
     )
     report.metrics.update({k: round(v, 4) for k, v in ev.items()})
     report.metrics["final_loss"] = round(sum(info["losses"][-50:]) / min(50, len(info["losses"])), 4)
+    report.metrics.update(provenance or {})
     rows = [
         [
             name.removeprefix("zeroshot_"),

@@ -3,7 +3,9 @@
 Each step draws a batch from the mixture of the ``scenes``, ``digits`` and ``photos`` train
 splits (``TrainConfig.mix``), one random true caption per image, and minimises
 ``(CE(s·I·Tᵀ, diag) + CE(s·T·Iᵀ, diag)) / 2`` with the learnable scale ``s = exp(logit_scale)``
-clamped to 100 as in CLIP. The loop is :func:`core.train.fit` (AdamW, warm-up + cosine).
+clamped to 100 as in CLIP. The loop is :func:`core.train.fit` (AdamW, warm-up + cosine) on any
+device: the model is built and initialised on the CPU (the same weights wherever it trains), batches
+are drawn on the CPU and moved as they come; the trained model is cached device-free.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class TrainResult:
 def clip_loss(img: torch.Tensor, txt: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """CLIP's symmetric InfoNCE over normalised, paired features."""
     logits = scale * img @ txt.t()
-    target = torch.arange(len(img))
+    target = torch.arange(len(img), device=logits.device)
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
 
 
@@ -72,8 +74,11 @@ def build_tokenizer(preset: Preset, *, wordnet: bool) -> WordTokenizer:
     return WordTokenizer.build(vocabulary_texts(wordnet=wordnet), context_length=preset.model.context_length)
 
 
-def train(preset: Preset, *, wordnet: bool = True, progress=None) -> TrainResult:
-    """Train a fresh tiny CLIP for ``preset``; returns it in eval mode with the loss curve."""
+def train(preset: Preset, *, wordnet: bool = True, progress=None, device=None, amp: str = "off") -> TrainResult:
+    """Train a fresh tiny CLIP for ``preset``; returns it in eval mode with the loss curve.
+
+    ``device`` (``None``: the CPU) and ``amp`` go to :func:`core.train.fit`; the returned model is on ``device``.
+    """
     cfg = preset.train
     with pin_threads(cfg.threads):
         seed_everything(cfg.seed)
@@ -101,7 +106,7 @@ def train(preset: Preset, *, wordnet: bool = True, progress=None) -> TrainResult
             scale = model.model.logit_scale.exp().clamp(max=100.0)
             return clip_loss(model.encode_image(images), model.encode_text(tokens), scale)
 
-        def clamp_scale(_step: int, _loss: float) -> None:
+        def clamp_scale(_step: int) -> None:  # after every step, without reading the loss back
             with torch.no_grad():
                 backbone.model.logit_scale.clamp_(0, math.log(100.0))
 
@@ -116,7 +121,9 @@ def train(preset: Preset, *, wordnet: bool = True, progress=None) -> TrainResult
             weight_decay=cfg.weight_decay,
             clip=1.0,
             betas=(0.9, 0.98),
-            on_step=clamp_scale,
+            after_step=clamp_scale,
+            device=device,
+            amp=amp,
             progress=progress,
             message="contrastive step",
         )

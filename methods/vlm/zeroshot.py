@@ -3,6 +3,8 @@
 A zero-shot classifier is the class names written into prompt templates, encoded and
 L2-normalised (averaged over templates, renormalised — CLIP's prompt ensembling); an image's
 logits are ``logit_scale · cos(image, class)``, so the softmax is CLIP's own probability.
+Everything runs where the backbone is: images, tokens and labels on the CPU are moved there;
+features and logits stay there (only accuracies and recalls come back as floats).
 """
 
 from __future__ import annotations
@@ -35,14 +37,17 @@ def image_features(backbone, images: torch.Tensor, *, batch_size: int = 256) -> 
 def text_features(backbone, texts: Sequence[str], *, batch_size: int = 512) -> torch.Tensor:
     """(n, d) L2-normalised text features, computed in batches of similar length (less padding), in input order."""
     texts = list(texts)
+    if not texts:
+        return torch.empty(0)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i].split()))
-    out = [None] * len(texts)
-    for i in range(0, len(order), batch_size):
-        chunk = order[i : i + batch_size]
-        feats = backbone.encode_text(backbone.tokenize([texts[j] for j in chunk]))
-        for j, f in zip(chunk, feats, strict=True):
-            out[j] = f
-    return torch.stack(out) if out else torch.empty(0)
+    chunks = [
+        backbone.encode_text(backbone.tokenize([texts[j] for j in order[i : i + batch_size]]))
+        for i in range(0, len(order), batch_size)
+    ]
+    feats = torch.cat(chunks)
+    where = torch.empty(len(order), dtype=torch.long)
+    where[torch.as_tensor(order)] = torch.arange(len(order))  # row of text j in the length-sorted batches
+    return feats[where.to(feats.device)]
 
 
 def prompts(classnames: Sequence[str], template: str = TEMPLATES[0]) -> list[str]:
@@ -68,7 +73,7 @@ def zero_shot_accuracy(backbone, dataset, templates: Sequence[str] = TEMPLATES[:
     logits = classify(
         image_features(backbone, dataset.images), text_classifier(backbone, dataset.classnames, templates), 1.0
     )
-    return float((logits.argmax(1) == dataset.labels).float().mean())
+    return float((logits.argmax(1) == dataset.labels.to(logits.device)).float().mean())
 
 
 def retrieval_recall(
@@ -78,7 +83,7 @@ def retrieval_recall(
     if image_feats.shape != text_feats.shape:
         raise ValueError("image and text features must be paired row by row")
     sim = image_feats @ text_feats.t()
-    target = torch.arange(len(sim))
+    target = torch.arange(len(sim), device=sim.device)
     out: dict[str, float] = {}
     for direction, s in (("i2t", sim), ("t2i", sim.t())):
         # rank of the true pair = number of candidates scoring strictly higher
