@@ -39,6 +39,42 @@ class Case:
 # One entry per torch job: its smallest meaningful params (seconds on two cores), and the metrics
 # (keys of Report.metrics) whose CPU and CUDA values must agree.
 CASES: dict[str, Case] = {
+    "dor.tune": Case(
+        {
+            "backbone": "test",
+            "dataset": "digits",
+            "n_base": 5,
+            "shots": 2,
+            "epochs": 2,
+            "batch_size": 8,
+            "outlier_k": 20,
+            "outlier_batch": 4,
+            "views": 1,
+        },
+        compare=("zeroshot_base_acc", "base_acc", "new_acc"),  # percentages of ~150 test images each
+        rtol=0.0,
+        atol=3.0,
+    ),
+    "lada.xtail": Case(
+        {
+            "method": "lada",
+            "backbone": "test",
+            "preset": "quick",
+            "domains": ["shapes", "textures"],
+            "shots": 2,
+            "seeds": 1,
+        },
+        compare=("average", "last"),
+        rtol=0.0,
+        atol=0.05,
+    ),
+    "vlm.train": Case(
+        {"preset": "test", "steps": 10, "retrain": True},
+        compare=("final_loss", "zeroshot_digits"),
+        rtol=0.05,
+        atol=0.05,
+    ),
+    "vlm.zeroshot": Case({"preset": "test", "dataset": "digits", "index": 3}, compare=("top1_prob",), atol=0.02),
     "patch_scaling.sweep": Case(
         {"patches": [8, 1], "seeds": 1, "epochs": 1, "backbones": ["vit"], "dispatch": "inline"},
         compare=("vit_gap_points",),

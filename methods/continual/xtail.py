@@ -17,6 +17,10 @@ retained accuracy (domains learned before) and zero-shot transfer (domains still
 
 Learners register with :func:`methods.continual.learner.register_learner` like DPCR's; their
 factory receives an :class:`XTailStream` as ``stream``.
+
+Devices: a stream's frozen features live where its backbone is (:attr:`XTailStream.device`);
+images and labels stay on the CPU. Learners compute there (in the stream's ``amp``), ``scores``
+may return tensors on that device, and the harness reads back only the accuracies.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ class XTailStream:
     seed: int = 0
     backbone: Any = None  # the frozen encoder that produced ``Inputs.features`` (VLM streams)
     meta: dict = field(default_factory=dict)
+    amp: str = "off"  # mixed precision of the learners' training (core.train.fit's ``amp``)
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -88,6 +93,17 @@ class XTailStream:
     def names(self) -> list[str]:
         return [t.name for t in self.tasks]
 
+    @property
+    def device(self) -> torch.device:
+        """Where learners compute: the backbone's device (else the first task's features', else the CPU)."""
+        params = getattr(self.backbone, "parameters", None)
+        if params is not None:
+            for p in params():
+                return p.device
+        if self.tasks:
+            return self.tasks[0].train.features.device
+        return torch.device("cpu")
+
 
 class XTailLearner(ContinualLearner):
     """A learner scored on the union label space; ``predict`` is the union argmax of ``scores``."""
@@ -101,17 +117,20 @@ class XTailLearner(ContinualLearner):
         """(n, C_all) class scores over the union of every domain's classes (seen and unseen)."""
 
     def predict(self, x: Inputs, head: str | None = None) -> np.ndarray:  # type: ignore[override]
-        return self.scores(x, head).argmax(1).numpy()
+        return self.scores(x, head).argmax(1).cpu().numpy()
 
 
 def domain_accuracy(scores: torch.Tensor, y: torch.Tensor, classes: Sequence[int], label_space: LabelSpace) -> float:
-    """Top-1 accuracy; ``per_task`` restricts the argmax to ``classes`` (the test domain's own)."""
+    """Top-1 accuracy; ``per_task`` restricts the argmax to ``classes`` (the test domain's own).
+
+    Computed where ``scores`` are (``y`` is moved there); only the accuracy comes back.
+    """
     if label_space == "per_task":
-        cls = torch.as_tensor(list(classes))
+        cls = torch.as_tensor(list(classes), device=scores.device)
         pred = cls[scores[:, cls].argmax(1)]
     else:
         pred = scores.argmax(1)
-    return float((pred == y).float().mean())
+    return float((pred == y.to(pred.device)).float().mean())
 
 
 def xtail_metrics(matrix: np.ndarray) -> dict[str, float]:

@@ -11,6 +11,11 @@
   class, solved in closed form from accumulated ΦᵀΦ, ΦᵀY (equal to RAIL's recursive update, no
   exemplars). Inference as RAIL's ``primal_RAIL.py``: zero-shot softmax over the union; when its
   argmax is a learned class (the "domain selector"), output (1−w)·softmax + w·adapter.
+
+Every learner computes on the stream's device (:attr:`XTailStream.device`); fine-tuning trains
+through :func:`core.train.fit` (bit-identical on the CPU to the loop it had before), with the
+shuffles drawn on the CPU from the learner's seeded generator; RAIL's random expansion is drawn
+on the CPU and moved.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from core.jobs import JobContext
+from core.train import constant_lr, fit
 from methods.continual.xtail import Inputs, XTailLearner, XTailStream, XTailTask
 from methods.lada.config import FinetuneConfig, RailConfig, ZeroShotConfig
 from methods.lada.learner import encode_prompts
@@ -44,7 +50,7 @@ class ZeroShotLearner(XTailLearner):
 
     @torch.no_grad()
     def scores(self, x: Inputs, head: str | None = None) -> torch.Tensor:
-        return self.scale * x.features @ self.text.t()
+        return self.scale * x.features.to(self.text.device) @ self.text.t()
 
 
 class FinetuneLearner(XTailLearner):
@@ -53,15 +59,17 @@ class FinetuneLearner(XTailLearner):
     def __init__(self, cfg: FinetuneConfig, *, seed: int, stream: XTailStream):
         _need_backbone(stream)
         self.cfg = cfg
+        self.device, self.amp = stream.device, stream.amp
         torch.manual_seed(seed)
-        self.gen = torch.Generator().manual_seed(seed)
-        self.model = copy.deepcopy(stream.backbone)
+        self.gen = torch.Generator().manual_seed(seed)  # CPU shuffles: the same batches on every device
+        self.model = copy.deepcopy(stream.backbone).to(self.device)
         for name, p in self.model.named_parameters():
             # the tiny CLIP's MiniLM token table is frozen by construction; everything else trains
             p.requires_grad_("token_embedding" not in name or p.requires_grad)
         self.scale = float(stream.backbone.logit_scale)
         self.prompts = [cfg.prompt.format(n.replace("_", " ")) for n in stream.classnames]
         self.seen: list[int] = []
+        self.task_losses: list[list[float]] = []  # per task, the loss of every training step
         self._diag: dict[str, float] = {}
         self._text_cache: torch.Tensor | None = None
 
@@ -75,27 +83,31 @@ class FinetuneLearner(XTailLearner):
         old_seen = list(self.seen)
         seen = old_seen + list(task.classes)
         pos = {c: i for i, c in enumerate(seen)}
-        target = torch.as_tensor([pos[int(c)] for c in task.y_train])
+        target = torch.as_tensor([pos[int(c)] for c in task.y_train.tolist()])
         images = task.train.images
-        opt = torch.optim.AdamW(
-            [p for p in self.model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay
-        )
-        self.model.train()
         n = len(target)
-        steps, step, losses = max(1, -(-n // cfg.batch_size)) * cfg.epochs, 0, []
-        for _ in range(cfg.epochs):
-            perm = torch.randperm(n, generator=self.gen)
-            for b in range(0, n, cfg.batch_size):
-                idx = perm[b : b + cfg.batch_size]
-                feats = self.model.encode_image(images[idx])
-                logits = self.scale * feats @ self._text(seen).t()
-                loss = F.cross_entropy(logits, target[idx])
+        per_epoch, losses = max(1, -(-n // cfg.batch_size)), []
+        if cfg.epochs:
+            perm = torch.empty(0, dtype=torch.long)
+
+            def batch(step: int):
+                nonlocal perm
+                j = step % per_epoch
+                if j == 0:
+                    perm = torch.randperm(n, generator=self.gen)
+                idx = perm[j * cfg.batch_size : (j + 1) * cfg.batch_size]
+                return images[idx], target[idx]
+
+            def loss_fn(model, b) -> torch.Tensor:
+                x, y = b
+                logits = self.scale * model.encode_image(x) @ self._text(seen).t()
+                loss = F.cross_entropy(logits, y)
                 if old_model is not None:
                     T = cfg.kd_temperature
                     with torch.no_grad():
                         old_logits = (
                             self.scale
-                            * old_model.encode_image(images[idx])
+                            * old_model.encode_image(x)
                             @ old_model.encode_text(old_model.tokenize([self.prompts[c] for c in old_seen])).t()
                         )
                     kd = F.kl_div(
@@ -104,12 +116,24 @@ class FinetuneLearner(XTailLearner):
                         reduction="batchmean",
                     )
                     loss = loss + cfg.kd_lambda * kd * T * T
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                losses.append(loss.item())
-                step += 1
-                progress(step / steps, f"{task.name}: step {step}/{steps} loss {losses[-1]:.3f}")
+                return loss
+
+            losses = fit(
+                self.model,
+                batch,
+                loss_fn,
+                steps=per_epoch * cfg.epochs,
+                lr=cfg.lr,
+                weight_decay=cfg.weight_decay,
+                clip=None,
+                schedule=constant_lr,
+                device=self.device,
+                amp=self.amp,
+                sync_every=10,
+                progress=progress,
+                message=f"{task.name}: step",
+            )
+        self.task_losses.append(losses)
         self.model.eval()
         self.seen = seen
         self._diag = {"loss_last": losses[-1] if losses else float("nan"), "seen_classes": float(len(seen))}
@@ -118,7 +142,9 @@ class FinetuneLearner(XTailLearner):
     def scores(self, x: Inputs, head: str | None = None) -> torch.Tensor:
         if self._text_cache is None:
             self._text_cache = self._text(range(len(self.prompts)))
-        feats = torch.cat([self.model.encode_image(x.images[i : i + 512]) for i in range(0, len(x), 512)])
+        feats = torch.cat(
+            [self.model.encode_image(x.images[i : i + 512]) for i in range(0, len(x), 512)]
+        )  # on the model's device
         return self.scale * feats @ self._text_cache.t()
 
     def diagnostics(self) -> dict[str, float]:
@@ -131,34 +157,35 @@ class RailLearner(XTailLearner):
     def __init__(self, cfg: RailConfig, *, seed: int, stream: XTailStream):
         _need_backbone(stream)
         self.cfg = cfg
+        dev = self.device = stream.device
         g = torch.Generator().manual_seed(seed)
         d = int(stream.tasks[0].train.features.shape[1])
         bound = 1.0 / d**0.5  # nn.Linear's default init, as RAIL's expansion layer
-        self.expand = (torch.rand(d, cfg.hidden_dim, generator=g, dtype=torch.float64) * 2 - 1) * bound
+        self.expand = ((torch.rand(d, cfg.hidden_dim, generator=g, dtype=torch.float64) * 2 - 1) * bound).to(dev)
         self.scale = float(stream.backbone.logit_scale)
         self.text = encode_prompts(stream.backbone.eval(), cfg.prompt, stream.classnames)
         C = stream.n_classes
-        self.auto = torch.zeros(cfg.hidden_dim, cfg.hidden_dim, dtype=torch.float64)
-        self.cross = torch.zeros(cfg.hidden_dim, C, dtype=torch.float64)
-        self.weight = torch.zeros(cfg.hidden_dim, C, dtype=torch.float64)
+        self.auto = torch.zeros(cfg.hidden_dim, cfg.hidden_dim, dtype=torch.float64, device=dev)
+        self.cross = torch.zeros(cfg.hidden_dim, C, dtype=torch.float64, device=dev)
+        self.weight = torch.zeros(cfg.hidden_dim, C, dtype=torch.float64, device=dev)
         self.n_learned = 0
 
     def _phi(self, feats: torch.Tensor) -> torch.Tensor:
-        return torch.relu(feats.double() @ self.expand)
+        return torch.relu(feats.to(self.device).double() @ self.expand)
 
     def learn_task(self, task: XTailTask, progress: JobContext) -> None:
         phi = self._phi(task.train.features)
-        y = F.one_hot(task.y_train, self.cross.shape[1]).double()
+        y = F.one_hot(task.y_train.to(self.device), self.cross.shape[1]).double()
         self.auto += phi.t() @ phi
         self.cross += phi.t() @ y
-        eye = torch.eye(self.auto.shape[0], dtype=torch.float64)
+        eye = torch.eye(self.auto.shape[0], dtype=torch.float64, device=self.device)
         self.weight = torch.linalg.solve(self.auto + self.cfg.ridge * eye, self.cross)
         self.n_learned = max(self.n_learned, max(task.classes) + 1)
         progress(1.0, f"{task.name}: ridge solved")
 
     @torch.no_grad()
     def scores(self, x: Inputs, head: str | None = None) -> torch.Tensor:
-        probs = F.softmax(self.scale * x.features @ self.text.t(), dim=1).double()
+        probs = F.softmax(self.scale * x.features.to(self.device) @ self.text.t(), dim=1).double()
         if self.n_learned == 0:
             return probs.float()
         adapter = self._phi(x.features) @ self.weight

@@ -14,7 +14,8 @@ is for Aircraft vs. MNIST vs. DTD in the real benchmark:
 Order I is alphabetical, as X-TAIL's. Rendered domains have a fixed pool of 48 training and 30
 test images per class (their own seeds); a run draws ``shots`` training images per class with its
 seed (16-shot, X-TAIL's setting). The digits use the substrate's fixed train/test split.
-Frozen image features of the whole pool are computed once per backbone and reused.
+Frozen image features of the whole pool are computed once per backbone and reused; they stay on
+the backbone's device (images and labels stay on the CPU).
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def domain_pools() -> dict[str, dict[str, tuple[torch.Tensor, torch.Tensor]]]:
 
 @torch.no_grad()
 def pool_features(backbone, pools: dict, batch_size: int = 512) -> dict[str, dict[str, torch.Tensor]]:
-    """Frozen, L2-normalised image features of every pool (the image encoder never trains in LADA)."""
+    """Frozen, L2-normalised image features of every pool, on the backbone's device (the image encoder never trains in LADA)."""
     backbone.eval()
     out: dict[str, dict[str, torch.Tensor]] = {}
     for d, splits in pools.items():
@@ -137,8 +138,12 @@ def build_stream(
     test_per_class: int | None = None,
     pools: dict | None = None,
     features: dict | None = None,
+    amp: str = "off",
 ) -> XTailStream:
-    """The X-TAIL stream over ``domains`` (in this order) with ``shots`` training images per class drawn by ``seed``."""
+    """The X-TAIL stream over ``domains`` (in this order) with ``shots`` training images per class drawn by ``seed``.
+
+    Learners on it compute where ``backbone`` is, training in ``amp``.
+    """
     names = _domain_classes()
     unknown = [d for d in domains if d not in names]
     if unknown:
@@ -151,6 +156,7 @@ def build_stream(
         offset = len(classnames)
         classnames += list(names[d])
         (x_tr, y_tr), (x_te, y_te) = pools[d]["train"], pools[d]["test"]
+        f_tr, f_te = features[d]["train"], features[d]["test"]
         tr = _few_shot(y_tr, shots, rng)
         te = (
             torch.arange(len(y_te))
@@ -163,14 +169,14 @@ def build_stream(
                 name=d,
                 classes=tuple(range(offset, offset + len(names[d]))),
                 classnames=names[d],
-                train=Inputs(x_tr[tr], features[d]["train"][tr]),
+                train=Inputs(x_tr[tr], f_tr[tr.to(f_tr.device)]),
                 y_train=y_tr[tr] + offset,
-                test=Inputs(x_te[te], features[d]["test"][te]),
+                test=Inputs(x_te[te], f_te[te.to(f_te.device)]),
                 y_test=y_te[te] + offset,
             )
         )
     if len(set(classnames)) != len(classnames):
         raise ValueError("class names must be unique across domains")
     return XTailStream(
-        tasks=tuple(tasks), classnames=tuple(classnames), seed=seed, backbone=backbone, meta={"shots": shots}
+        tasks=tuple(tasks), classnames=tuple(classnames), seed=seed, backbone=backbone, meta={"shots": shots}, amp=amp
     )

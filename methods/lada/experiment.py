@@ -2,7 +2,8 @@
 
 ``run_arms`` runs every arm of :data:`methods.lada.config.ARMS` (or a subset) over the same seeds;
 each seed draws the 16-shot training subsample, the learners' initialisation and the prototype
-noise. Image features are computed once per backbone (``substrate``) and shared by all arms.
+noise. Image features are computed once per backbone and device (``substrate``) and shared by all
+arms; the learners compute on that device.
 """
 
 from __future__ import annotations
@@ -22,25 +23,39 @@ from methods.lada.domains import DOMAIN_ORDER, build_stream, domain_pools, pool_
 log = logging.getLogger(__name__)
 
 
+def substrate(preset: str = "default", device="cpu"):
+    """(backbone, folder, pools, features) for the cached tiny CLIP ``preset`` (trained on first use) on ``device``.
+
+    The backbone and the frozen features are on ``device``; the rendered pools stay on the CPU.
+    """
+    return _substrate(preset, str(device))
+
+
 @locked_cache(maxsize=2)
-def substrate(preset: str = "default"):
-    """(backbone, folder, pools, features) for the cached tiny CLIP ``preset`` (trained on first use)."""
+def _substrate(preset: str, device: str):
     from methods.vlm.cache import get_tiny_clip
 
-    backbone, folder = get_tiny_clip(preset)
+    backbone, folder = get_tiny_clip(preset, device=torch.device(device))
     pools = domain_pools()
     return backbone, folder, pools, pool_features(backbone, pools)
 
 
 def stream_factory(
-    preset: str, *, shots: int, domains: Sequence[str] = DOMAIN_ORDER, test_per_class: int | None = None
+    preset: str,
+    *,
+    shots: int,
+    domains: Sequence[str] = DOMAIN_ORDER,
+    test_per_class: int | None = None,
+    device="cpu",
+    amp: str = "off",
 ):
-    backbone, _, pools, feats = substrate(preset)
+    """``make(seed) -> XTailStream`` on the tiny CLIP ``preset``; its learners compute on ``device`` in ``amp``."""
+    backbone, _, pools, feats = substrate(preset, device)
 
     def make(seed: int) -> XTailStream:
         return build_stream(
             backbone, seed=seed, shots=shots, domains=tuple(domains), test_per_class=test_per_class,
-            pools=pools, features=feats,
+            pools=pools, features=feats, amp=amp,
         )  # fmt: skip
 
     return make
@@ -75,12 +90,13 @@ def instrumented_checks(stream: XTailStream, cfg: LadaConfig) -> list[dict]:
     from methods.lada.learner import LadaLearner
 
     learner = LadaLearner(cfg, seed=stream.seed, stream=stream)
+    dev = learner.device
     ref = {k: v.clone() for k, v in stream.backbone.state_dict().items()}
     ok1, ok2, ok3, ok8 = True, True, True, True
     lam_sum = 0
     for task in stream:
         before_w = [b.detach().clone() for b in learner.memory.blocks]
-        before_t = learner.text[torch.as_tensor(learner.seen, dtype=torch.long)].clone()
+        before_t = learner.text[torch.as_tensor(learner.seen, dtype=torch.long, device=dev)].clone()
         learner.learn_task(task, null_context())
         for name, p in learner.backbone.named_parameters():
             if name.startswith("model.vision_model") or name.startswith("model.visual_projection"):
@@ -88,15 +104,17 @@ def instrumented_checks(stream: XTailStream, cfg: LadaConfig) -> list[dict]:
             elif not name.startswith("model.logit_scale"):
                 ok1 &= torch.equal(p.detach(), ref[name])  # text base weights too (only adapters train)
         ok2 &= all(torch.equal(a, b.detach()) for a, b in zip(before_w, learner.memory.blocks))
-        ok2 &= torch.equal(before_t, learner.text[torch.as_tensor(learner.seen[: len(before_t)], dtype=torch.long)])
+        ok2 &= torch.equal(
+            before_t, learner.text[torch.as_tensor(learner.seen[: len(before_t)], dtype=torch.long, device=dev)]
+        )
         lam_sum += len(task.classes)
         feats = task.test.features[:5]
         if cfg.use_memory:
             ok3 &= learner.memory.phi(feats).shape == (5, cfg.lambda1 * lam_sum)
             ok3 &= learner.lada_logits(feats).shape == (5, len(learner.seen))
         # 8: scoring every domain mixed and shuffled (no task id) gives the per-domain predictions
-        mixed = torch.cat([t.test.features for t in stream])
-        perm = torch.randperm(len(mixed), generator=torch.Generator().manual_seed(0))
+        mixed = torch.cat([t.test.features for t in stream]).to(dev)
+        perm = torch.randperm(len(mixed), generator=torch.Generator().manual_seed(0)).to(dev)
         from methods.continual.xtail import Inputs
 
         shuffled = learner.scores(Inputs(torch.empty(0), mixed[perm])).argmax(1)

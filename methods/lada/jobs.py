@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.continual.learner import ContinualLearner, register_learner
 from methods.lada.config import (
@@ -103,8 +104,8 @@ def make_rail(options: RailConfig, *, seed: int, stream) -> ContinualLearner:
     return RailLearner(options, seed=seed, stream=stream)
 
 
-class XTailParams(BaseModel):
-    """One X-TAIL run of a registered learner on the synthetic cross-domain stream."""
+class XTailParams(DeviceParams):
+    """One X-TAIL run of a registered learner on the synthetic cross-domain stream (on ``device``, in ``amp``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -156,23 +157,26 @@ class XTailParams(BaseModel):
 )
 def run(params: XTailParams, progress: JobContext) -> Report:
     """Run ``params.method`` over the seeds and report the X-TAIL matrix and metrics."""
+    from core.device import device_provenance, resolve_device
     from methods.continual.harness import seed_list
     from methods.continual.xtail import run_xtail_experiment
     from methods.lada.experiment import stream_factory
     from methods.lada.report import run_report
 
+    dev = resolve_device(params.device)  # a cuda job on a worker without CUDA fails here, at once
     progress(0.0, "loading the tiny CLIP and the domains' features")
-    make = stream_factory(params.backbone, shots=params.shots, domains=params.domains)
+    make = stream_factory(params.backbone, shots=params.shots, domains=params.domains, device=dev, amp=params.amp)
     exp = run_xtail_experiment(
         params.method, seeds=seed_list(params.seeds, params.first_seed), make_stream=make,
         options=params.resolved_options(), threads=params.threads, progress=progress.sub(0.05, 0.97),
     )  # fmt: skip
     report = run_report(exp, params.model_dump(mode="json"))
+    report.metrics.update(device_provenance(dev, params.amp))
     progress(1.0, "done")
     return report
 
 
-class LadaOptions(ReproducerOptions):
+class LadaOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce lada``."""
 
     PRESETS = {"cpu": {"seeds": 3, "backbone": "default"}, "smoke": {"seeds": 1, "backbone": "test", "shots": 4}}

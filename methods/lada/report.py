@@ -114,6 +114,7 @@ def _table(title: str, columns: list[str], rows: list, note: str = "") -> Table:
 def run_reproduction(options, progress: JobContext) -> Report:
     import torch
 
+    from core.device import device_provenance, resolve_device
     from methods.continual.harness import seed_list
     from methods.lada.config import ARMS, BETA_SWEEP, CPU_LADA, LadaConfig
     from methods.lada.experiment import (
@@ -126,9 +127,10 @@ def run_reproduction(options, progress: JobContext) -> Report:
     )
 
     t0, cpu0 = time.perf_counter(), time.process_time()
+    dev = resolve_device(options.device)
     progress(0.0, "tiny CLIP, domains and frozen features")
-    backbone, folder, _, _ = substrate(options.backbone)
-    make = stream_factory(options.backbone, shots=options.shots)
+    backbone, folder, _, _ = substrate(options.backbone, dev)
+    make = stream_factory(options.backbone, shots=options.shots, device=dev, amp=options.amp)
     seeds = seed_list(options.seeds, 0)
     arms = ARMS + BETA_SWEEP
     exps = run_arms(arms, seeds=seeds, make_stream=make, progress=progress.sub(0.02, 0.9), threads=options.threads)
@@ -141,10 +143,15 @@ def run_reproduction(options, progress: JobContext) -> Report:
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     labels = {k: lab for k, _, _, lab in arms}
     return build_report(exps, labels, checks, options=options, seeds=seeds, folder=str(folder), elapsed=elapsed, cpu=cpu,
-                        torch_version=torch.__version__, logit_scale=float(backbone.logit_scale))  # fmt: skip
+                        torch_version=torch.__version__, logit_scale=float(backbone.logit_scale),
+                        provenance=device_provenance(dev, options.amp))  # fmt: skip
 
 
-def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, torch_version, logit_scale) -> Report:
+def build_report(
+    exps, labels, checks, *, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, provenance=None
+) -> Report:
+    """The reproduction's report; ``provenance`` (:func:`core.device.device_provenance`) says where it ran."""
+    provenance = provenance or {"device": "cpu", "dtype": "float32"}
     sweep = {k: e for k, e in exps.items() if k.startswith("lada_beta")}
     exps = {k: e for k, e in exps.items() if k not in sweep}
     lada = exps["lada"]
@@ -158,12 +165,16 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
         f"(zero-shot Last {pm(*agg['zeroshot']['last'])}; best other arm on Last: {labels[best_other]} "
         f"{pm(*agg[best_other]['last'])}). §7 checks: {sum(c['pass'] for c in checks)}/{len(checks)} pass."
     )
-    report = Report(title="LADA on a synthetic X-TAIL stream (tiny CLIP, CPU)", summary=summary)
+    where = "CPU" if provenance["device"] == "cpu" else provenance.get("gpu") or provenance["device"]
+    report = Report(title=f"LADA on a synthetic X-TAIL stream (tiny CLIP, {where})", summary=summary)
+    report.metrics.update(provenance)
     for k in exps:
         for m in METRICS:
             v = agg[k][m][0]
             report.metrics[f"{k}.{m}"] = None if math.isnan(v) else round(v, 6)
-    report.add_section("Setup", _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls))
+    report.add_section(
+        "Setup", _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls, provenance)
+    )
     main = _table(
         f"X-TAIL (union label space, {len(seeds)} seeds, mean ± std)",
         ["arm", "Transfer (%)", "Average (%)", "Last (%)"],
@@ -249,7 +260,8 @@ def _domain_sizes(domains):
     return [names[d] for d in domains]
 
 
-def _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls) -> str:
+def _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls, provenance) -> str:
+    gpu = "" if provenance["device"] == "cpu" else f"; learners on {provenance.get('gpu') or provenance['device']}"
     o = exps["lada"].options
     return "\n".join(
         [
@@ -275,7 +287,7 @@ def _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scal
             "(AdaptFormer + k-means centre prototypes), BF + DPT (GMM prototypes), BF + LADA without old-task loss.",
             f"- Seeds {seeds} (each: shots subsample, initialisation, prototype noise). Machine: {platform.machine()}, "
             f"{os.cpu_count()} CPUs shared with other jobs, torch {torch_version}, {options.threads} thread(s); wall "
-            f"{elapsed / 60:.1f} min, CPU {cpu / 60:.1f} min.",
+            f"{elapsed / 60:.1f} min, CPU {cpu / 60:.1f} min{gpu} ({provenance['dtype']}).",
             *(["", "**Smoke run (test CLIP): not results.**"] if options.backbone == "test" else []),
         ]
     )

@@ -17,7 +17,9 @@ def patched_substrate(monkeypatch, tiny_backbone, small_pools, small_features):
     import methods.lada.experiment as experiment
 
     monkeypatch.setattr(
-        experiment, "substrate", lambda preset="default": (tiny_backbone, Path("tiny"), small_pools, small_features)
+        experiment,
+        "substrate",
+        lambda preset="default", device="cpu": (tiny_backbone, Path("tiny"), small_pools, small_features),
     )
 
 
@@ -41,7 +43,8 @@ def test_job_runs_lada_over_the_union_and_reports_the_matrix(patched_substrate):
     assert exp["domains"] == ["shapes", "textures"] and len(exp["runs"]) == 2
     A = np.asarray(exp["runs"][0]["matrices"]["lada"])
     assert A.shape == (2, 2) and not np.isnan(A).any()
-    assert set(report.metrics) == {"transfer", "average", "last"}
+    assert set(report.metrics) == {"transfer", "average", "last", "device", "dtype"}
+    assert report.metrics["device"] == "cpu" and report.metrics["dtype"] == "float32"
     assert "matrix.png" in report.pending_files()
 
 
