@@ -44,16 +44,14 @@ constexpr int MAXN = 256;
 template <typename T>
 struct Work {  // one thread's L1/L2 buffers, reused across its tasks
     int64_t chunk, n;
-    std::vector<V<T>> x, draw, zz, yy, out, dt, sig, du, dd, dz, h, dA;
+    std::vector<V<T>> x, draw, zz, yy, out, dt, dtx, sig, du, dd, dz, h, dA;
     std::vector<T> bb, cc;
     Work(int64_t chunk_, int64_t n_, bool backward, bool scalar_a) : chunk(chunk_), n(n_) {
-        for (auto* b : {&x, &draw, &zz, &yy, &out, &dt, &sig, &du, &dd, &dz}) b->resize(chunk);
+        for (auto* b : {&x, &draw, &zz, &yy, &out, &dt, &dtx, &sig, &du, &dd, &dz}) b->resize(chunk);
         bb.resize(chunk * n);
         cc.resize(chunk * n);
-        if (backward) {
-            h.resize(chunk * n);
-            dA.resize(scalar_a ? chunk : chunk * n);
-        }
+        dA.resize(scalar_a ? chunk : chunk * n);
+        if (backward) h.resize(chunk * n);
     }
 };
 
@@ -168,57 +166,70 @@ void load_chunk(const PwScanArgs& a, int64_t bi, const Lanes<T>& ln, Work<T>& w,
     gather_bc<T>(w.cc.data(), static_cast<const T*>(a.C) + bi * a.sc[0], a.state, a.sc[1], a.sc[2], t0, nt);
 }
 
-template <typename T>
+template <typename T, bool SIG>
 inline void delta_of(const PwScanArgs& a, const Lanes<T>& ln, V<T> raw, V<T>& dt, V<T>& sig) {
     V<T> v = raw + ln.bias;
     if (a.softplus) {
-        vsoftplus<T>(v, dt, sig);
+        vsoftplus<T, SIG>(v, dt, sig);
     } else {
         dt = v;
         sig = vset<T>(1);
     }
 }
 
-// One chunk of the forward recurrence from the state h. With keep (backward), the chunk's states
-// and decays go to w.h / w.dA and Σ_n h·C to w.out; otherwise y (with D and the gate) to w.yy.
-template <typename T, int NC>
-void forward_chunk(const PwScanArgs& a, const Lanes<T>& ln, Work<T>& w, V<T>* h, int64_t nt, bool keep) {
+// One chunk of the forward recurrence from the state h, in two passes. The first computes, for
+// every step, Δ (bias, softplus), Δ·x and the decays e^{Δ·a} (and the gate SiLU(z)): no step depends
+// on another, so the exponentials pipeline at full throughput. The second runs the recurrence
+// h ← e^{Δ·a}·h + (Δ·x)·B and Σ_n h·C, whose only loop-carried dependence is one multiply-add per
+// state (Σ_n is summed in two interleaved halves). With KEEP (backward) the states go to w.h and
+// Σ_n h·C to w.out; otherwise y (with D and the gate) to w.yy.
+template <typename T, int NC, bool KEEP>
+void forward_chunk(const PwScanArgs& a, const Lanes<T>& ln, Work<T>& w, V<T>* h, int64_t nt) {
     const int N = NC ? NC : (int)a.state;
+    const int nd = a.scalar_a ? 1 : N;  // decays per step
+    for (int64_t t = 0; t < nt; ++t) {
+        V<T> dt, sig;
+        delta_of<T, KEEP>(a, ln, w.draw[t], dt, sig);
+        w.dt[t] = dt;
+        w.dtx[t] = dt * w.x[t];
+        if (KEEP) w.sig[t] = sig;
+        V<T>* dA = w.dA.data() + t * nd;
+        if (a.scalar_a) {
+            dA[0] = vexp(dt * ln.a2);
+        } else {
+            for (int k = 0; k < N; ++k) dA[k] = vexp(dt * ln.a1[k]);
+        }
+        if (!KEEP && a.z) {
+            const V<T> z = w.zz[t];
+            w.zz[t] = z * vsigmoid<T>(z);
+        }
+    }
     const T* bb = w.bb.data();
     const T* cc = w.cc.data();
     for (int64_t t = 0; t < nt; ++t) {
-        V<T> x = w.x[t], dt, sig;
-        delta_of<T>(a, ln, w.draw[t], dt, sig);
-        const V<T> dtx = dt * x;
-        V<T> acc = vset<T>(0);
+        const V<T> dtx = w.dtx[t];
+        const V<T>* dA = w.dA.data() + t * nd;
         const T* bt = bb + t * N;
         const T* ct = cc + t * N;
-        if (a.scalar_a) {
-            const V<T> dA = vexp(dt * ln.a2);
-            if (keep) w.dA[t] = dA;
-            for (int k = 0; k < N; ++k) {
-                h[k] = dA * h[k] + dtx * bt[k];
-                acc += h[k] * ct[k];
-            }
-        } else {
-            for (int k = 0; k < N; ++k) {
-                const V<T> dA = vexp(dt * ln.a1[k]);
-                h[k] = dA * h[k] + dtx * bt[k];
-                acc += h[k] * ct[k];
-                if (keep) w.dA[t * N + k] = dA;
-            }
+        V<T> acc0 = vset<T>(0), acc1 = vset<T>(0);
+        int k = 0;
+        for (; k + 1 < N; k += 2) {
+            h[k] = (a.scalar_a ? dA[0] : dA[k]) * h[k] + dtx * bt[k];
+            h[k + 1] = (a.scalar_a ? dA[0] : dA[k + 1]) * h[k + 1] + dtx * bt[k + 1];
+            acc0 += h[k] * ct[k];
+            acc1 += h[k + 1] * ct[k + 1];
         }
-        if (keep) {
-            for (int k = 0; k < N; ++k) w.h[t * N + k] = h[k];
+        if (k < N) {
+            h[k] = (a.scalar_a ? dA[0] : dA[k]) * h[k] + dtx * bt[k];
+            acc0 += h[k] * ct[k];
+        }
+        const V<T> acc = acc0 + acc1;
+        if (KEEP) {
+            for (int j = 0; j < N; ++j) w.h[t * N + j] = h[j];
             w.out[t] = acc;
-            w.dt[t] = dt;
-            w.sig[t] = sig;
         } else {
-            V<T> y = acc + ln.dskip * x;
-            if (a.z) {
-                const V<T> z = w.zz[t];
-                y = y * (z * vsigmoid<T>(z));
-            }
+            V<T> y = acc + ln.dskip * w.x[t];
+            if (a.z) y = y * w.zz[t];
             w.yy[t] = y;
         }
     }
@@ -240,7 +251,7 @@ void fwd_task(const PwScanArgs& a, int64_t bi, int64_t blk, Work<T>& w) {
             for (int k = 0; k < N; ++k) vstore<T>(dst + k * VL, h[k]);
         }
         load_chunk<T>(a, bi, ln, w, t0, nt);
-        forward_chunk<T, NC>(a, ln, w, h, nt, false);
+        forward_chunk<T, NC, false>(a, ln, w, h, nt);
         scatter<T>(static_cast<T*>(a.y), w.yy.data(), ln.row_y, ln.nl, a.sy[2], t0, nt);
     }
     T* hl = static_cast<T*>(a.hlast);
@@ -277,7 +288,7 @@ void bwd_task(const PwScanArgs& a, int64_t bi, int64_t blk, Work<T>& w) {
         for (int k = 0; k < N; ++k) h0[k] = h[k] = vload<T>(src + k * VL);
         load_chunk<T>(a, bi, ln, w, t0, nt);
         gather<T>(w.yy.data(), static_cast<const T*>(a.dy), ln.row_dy, ln.nl, a.sdy[2], t0, nt);
-        forward_chunk<T, NC>(a, ln, w, h, nt, true);
+        forward_chunk<T, NC, true>(a, ln, w, h, nt);
         for (int64_t t = nt - 1; t >= 0; --t) {
             const V<T> x = w.x[t], dt = w.dt[t], dtx = dt * x, gy = w.yy[t];
             const V<T> pre = w.out[t] + ln.dskip * x;
