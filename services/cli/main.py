@@ -347,14 +347,19 @@ def ui_cmd(port: int = typer.Option(None), host: str = typer.Option(None)) -> No
 @app.command("up")
 def up_cmd(
     no_ui: bool = typer.Option(False, help="Start only the API and a worker."),
+    mcp: bool = typer.Option(False, "--mcp", help="Also serve MCP over streamable HTTP (jobs go to the worker)."),
     api_port: int = typer.Option(None),
     ui_port: int = typer.Option(None),
+    mcp_port: int = typer.Option(8100, min=1, max=65535, help="Port of the MCP endpoint (with --mcp)."),
     grace: float = typer.Option(3.0, min=0.0, max=60.0, help="Seconds a child may take to stop before it is killed."),
 ) -> None:
-    """Migrate, then start API + one worker + UI on the embedded defaults, restarting any that die (Ctrl-C stops all)."""
+    """Migrate, then start API + one worker + UI (+ MCP with --mcp) on the embedded defaults, restarting any that die
+    (Ctrl-C stops all)."""
     from services.cli.up import up
 
-    raise typer.Exit(code=up(with_ui=not no_ui, api_port=api_port, ui_port=ui_port, grace_s=grace))
+    raise typer.Exit(
+        code=up(with_ui=not no_ui, with_mcp=mcp, api_port=api_port, ui_port=ui_port, mcp_port=mcp_port, grace_s=grace)
+    )
 
 
 def _register_plugins() -> None:

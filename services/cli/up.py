@@ -1,5 +1,8 @@
 """``paperworks up``: API + one worker + the web UI on the embedded defaults, supervised.
 
+``--mcp`` also serves the MCP streamable-HTTP endpoint (``http://HOST:8100/mcp``, every request with an
+API key; jobs go to the worker, as from the API), and ``--no-ui`` leaves the UI out.
+
 * Every child runs in its own process group (so a terminal's Ctrl-C reaches only ``up``, which
   then stops each group whole: a child's own children go too) and gets SIGTERM from the kernel
   if ``up`` itself dies (``setpriv --pdeathsig``), so nothing is left orphaned.
@@ -251,6 +254,27 @@ class Supervisor:
         return time.monotonic() - t0
 
 
+MCP_PORT = 8100
+
+
+def mcp_command(host: str, port: int = MCP_PORT) -> list[str]:
+    """``paperworks mcp`` over streamable HTTP, sending its jobs to the workers (``--dispatch queue``)."""
+    return [
+        sys.executable,
+        "-m",
+        "services.cli.main",
+        "mcp",
+        "--transport",
+        "http",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--dispatch",
+        "queue",
+    ]
+
+
 def _wait_http(url: str, timeout: float, sup: Supervisor, child: Child) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not sup.stopping:
@@ -265,7 +289,15 @@ def _wait_http(url: str, timeout: float, sup: Supervisor, child: Child) -> bool:
     return False
 
 
-def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None = None, grace_s: float = 3.0) -> int:
+def up(
+    *,
+    with_ui: bool = True,
+    with_mcp: bool = False,
+    api_port: int | None = None,
+    ui_port: int | None = None,
+    mcp_port: int = MCP_PORT,
+    grace_s: float = 3.0,
+) -> int:
     from core.db import crud, migrate
     from core.db.session import session_scope
 
@@ -296,6 +328,8 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
     ]
     if with_ui:
         children.append(Child("ui", streamlit_command(ui_port), env, logs / "ui.log"))
+    if with_mcp:
+        children.append(Child("mcp", mcp_command(s.api_host, mcp_port), env, logs / "mcp.log"))
     sup = Supervisor(children, grace_s=grace_s)
     sup.install_handlers()
     code = 0
@@ -309,11 +343,19 @@ def up(*, with_ui: bool = True, api_port: int | None = None, ui_port: int | None
             return code
         console.print(f"API      {api_url}   (docs: {api_url}/docs)")
         if with_ui:
+            ui = next(c for c in children if c.name == "ui")
             ui_url = f"http://{s.api_host}:{ui_port}"
-            if _wait_http(ui_url, 60, sup, children[2]):
+            if _wait_http(ui_url, 60, sup, ui):
                 console.print(f"Web UI   {ui_url}")
             elif not sup.stopping:
-                console.print(f"[yellow]the UI is not up yet; see {children[2].log}[/yellow]")
+                console.print(f"[yellow]the UI is not up yet; see {ui.log}[/yellow]")
+        if with_mcp:
+            mcp = next(c for c in children if c.name == "mcp")
+            mcp_url = f"http://{s.api_host}:{mcp_port}/mcp"
+            if _wait_http(mcp_url, 60, sup, mcp):  # a 401 without a key: it is up
+                console.print(f"MCP      {mcp_url}   (streamable HTTP; send an API key)")
+            elif not sup.stopping:
+                console.print(f"[yellow]the MCP server is not up yet; see {mcp.log}[/yellow]")
         console.print(f"worker   queues {','.join(s.queues)}; logs in {logs}")
         console.print(
             "try one: `paperworks examples`; a key for your own API calls: `paperworks keys create`; "
