@@ -55,3 +55,20 @@ def test_no_other_module_sets_them():
             if path != REPO / "core" / "env.py" and any(f'setdefault("{name}"' in text for name in OFFLINE_DEFAULTS):
                 hits.append(str(path.relative_to(REPO)))
     assert hits == []
+
+
+def test_loaded_transformers_models_keep_their_own_layers(tmp_path):
+    """With the `kernels` package installed, transformers >= 5 would swap layers for hub kernels (a download)."""
+    import transformers
+
+    import core  # noqa: F401  (applies the defaults)
+
+    cfg = transformers.LlamaConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2
+    )
+    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path)
+    model.train()
+    model.eval()
+    assert os.environ["USE_HUB_KERNELS"] == "NO"
+    assert model.use_kernels is False
