@@ -4,6 +4,8 @@ A folder holds ``config.json`` (model config, training config, preset name, data
 ``model.safetensors`` (EMA weights) and ``train.json`` (loss curve, seconds). The hash
 covers both configs, so changing a preset retrains instead of loading stale weights.
 Folders are written to a temporary name and renamed, so a crash never leaves half a model.
+The hash does not cover the device: a model trained on a GPU serves CPU jobs and vice versa
+(weights are stored from the CPU and loaded there, then moved).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -59,7 +62,7 @@ def save_model(model: RFDiT, preset: Preset, folder: Path, info: dict | None = N
     }
     (tmp / "config.json").write_text(json.dumps(config, indent=2))
     (tmp / "train.json").write_text(json.dumps(info or {}, indent=2))
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
     if folder.exists():
         shutil.rmtree(folder)
     os.replace(tmp, folder)
@@ -81,18 +84,25 @@ def get_model(
     cache_dir: Path | None = None,
     train_if_missing: bool = True,
     callbacks: tuple[Callable[[int, float], None], ...] = (),
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> tuple[RFDiT, Path]:
-    """The trained model of ``preset``: loaded from the cache, or trained now and saved there."""
+    """The trained model of ``preset`` on ``device``: loaded from the cache, or trained there now and saved."""
+    from core.device import resolve_device
+
+    dev = resolve_device(device)
     preset = get_preset(preset) if isinstance(preset, str) else preset
     folder = model_dir(preset, cache_dir)
     if (folder / "model.safetensors").exists():
-        return load_model(folder)[0], folder
+        return load_model(folder)[0].to(dev), folder
     if not train_if_missing:
         raise FileNotFoundError(f"no trained {preset.name!r} model at {folder}; run `paperworks reproduce rf_solver`")
-    log.info("training the %s RF model (%d steps); it is saved to %s", preset.name, preset.train.steps, folder)
+    log.info(
+        "training the %s RF model (%d steps) on %s; it is saved to %s", preset.name, preset.train.steps, dev, folder
+    )
     torch.manual_seed(preset.train.seed)
-    result = train(preset.train, RFDiT(preset.model), data_sampler(preset), callbacks=callbacks)
-    save_model(result.model, preset, folder, {"losses": result.losses, "seconds": result.seconds})
+    result = train(preset.train, RFDiT(preset.model), data_sampler(preset), callbacks=callbacks, device=dev, amp=amp)
+    save_model(result.model, preset, folder, {"losses": result.losses, "seconds": result.seconds, "device": str(dev)})
     return result.model, folder
 
 

@@ -3,23 +3,25 @@
 Queue: both jobs are registered on the ``cpu`` queue. The model is a ~1M-parameter DiT
 on 16×16 or 32×32 images: an N = 15 edit is tens to hundreds of milliseconds of CPU
 compute, the V cache lives in CPU memory as the spec prescribes, and the default
-deployment (``paperworks up``) runs only a ``cpu`` worker, so a ``gpu`` registration would
-leave jobs queued on a laptop. A GPU worker gains nothing at this size; a deployment
-hosting a large RF model (FLUX-size) would register its adapter's jobs on ``gpu``.
+deployment (``paperworks up``) runs only a ``cpu`` worker. ``device=cuda`` runs a job on a
+GPU worker (routed to the ``gpu`` queue): there the model trains (when not cached) and the
+inversion and sampling run; at this size a GPU gains little, a large RF model (FLUX-size)
+behind an adapter would.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
 
 
-class ImageRef(BaseModel):
-    """Exactly one image reference."""
+class ImageRef(DeviceParams):
+    """Exactly one image reference (and where the model runs)."""
 
     image_sha256: str | None = Field(
         None,
@@ -125,6 +127,8 @@ def run_edit(params: EditParams, progress: JobContext) -> Report:
         cfg_halves=params.cfg_halves,
         blocks=params.blocks,
         progress=progress,
+        device=params.device,
+        amp=params.amp,
     )
 
 
@@ -135,7 +139,14 @@ def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
 
     preset = preset_for_labels(params.model, params.label)
     return reconstruct_report(
-        _image(params, preset), preset, params.label, nfes=params.nfes, shift=params.shift, progress=progress
+        _image(params, preset),
+        preset,
+        params.label,
+        nfes=params.nfes,
+        shift=params.shift,
+        progress=progress,
+        device=params.device,
+        amp=params.amp,
     )
 
 

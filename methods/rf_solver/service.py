@@ -4,6 +4,10 @@ Images arrive by reference (Celery tasks take ids): an uploaded file's SHA-256 i
 artifact store, an index into the held-out digits, or the name of a shared example photo.
 The model is chosen from the labels (digits "0"–"9" → the digits model; "china"/"flower"
 → the photo model) and trained on first use (see :mod:`methods.rf_solver.checkpoints`).
+
+Both jobs run on their params' ``device`` (inversion, sampling and the V cache's injections there;
+the cache itself stays in CPU memory as the spec prescribes) under ``amp``; only the images and
+the final numbers come back to the CPU. Reports record the device (``device``, ``dtype``, ``gpu``).
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from core.device import autocast, device_provenance, resolve_device
 from core.jobs import JobContext, Report
 from methods.rf_solver.checkpoints import get_model
 from methods.rf_solver.config import PRESETS
@@ -67,10 +73,16 @@ def resolve_image(
     return image_to_tensor(path, size, channels)
 
 
-def load_velocity_model(preset: str, progress: JobContext) -> DiTVelocity:
+def load_velocity_model(preset: str, progress: JobContext, *, device: Any = "cpu", amp: str = "off") -> DiTVelocity:
+    """The preset's trained model on ``device`` (trained there first when it is not cached)."""
     steps = PRESETS[preset].train.steps
-    model, _ = get_model(preset, callbacks=(lambda s, _l: progress(s / steps, f"training the {preset} model"),))
-    return DiTVelocity(model)
+    model, _ = get_model(
+        preset,
+        callbacks=(lambda s, _l: progress(s / steps, f"training the {preset} model"),),
+        device=device,
+        amp=amp,
+    )
+    return DiTVelocity(model.to(resolve_device(device)))
 
 
 def edit_report(
@@ -89,22 +101,28 @@ def edit_report(
     v_keys: str = "interval",
     cfg_halves: str = "both",
     blocks: str = "all",
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> Report:
     """Source, reconstruction and edit side by side, with their errors and costs.
 
     ``v_keys``, ``cfg_halves`` and ``blocks`` are the RF-Edit ablation options; defaults are the spec's.
     """
-    model = load_velocity_model(preset, progress.sub(0.0, 0.6))
+    dev = resolve_device(device)
+    model = load_velocity_model(preset, progress.sub(0.0, 0.6), device=dev, amp=amp)
+    x_dev = x0.to(dev)
     progress(0.65, "reconstructing")
     t0 = time.perf_counter()
-    rec, _, rec_nfe = reconstruct_image(model, x0, source, steps, order, shift)
+    with autocast(dev, amp):
+        rec, _, rec_nfe = reconstruct_image(model, x_dev, source, steps, order, shift)
+    rec = rec.float().cpu()
     t_rec = time.perf_counter() - t0
     progress(0.8, "editing")
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="rf-vcache-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="rf-vcache-") as tmp, autocast(dev, amp):
         res = rf_edit(
             model,
-            x0,
+            x_dev,
             source,
             target,
             num_steps=steps,
@@ -117,8 +135,9 @@ def edit_report(
             cfg_halves=cfg_halves,  # type: ignore[arg-type]
             blocks=blocks,
         )
+    edited = res.edited.float().cpu()
     t_edit = time.perf_counter() - t0
-    rec_m, edit_m = summary(rec, x0), summary(res.edited, x0)
+    rec_m, edit_m = summary(rec, x0), summary(edited, x0)
     report = Report(
         title=f"RF-Edit: {source} → {target}",
         summary=f"{preset} model, {steps} steps, order {order}, inject {inject}, guidance {guidance}: "
@@ -137,6 +156,7 @@ def edit_report(
             "cache_mb": round(res.cache_bytes / 1e6, 3),
             "recon_seconds": round(t_rec, 3),
             "edit_seconds": round(t_edit, 3),
+            **device_provenance(dev, amp),
         }
     )
     scale = 16 if x0.shape[-1] <= 16 else 8
@@ -148,12 +168,12 @@ def edit_report(
     )
     report.add_image(
         "edit.png",
-        tensor_to_uint8(res.edited).repeat(scale, 0).repeat(scale, 1),
+        tensor_to_uint8(edited).repeat(scale, 0).repeat(scale, 1),
         caption=f"edit ({target}, inject {inject})",
     )
     report.add_image(
         "side_by_side.png",
-        image_grid([torch.cat([x0, rec, res.edited])], scale=scale),
+        image_grid([torch.cat([x0, rec, edited])], scale=scale),
         caption="source | reconstruction | edit",
     )
     report.add_section("Images", "![source | reconstruction | edit](artifact:side_by_side.png)")
@@ -163,17 +183,29 @@ def edit_report(
 
 
 def reconstruct_report(
-    x0: torch.Tensor, preset: str, label: str, *, nfes: list[int], shift: bool, progress: JobContext
+    x0: torch.Tensor,
+    preset: str,
+    label: str,
+    *,
+    nfes: list[int],
+    shift: bool,
+    progress: JobContext,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> Report:
     """Reconstruction error vs NFE per direction for Euler and RF-Solver-2 (equal NFE)."""
-    model = load_velocity_model(preset, progress.sub(0.0, 0.5))
+    dev = resolve_device(device)
+    model = load_velocity_model(preset, progress.sub(0.0, 0.5), device=dev, amp=amp)
+    x_dev = x0.to(dev)
     rows, images = [], []
     for i, nfe in enumerate(nfes):
         progress(0.5 + 0.5 * i / len(nfes), f"NFE {nfe}")
         for solver, order in (("Euler (equal NFE)", 1), ("RF-Solver-2", 2)):
             n = nfe // order
             t0 = time.perf_counter()
-            rec, _, total = reconstruct_image(model, x0, label, n, order, shift)
+            with autocast(dev, amp):
+                rec, _, total = reconstruct_image(model, x_dev, label, n, order, shift)
+            rec = rec.float().cpu()
             m = summary(rec, x0)
             rows.append(
                 {
@@ -206,6 +238,7 @@ def reconstruct_report(
     for r in rows:
         tag = "rf2" if r["solver"] == "RF-Solver-2" else "euler"
         report.metrics[f"{tag}_mse_nfe{r['nfe'] // 2}"] = r["mse"]
+    report.metrics.update(device_provenance(dev, amp))
     report.data = {"rows": rows}
     progress(1.0, "done")
     return report

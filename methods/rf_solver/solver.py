@@ -27,6 +27,8 @@ from typing import Literal, Protocol
 
 import torch
 
+from core.device import step_barrier
+
 log = logging.getLogger(__name__)
 
 Direction = Literal["sample", "invert"]
@@ -191,6 +193,7 @@ def solve(
                 z = taylor3_update(z, v, v_mid, v_end, h)
         if keep_trajectory:
             traj.append(z)
+        step_barrier(z.device)  # one lazy-tensor graph per step (no-op on the CPU and CUDA)
     return SolveResult(z=z, nfe=counter.count, timesteps=list(timesteps), trajectory=traj)
 
 

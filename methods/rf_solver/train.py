@@ -4,6 +4,10 @@ Loss: ‖v_θ(Z_t, t, c) − (ε − X_0)‖² with Z_t = (1−t)·X_0 + t·ε, 
 (or uniform). AdamW, lr warm-up then cosine decay, EMA of the weights (0.999). Labels are
 dropped to the null label with probability ``label_dropout`` so the model also learns the
 unconditional velocity used by classifier-free guidance.
+
+``device``/``amp`` choose where it trains (:mod:`core.device`). The batches, the label-drop mask,
+t and ε are drawn on the CPU from the run's CPU generator and moved to the model's device, so a
+CPU run is bit-identical to the code before devices existed and a GPU run sees the same draws.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
+from core.device import resolve_device
 from core.train import fit, pin_threads, seed_everything
 from core.train import lr_at as schedule_lr
 from methods.rf_solver.config import Preset, TrainConfig
@@ -74,27 +80,42 @@ def data_sampler(preset: Preset) -> Sampler:
     raise ValueError(f"unknown data {preset.data!r}")
 
 
-def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *, callbacks: tuple[Callback, ...] = ()) -> TrainResult:
-    """Train ``model`` with the rectified-flow loss; returns the EMA copy (eval mode)."""
+def train(
+    cfg: TrainConfig,
+    model: RFDiT,
+    data: Sampler,
+    *,
+    callbacks: tuple[Callback, ...] = (),
+    device: Any = "cpu",
+    amp: str = "off",
+) -> TrainResult:
+    """Train ``model`` with the rectified-flow loss on ``device``; returns the EMA copy (eval mode, on ``device``).
+
+    ``callbacks`` get ``(step, loss)`` after every step (reading the loss back each step: a GPU sync).
+    """
+    dev = resolve_device(device)
     with pin_threads(cfg.threads):
         g = torch.Generator().manual_seed(cfg.seed)
         seed_everything(cfg.seed)
+        model.to(dev)
         ema = copy.deepcopy(model).eval().requires_grad_(False)
         null = model.cfg.null_label
 
         def loss_fn(m: RFDiT, batch: Batch) -> torch.Tensor:
             x0, y = batch
-            drop = torch.rand(len(y), generator=g) < cfg.label_dropout
+            drop = (torch.rand(len(y), generator=g) < cfg.label_dropout).to(y.device)
             y = torch.where(drop, torch.full_like(y, null), y)
-            t = sample_t(len(y), cfg.t_sampling, g)
-            eps = torch.randn(x0.shape, generator=g)
+            t = sample_t(len(y), cfg.t_sampling, g).to(x0.device)
+            eps = torch.randn(x0.shape, generator=g).to(x0.device)
             return rf_loss(m, x0, y, t, eps)
 
-        def after_step(step: int, value: float) -> None:
+        def update_ema(step: int) -> None:
             decay = min(cfg.ema, (1 + step) / (10 + step))
             with torch.no_grad():
                 for pe, pm in zip(ema.parameters(), model.parameters(), strict=True):
                     pe.lerp_(pm, 1 - decay)
+
+        def report(step: int, value: float) -> None:
             for cb in callbacks:
                 cb(step, value)
 
@@ -108,6 +129,9 @@ def train(cfg: TrainConfig, model: RFDiT, data: Sampler, *, callbacks: tuple[Cal
             warmup=cfg.warmup,
             weight_decay=cfg.weight_decay,
             clip=1.0,
-            on_step=after_step,
+            device=dev,
+            amp=amp,
+            on_step=report if callbacks else None,
+            after_step=update_ema,
         )
     return TrainResult(model=ema, losses=losses, seconds=time.perf_counter() - start)

@@ -18,7 +18,7 @@ def test_rf_edit_command(tmp_path, monkeypatch, tiny_velocity, held_out_digits):
     from methods.rf_solver import service
     from services.cli.main import app
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress: tiny_velocity)
+    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     img = _digit_png(tmp_path, held_out_digits)
     out = tmp_path / "edit.png"
     label = str(int(held_out_digits.labels[0]))
@@ -71,7 +71,7 @@ def test_rf_reconstruct_command(tmp_path, monkeypatch, tiny_velocity, held_out_d
     from methods.rf_solver import service
     from services.cli.main import app
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress: tiny_velocity)
+    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     img = _digit_png(tmp_path, held_out_digits, 2)
     r = CliRunner().invoke(
         app,

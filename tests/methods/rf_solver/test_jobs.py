@@ -73,13 +73,14 @@ def test_resolve_uploaded_and_example_images(data_dir):
 def test_edit_job_runs_inline(monkeypatch, tiny_velocity):
     from methods.rf_solver import service
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress: tiny_velocity)
+    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     spec = get_method("rf.edit")
     params = spec.validate({"digit_index": 3, "source_label": "0", "target_label": "6", "steps": 6, "inject": 2})
     report = spec.run(params, null_context())
     assert report.metrics["cached_v_tensors"] == 2 * 2 * len(tiny_velocity.late_blocks)
     assert report.metrics["edit_nfe"] == 24 and report.metrics["recon_nfe"] == 24
     assert report.metrics["recon_psnr"] > 20
+    assert report.metrics["device"] == "cpu" and report.metrics["dtype"] == "float32"
     assert {a.name for a in report.artifacts} >= {"source.png", "reconstruction.png", "edit.png", "side_by_side.png"}
     # the ablation options reach the edit: V keyed at the evaluation time costs one recording-only NFE,
     # and the later half of the single-stream blocks caches fewer tensors
@@ -95,10 +96,11 @@ def test_edit_job_runs_inline(monkeypatch, tiny_velocity):
 def test_reconstruct_job_runs_inline(monkeypatch, tiny_velocity):
     from methods.rf_solver import service
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress: tiny_velocity)
+    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     spec = get_method("rf.reconstruct")
     report = spec.run(spec.validate({"digit_index": 5, "label": "1", "nfes": [4, 20]}), null_context())
     assert report.metrics["rf2_mse_nfe20"] < report.metrics["euler_mse_nfe20"]
+    assert report.metrics["device"] == "cpu"
     assert report.artifact("recon_vs_nfe.png") is not None
     rows = report.data["rows"]
     assert [(r["solver"], r["nfe"]) for r in rows] == [

@@ -43,3 +43,18 @@ def test_cpu_training_is_bit_identical_to_the_code_before_devices():
     assert r.losses == OLD_LOSSES
     assert seen == list(enumerate(OLD_LOSSES))  # callbacks still see every step's loss
     assert _digest(r.model) == OLD_EMA
+
+
+def test_training_on_a_stand_in_accelerator_matches_the_cpu():
+    from tests.devices import lazy_safe_views, stand_in_device
+
+    p = _short(steps=4)
+    torch.manual_seed(p.train.seed)
+    on_cpu = train(p.train, RFDiT(p.model), data_sampler(p))
+    torch.manual_seed(p.train.seed)
+    with lazy_safe_views():
+        on_dev = train(p.train, RFDiT(p.model), data_sampler(p), device=stand_in_device())
+    assert all(t.device.type == "lazy" for t in on_dev.model.state_dict().values())  # the EMA copy too
+    assert all(abs(a - b) < 1e-4 for a, b in zip(on_dev.losses, on_cpu.losses, strict=True))
+    for (k, a), b in zip(on_dev.model.state_dict().items(), on_cpu.model.state_dict().values(), strict=True):
+        assert torch.allclose(a.cpu(), b, atol=1e-4), k
