@@ -93,7 +93,6 @@ def load_or_train(
     return model, blob["metrics"]
 
 
-@torch.no_grad()
 def retrieve(
     caption: str,
     k: int,
@@ -105,15 +104,25 @@ def retrieve(
     device: Any = "cpu",
     amp: str = "off",
 ) -> dict[str, Any]:
-    """Nearest test digits to ``caption`` (t→i: the caption's predicted image latent vs the image keys), on ``device``."""
+    """Nearest test digits to ``caption`` (t→i: the caption's predicted image latent vs the image keys), on ``device``.
+
+    The model of (variant, seed, epochs) is trained first when it is not cached (with gradients: only the
+    look-up runs without them).
+    """
+    model, metrics = load_or_train(
+        variant, seed, epochs, progress=progress.sub(0.0, 0.8) if progress else None, device=device, amp=amp
+    )
+    return _nearest(model, metrics, caption, k, variant, seed, progress)
+
+
+@torch.no_grad()
+def _nearest(model: torch.nn.Module, metrics: dict[str, Any], caption: str, k: int, variant: str, seed: int,
+             progress: Any) -> dict[str, Any]:  # fmt: skip
     from methods.m3_jepa.evaluate import cosine
     from methods.m3_jepa.features import load_features, normalise_tokens
     from methods.m3_jepa.model import M3Predictor
     from methods.m3_jepa.textenc import cached_features, pad, token_strings
 
-    model, metrics = load_or_train(
-        variant, seed, epochs, progress=progress.sub(0.0, 0.8) if progress else None, device=device, amp=amp
-    )
     dev = next(model.parameters()).device
     feats = load_features()
     arr = normalise_tokens(cached_features([caption])[caption])
