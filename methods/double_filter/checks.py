@@ -14,10 +14,15 @@ from methods.double_filter.tasks import build
 
 
 def structural_checks(model, tok, *, rho: float = 0.5, n: int = 32) -> list[tuple[str, bool, str]]:
-    """Checks 1–4 (IPF indices, ρ = 1 identity, positions, layer mask, FLOPs, GA) → (check, passed, detail)."""
+    """Checks 1–4 (IPF indices, ρ = 1 identity, positions, layer mask, FLOPs, GA) → (check, passed, detail).
+
+    Runs on ``model``'s device.
+    """
     out: list[tuple[str, bool, str]] = []
+    dev = next(model.parameters()).device
     data = build("vqa", "val", n)
-    tokens = tok(data.texts)
+    tokens = tok(data.texts).to(dev)
+    images = data.images.to(dev)
     N = model.n_patches
     keep, fgs = ipf.ipf_keep(model, data.images, data.boxes, rho)
     k = ipf.keep_count(rho, N)
@@ -30,12 +35,13 @@ def structural_checks(model, tok, *, rho: float = 0.5, n: int = 32) -> list[tupl
     out.append(("1. ≥ 1 background patch kept whenever background exists", bg_ok, f"ρ = {rho}, r_fg = 0.8"))
     with torch.no_grad():
         txt, pad = model.encode_text(tokens)
-        full = model.fuse(txt, pad, model.encode_image(data.images))
+        full = model.fuse(txt, pad, model.encode_image(images))
         keep1, _ = ipf.ipf_keep(model, data.images, data.boxes, 1.0)
-        same = model.fuse(txt, pad, model.encode_image(data.images, keep1))
+        same = model.fuse(txt, pad, model.encode_image(images, keep1.to(dev)))
         out.append(("1. ρ = 1 output equals the unfiltered output", bool(torch.equal(full, same)), "bit-exact"))
-        emb_all = model.patch_tokens(data.images)
-        emb_kept = model.patch_tokens(data.images, keep)
+        keep = keep.to(dev)
+        emb_all = model.patch_tokens(images)
+        emb_kept = model.patch_tokens(images, keep)
         pos_ok = torch.allclose(torch.gather(emb_all, 1, keep[..., None].expand(-1, -1, emb_all.shape[-1])), emb_kept)
         out.append(
             (
@@ -46,19 +52,19 @@ def structural_checks(model, tok, *, rho: float = 0.5, n: int = 32) -> list[tupl
         )
         ones = [1] * len(model.sublayers())
         model.set_genome(ones)
-        again = model.fuse(txt, pad, model.encode_image(data.images))
+        again = model.fuse(txt, pad, model.encode_image(images))
         out.append(("3. all-ones genome reproduces the logits exactly", bool(torch.equal(full, again)), ""))
         blk = model.fusion[0]
         g = list(ones)
         i = [s.name for s in model.sublayers()].index("fusion.0.cross")
         g[i] = 0
         model.set_genome(g)
-        skipped = model.fuse(txt, pad, model.encode_image(data.images))
+        skipped = model.fuse(txt, pad, model.encode_image(images))
         model.set_genome(ones)
         orig = blk.xattn.o.weight.data.clone(), blk.xattn.o.bias.data.clone()
         blk.xattn.o.weight.data.zero_()
         blk.xattn.o.bias.data.zero_()
-        removed = model.fuse(txt, pad, model.encode_image(data.images))
+        removed = model.fuse(txt, pad, model.encode_image(images))
         blk.xattn.o.weight.data, blk.xattn.o.bias.data = orig
         out.append(
             (

@@ -22,8 +22,11 @@ def _groups(model) -> list[str]:
     return [s.group for s in model.sublayers()]
 
 
-def run_task(task: str, seed: int, pre, tok, opts: Any, progress) -> dict[str, Any]:
-    """Every arm of ``task`` for ``seed``: scores, FLOPs, latency, the GA's curves and genome."""
+def run_task(task: str, seed: int, pre, tok, opts: Any, progress, *, amp: str = "off") -> dict[str, Any]:
+    """Every arm of ``task`` for ``seed``: scores, FLOPs, latency, the GA's curves and genome.
+
+    Fine-tuning and evaluation run on ``pre``'s device (``amp``: bf16 autocast for fine-tuning).
+    """
     ipfc = IPFConfig(r_fg=opts.r_fg, tau=opts.tau, score_layers=opts.score_layers, detector=opts.detector)
     data = {s: build(task, s, n) for s, n in (("train", opts.n_train), ("val", opts.n_val), ("test", opts.n_test))}
     t0 = time.perf_counter()
@@ -39,7 +42,7 @@ def run_task(task: str, seed: int, pre, tok, opts: Any, progress) -> dict[str, A
         keep_tr, _ = keeps_for(arm, data["train"], pre, boxes["train"], ipfc, seed)
         keep_te, sel_s = keeps_for(arm, data["test"], pre, boxes["test"], ipfc, seed + 1)
         tm = finetune(pre, tok, data["train"], keep_tr, arm.genome, steps=opts.steps, batch_size=opts.batch_size,
-                      lr=opts.lr, seed=seed, progress=sub)  # fmt: skip
+                      lr=opts.lr, seed=seed, amp=amp, progress=sub)  # fmt: skip
         ev = evaluate(tm, data["test"], tok, keep_te)
         fl = arm_flops(pre, task, arm, data["test"], tok, ipfc)
         per_image = 2 if task == "nlvr" else 1

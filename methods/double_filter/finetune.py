@@ -3,12 +3,16 @@
 An :class:`Arm` names the patch selection (``all``, ``ipf``, ``random``, ``fg_only``) at keep ratio ρ and
 a layer genome (``None`` = all on). Kept patches are chosen once per image by the frozen pretrained model
 (IPF's scorer) and the detector, then used for fine-tuning and inference alike (spec §3.3).
+
+Fine-tuning and evaluation run where the pretrained model lives (or on ``device``): the task data stay
+on the CPU and each batch is moved as it comes; only predictions and scores come back.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -112,14 +116,21 @@ def finetune(
     batch_size: int = 48,
     lr: float = 5e-4,
     seed: int = 0,
+    device: Any = None,
+    amp: str = "off",
     progress=None,
 ) -> TaskModel:
-    """Full fine-tuning (all parameters) of a copy of ``pretrained`` with ``genome`` and kept patches ``keep``."""
+    """Full fine-tuning (all parameters) of a copy of ``pretrained`` with ``genome`` and kept patches ``keep``.
+
+    Trains on ``device`` (default: ``pretrained``'s device); the copy and its task head are built on the CPU
+    with the seed (the same initial weights on every device) and moved.
+    """
     from core.train import fit, seed_everything
 
+    dev = _device_of(pretrained) if device is None else device
     seed_everything(seed)
     vlp = DoubleFilterVLP(pretrained.cfg, pretrained.tok_embed.num_embeddings)
-    vlp.load_state_dict(pretrained.state_dict())
+    vlp.load_state_dict({k: v.detach().cpu() for k, v in pretrained.state_dict().items()})
     vlp.set_genome(genome if genome is not None else [1] * len(vlp.sublayers()))
     tm = TaskModel(vlp, train.task)
     tokens = tok(train.texts)
@@ -131,21 +142,37 @@ def finetune(
         return train.images[idx], tokens[idx], train.labels[idx], None if keep is None else keep[idx]
 
     fit(tm, batch, lambda m, b: _loss(m, b, gen), steps=steps, lr=lr, warmup=max(1, steps // 10),
-        weight_decay=0.05, progress=progress, message=f"fine-tune {train.task}")  # fmt: skip
+        weight_decay=0.05, device=dev, amp=amp, progress=progress, message=f"fine-tune {train.task}")  # fmt: skip
     return tm.eval()
+
+
+def _device_of(module: nn.Module) -> torch.device:
+    return next(module.parameters()).device
 
 
 @torch.no_grad()
 def evaluate(tm: TaskModel, data: TaskData, tok, keep=None, *, gallery: int = 100, top_k: int = 16) -> dict:
-    """Accuracy (VQA, NLVR; per item type too) or R@1/R@5 (retrieval, mean of both directions), and model seconds."""
+    """Accuracy (VQA, NLVR; per item type too) or R@1/R@5 (retrieval, mean of both directions), and model seconds.
+
+    Runs on ``tm``'s device; the seconds include moving the inputs there and the predictions back.
+    """
+    dev = _device_of(tm)
     tokens = tok(data.texts)
+
+    def on(x):
+        return None if x is None else x.to(dev)
+
     t0 = time.perf_counter()
     if tm.task != "retrieval":
         preds = torch.cat(
             [
-                tm(data.images[i : i + 128], tokens[i : i + 128], None if keep is None else keep[i : i + 128]).argmax(
-                    -1
+                tm(
+                    on(data.images[i : i + 128]),
+                    on(tokens[i : i + 128]),
+                    None if keep is None else on(keep[i : i + 128]),
                 )
+                .argmax(-1)
+                .cpu()
                 for i in range(0, len(data), 128)
             ]
         )
@@ -157,8 +184,8 @@ def evaluate(tm: TaskModel, data: TaskData, tok, keep=None, *, gallery: int = 10
     r1, r5 = [], []
     for lo in range(0, len(data), gallery):
         hi = min(len(data), lo + gallery)
-        r = _retrieval(tm.vlp, data.images[lo:hi], tokens[lo:hi], data.labels[lo:hi],
-                       None if keep is None else keep[lo:hi], top_k)  # fmt: skip
+        r = _retrieval(tm.vlp, on(data.images[lo:hi]), on(tokens[lo:hi]), data.labels[lo:hi],
+                       None if keep is None else on(keep[lo:hi]), top_k)  # fmt: skip
         r1.append(r[0])
         r5.append(r[1])
     seconds = time.perf_counter() - t0
@@ -166,7 +193,10 @@ def evaluate(tm: TaskModel, data: TaskData, tok, keep=None, *, gallery: int = 10
 
 
 def _retrieval(m: DoubleFilterVLP, images, tokens, labels, keep, top_k: int) -> tuple[float, float]:
-    """ALBEF protocol: ITC picks the top-k candidates, ITM re-ranks them; R@1 and R@5 averaged over t→i and i→t."""
+    """ALBEF protocol: ITC picks the top-k candidates, ITM re-ranks them; R@1 and R@5 averaged over t→i and i→t.
+
+    ``labels`` stay on the CPU; the model's inputs are on its device.
+    """
     img = m.encode_image(images, keep)
     txt, pad = m.encode_text(tokens)
     zi, zt = m.itc_features(img, txt)
@@ -177,11 +207,11 @@ def _retrieval(m: DoubleFilterVLP, images, tokens, labels, keep, top_k: int) -> 
     for direction in ("t2i", "i2t"):
         s = sim.T if direction == "t2i" else sim  # rows: queries
         cand = s.topk(k, dim=1).indices  # (q, k)
-        q = torch.arange(len(s)).repeat_interleave(k)
+        q = torch.arange(len(s), device=s.device).repeat_interleave(k)
         c = cand.flatten()
         ii, tt = (c, q) if direction == "t2i" else (q, c)
         score = m.itm_head(m.fuse(txt[tt], pad[tt], img[ii])).softmax(-1)[:, 1].view(len(s), k)
-        ranked = torch.gather(cand, 1, score.argsort(1, descending=True)).numpy()
+        ranked = torch.gather(cand, 1, score.argsort(1, descending=True)).cpu().numpy()
         rel = np.take_along_axis(same if direction == "i2t" else same.T, ranked, 1)
         out.append((rel[:, :1].any(1).mean(), rel[:, :5].any(1).mean()))
     return float(np.mean([o[0] for o in out])), float(np.mean([o[1] for o in out]))

@@ -140,10 +140,16 @@ def ipf_keep(
     fg_only: bool = False,
     batch: int = 256,
 ) -> tuple[torch.Tensor, np.ndarray]:
-    """(n, k) kept indices for every image and the (n, N) foreground masks; ``model`` scores importance."""
+    """(n, k) kept indices for every image and the (n, N) foreground masks; ``model`` scores importance.
+
+    The scorer runs on ``model``'s device (``images`` are moved there in batches); the indices come back on the CPU.
+    """
     cfg = model.cfg
+    dev = next(model.parameters()).device
     fgs = np.stack([foreground_patches(b, cfg.image_size, cfg.patch_size, tau) for b in boxes])
-    imps = torch.cat([model.cls_attention(images[i : i + batch], score_layers) for i in range(0, len(images), batch)])
+    imps = torch.cat(
+        [model.cls_attention(images[i : i + batch].to(dev), score_layers).cpu() for i in range(0, len(images), batch)]
+    )
     keep = np.stack([select(a, f, rho, r_fg, fg_only=fg_only) for a, f in zip(imps.numpy(), fgs, strict=True)])
     return torch.from_numpy(keep), fgs
 
@@ -154,7 +160,7 @@ def detect_all(detector, images: torch.Tensor, gt_boxes: Sequence[np.ndarray] | 
         if gt_boxes is None:
             raise ValueError("the renderer-boxes detector needs the dataset's boxes")
         return [np.asarray(b, dtype=np.float32).reshape(-1, 4) for b in gt_boxes]
-    return [detector.detect(img) for img in images.numpy()]
+    return [detector.detect(img) for img in images.cpu().numpy()]
 
 
 def make_detector(name: str, image_size: int = 32):

@@ -1,6 +1,8 @@
 """Registered jobs ``double_filter.patches`` and ``double_filter.experiment``, and the reproducer ``double_filter``.
 
 Queue ``cpu``: the VLP has 0.46M parameters; the first call pretrains and caches it (a few minutes).
+Both jobs and the reproducer take ``device`` (cpu | auto | cuda) and ``amp`` (off | bf16): pretraining,
+patch scoring, fine-tuning and evaluation run there; reports record the device, dtype and GPU name.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.double_filter.config import PRESETS
 
@@ -25,7 +28,7 @@ class IPFParams(BaseModel):
     )
 
 
-class PatchParams(IPFParams):
+class PatchParams(IPFParams, DeviceParams):
     """Which test images to filter and show."""
 
     model_config = ConfigDict(extra="forbid")
@@ -40,14 +43,16 @@ class PatchParams(IPFParams):
 )
 def run_patches(params: PatchParams, progress: JobContext) -> Report:
     """Run the image patch filter on test scenes: foreground from the detector, importance from [CLS] attention; the kept patches overlaid on each image."""
+    from core.device import device_provenance, resolve_device
     from core.train import pin_threads
     from methods.double_filter import ipf
     from methods.double_filter.plots import overlay
     from methods.double_filter.pretrain import get_pretrained
     from methods.double_filter.tasks import scenes
 
+    dev = resolve_device(params.device)
     with pin_threads(1):
-        model, _, _ = get_pretrained(params.backbone, progress=progress.sub(0.0, 0.8))
+        model, _, _ = get_pretrained(params.backbone, progress=progress.sub(0.0, 0.8), device=dev, amp=params.amp)
         progress(0.85, "filtering patches")
         _, imgs, gt = scenes("test", params.start + params.count)
         images = imgs[params.start :]
@@ -76,10 +81,11 @@ def run_patches(params: PatchParams, progress: JobContext) -> Report:
                    "boxes": [b.tolist() for b in boxes]}  # fmt: skip
     report.metrics["kept"] = int(keep.shape[1])
     report.metrics["patches"] = n
+    report.metrics.update(device_provenance(dev, params.amp))
     return report
 
 
-class ExperimentParams(IPFParams):
+class ExperimentParams(IPFParams, DeviceParams):
     model_config = ConfigDict(extra="forbid")
 
     backbone: Literal["default", "test"] = Field("default", description="Pretrained VLP (test = tiny, for tests).")
