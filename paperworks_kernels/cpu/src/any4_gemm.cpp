@@ -246,17 +246,20 @@ void gemv64_block(const Gemm& a, int64_t n0) {
     for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum8(tot[r]) + zs[r] + bias(a, n0 + r);
 }
 
+// R rows × MB activation rows; each 64-weight block of a row is dequantized once (ŵ = lut·s + zero)
+// and used MB times, in two halves so that both rows' halves (8 registers), the R·MB accumulators and
+// one activation vector fit in the 32 registers; each activation vector is loaded once for all R rows.
 template <int R, int MB>
 void gemm64_block(const Gemm& a, int64_t n0, int64_t m0) {
     const int64_t G = a.K / a.g, half = a.K / 2;
     Table8 tb[R];
-    __m256 acc[R * MB];
+    __m256 acc[R][MB];
     const uint8_t* p[R];
     for (int r = 0; r < R; ++r) {
         tb[r] = load_table8(table(a, n0 + r));
         p[r] = a.packed + (n0 + r) * half;
+        for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
     }
-    for (int i = 0; i < R * MB; ++i) acc[i] = _mm256_setzero_ps();
     for (int64_t q = 0; q < G; ++q) {
         __m256 s[R], z[R];
         for (int r = 0; r < R; ++r) {
@@ -264,28 +267,44 @@ void gemm64_block(const Gemm& a, int64_t n0, int64_t m0) {
             z[r] = _mm256_set1_ps(zero(a, q, n0 + r));
         }
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
-            for (int r = 0; r < R; ++r) {
-                const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
-                __m256 w[8];
-                w[0] = _mm256_fmadd_ps(look8<0>(tb[r], v), s[r], z[r]);
-                w[1] = _mm256_fmadd_ps(look8<1>(tb[r], v), s[r], z[r]);
-                w[2] = _mm256_fmadd_ps(look8<2>(tb[r], v), s[r], z[r]);
-                w[3] = _mm256_fmadd_ps(look8<3>(tb[r], v), s[r], z[r]);
-                w[4] = _mm256_fmadd_ps(look8<4>(tb[r], v), s[r], z[r]);
-                w[5] = _mm256_fmadd_ps(look8<5>(tb[r], v), s[r], z[r]);
-                w[6] = _mm256_fmadd_ps(look8<6>(tb[r], v), s[r], z[r]);
-                w[7] = _mm256_fmadd_ps(look8<7>(tb[r], v), s[r], z[r]);
+            __m256i v[R];
+            for (int r = 0; r < R; ++r) v[r] = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
+            {
+                __m256 w[R][4];
+                for (int r = 0; r < R; ++r) {
+                    w[r][0] = _mm256_fmadd_ps(look8<0>(tb[r], v[r]), s[r], z[r]);
+                    w[r][1] = _mm256_fmadd_ps(look8<1>(tb[r], v[r]), s[r], z[r]);
+                    w[r][2] = _mm256_fmadd_ps(look8<2>(tb[r], v[r]), s[r], z[r]);
+                    w[r][3] = _mm256_fmadd_ps(look8<3>(tb[r], v[r]), s[r], z[r]);
+                }
                 for (int m = 0; m < MB; ++m) {
                     const float* xm = a.xd + (m0 + m) * a.K + k;
-                    __m256 c = acc[r * MB + m];
-                    for (int j = 0; j < 8; ++j) c = _mm256_fmadd_ps(w[j], _mm256_loadu_ps(xm + 8 * j), c);
-                    acc[r * MB + m] = c;
+                    for (int j = 0; j < 4; ++j) {
+                        const __m256 xv = _mm256_loadu_ps(xm + 8 * j);
+                        for (int r = 0; r < R; ++r) acc[r][m] = _mm256_fmadd_ps(w[r][j], xv, acc[r][m]);
+                    }
+                }
+            }
+            {
+                __m256 w[R][4];
+                for (int r = 0; r < R; ++r) {
+                    w[r][0] = _mm256_fmadd_ps(look8<4>(tb[r], v[r]), s[r], z[r]);
+                    w[r][1] = _mm256_fmadd_ps(look8<5>(tb[r], v[r]), s[r], z[r]);
+                    w[r][2] = _mm256_fmadd_ps(look8<6>(tb[r], v[r]), s[r], z[r]);
+                    w[r][3] = _mm256_fmadd_ps(look8<7>(tb[r], v[r]), s[r], z[r]);
+                }
+                for (int m = 0; m < MB; ++m) {
+                    const float* xm = a.xd + (m0 + m) * a.K + k + 32;
+                    for (int j = 0; j < 4; ++j) {
+                        const __m256 xv = _mm256_loadu_ps(xm + 8 * j);
+                        for (int r = 0; r < R; ++r) acc[r][m] = _mm256_fmadd_ps(w[r][j], xv, acc[r][m]);
+                    }
                 }
             }
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = hsum8(acc[r * MB + m]) + bias(a, n0 + r);
+        for (int m = 0; m < MB; ++m) a.y[(m0 + m) * a.N + n0 + r] = hsum8(acc[r][m]) + bias(a, n0 + r);
 }
 #define PW_HAVE_64 1
 #endif
@@ -441,14 +460,16 @@ template <int MB>
 void gemm_rows(const Gemm& a, int64_t n0, int64_t n1, int64_t m0, bool w64) {
     int64_t n = n0;
 #if defined(PW_HAVE_64)
-    if (w64) {
-        for (; n + 4 <= n1; n += 4) gemm64_block<4, MB>(a, n, m0);
+    if (w64) {  // 2 rows × up to 8 activation rows: 16 accumulators, each dequantized block used 8 times
+        for (; n + 2 <= n1; n += 2) gemm64_block<2, MB>(a, n, m0);
         for (; n < n1; ++n) gemm64_block<1, MB>(a, n, m0);
         return;
     }
 #endif
-    for (; n + 4 <= n1; n += 4) gemm_block<4, MB>(a, n, m0);
-    for (; n < n1; ++n) gemm_block<1, MB>(a, n, m0);
+    if (MB <= 4) {
+        for (; n + 4 <= n1; n += 4) gemm_block<4, (MB <= 4 ? MB : 4)>(a, n, m0);
+        for (; n < n1; ++n) gemm_block<1, (MB <= 4 ? MB : 4)>(a, n, m0);
+    }
 }
 
 // Output rows [n0, n1) for every activation row (w64: the 64-weight path, see gemv64_block).
@@ -466,9 +487,19 @@ void rows_simd(const Gemm& a, int64_t n0, int64_t n1, bool w64) {
         for (; n < n1; ++n) gemv_block<1>(a, n);
         return;
     }
+    const int step = w64 ? 8 : 4;  // activation rows per pass over the weights
     int64_t m = 0;
-    for (; m + 4 <= a.M; m += 4) gemm_rows<4>(a, n0, n1, m, w64);
+    for (; m + step <= a.M; m += step) {
+        if (step == 8)
+            gemm_rows<8>(a, n0, n1, m, w64);
+        else
+            gemm_rows<4>(a, n0, n1, m, w64);
+    }
     switch (a.M - m) {
+        case 7: gemm_rows<7>(a, n0, n1, m, w64); break;
+        case 6: gemm_rows<6>(a, n0, n1, m, w64); break;
+        case 5: gemm_rows<5>(a, n0, n1, m, w64); break;
+        case 4: gemm_rows<4>(a, n0, n1, m, w64); break;
         case 3: gemm_rows<3>(a, n0, n1, m, w64); break;
         case 2: gemm_rows<2>(a, n0, n1, m, w64); break;
         case 1: gemm_rows<1>(a, n0, n1, m, w64); break;
