@@ -153,3 +153,21 @@ def test_itc_itm_loss_is_bit_identical_to_the_old_code():
         h.update(p.grad.numpy().tobytes())
     assert values == [2.4692635536193848, 2.4764962196350098, 2.4802513122558594]
     assert h.hexdigest() == "4bf0519b457efa2bcc18fe513d8a2a116682314755b205bd13167dd637c72a29"
+
+
+def test_hard_negatives_off_the_cpu_follow_the_weights():
+    """Off the CPU the CPU generator cannot drive multinomial: CPU uniforms through the rows' CDF, on the device."""
+    from methods.double_filter.pretrain import hard_negatives
+    from tests.devices import stand_in_device
+
+    dev = stand_in_device()
+    peaked = torch.full((5, 5), 1e-9)
+    peaked[torch.arange(5), torch.tensor([3, 0, 4, 1, 2])] = 1.0
+    gen = torch.Generator().manual_seed(0)
+    idx = hard_negatives(peaked.to(dev), gen)
+    assert idx.device.type == "lazy" and idx.cpu().tolist() == [3, 0, 4, 1, 2]
+    w = torch.tensor([[1.0, 2.0, 1e-9, 5.0]]).repeat(4000, 1)
+    counts = torch.bincount(hard_negatives(w.to(dev), gen).cpu(), minlength=4).double() / 4000
+    assert counts.tolist() == pytest.approx([1 / 8, 2 / 8, 0.0, 5 / 8], abs=0.03)
+    cpu = torch.bincount(hard_negatives(w, torch.Generator().manual_seed(0)), minlength=4).double() / 4000
+    assert cpu.tolist() == pytest.approx(counts.tolist(), abs=0.04)  # the same distribution as multinomial
