@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from core.jobs.registry import InvalidParams, UnknownMethod, load_all
 from services.api import routes
 from services.api.auth import AuthenticateFirst
+from services.api.docs import install as install_docs
 from services.api.limits import BodySizeLimit
 from services.api.openapi import install as install_openapi
 from services.api.uploads import strict_utf8_multipart
@@ -40,7 +41,10 @@ def create_app() -> FastAPI:
         title="paperworks",
         version="0.1.0",
         description="Nineteen ICML 2025 methods as jobs, reports and agent endpoints.",
+        docs_url=None,  # served from local assets by install_docs (FastAPI's own pages load from a CDN)
+        redoc_url=None,
     )
+    install_docs(app)
     # routes are matched in the order they are added: the hot paths (health checks, job submission and
     # polling) go first, so they do not walk every method's routes on each request
     hot = ("health", "jobs")
