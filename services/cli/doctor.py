@@ -63,6 +63,14 @@ def _bundled_model() -> str | None:
     return None
 
 
+def _cpu_kernels() -> str | None:
+    """None when the fused C++ CPU kernels are active (builds them once, seconds), else why the PyTorch paths run."""
+    from paperworks_kernels.cpu import status
+
+    st = status()
+    return None if st.available else f"PyTorch fallback active ({st.detail})"
+
+
 def _data_dir() -> str | None:
     from core.config import get_settings
 
@@ -146,6 +154,20 @@ CHECKS: tuple[Check, ...] = (
         "the web agent's browser (PAE rollouts) and the UI browser tests",
         "sudo apt-get install -y chromium",
         _path("/usr/bin/chromium"),
+    ),
+    Check(
+        "CPU scan kernel",
+        ("fourier_mamba", "patch_scaling"),
+        "selective scan on a CPU: the fused C++ kernel (else the chunked PyTorch scan: training steps 2–3× slower)",
+        "a C++ compiler on PATH (sudo bash scripts/system-deps.sh); built once into the cache dir on first use",
+        _cpu_kernels,
+    ),
+    Check(
+        "CPU any4 kernel",
+        ("any4",),
+        "QuantLinear on a CPU: the fused packed 4-bit C++ kernel (else dequantized fp32 weights, 8× the memory)",
+        "a C++ compiler on PATH (sudo bash scripts/system-deps.sh); built once into the cache dir on first use",
+        _cpu_kernels,
     ),
     Check(
         "shared data",
