@@ -72,7 +72,8 @@ def test_every_shared_resource_uses_the_locked_cache():
     """The lazily built clients, engines and models of core and the API are :class:`core.lazy.LockedCache`s."""
     from core import config
     from core.artifacts import store as artifacts
-    from core.db import session
+    from core.db import jobstore, session
+    from core.db.jobstore import postgres as pg_jobstore
     from core.lazy import LockedCache
     from core.llm import embeddings, local_models
     from core.llm.backends import chat, factory
@@ -82,6 +83,8 @@ def test_every_shared_resource_uses_the_locked_cache():
     for fn in (
         config.get_settings,
         session.get_engine,
+        jobstore._store,
+        pg_jobstore._engine,
         artifacts._store,
         store._cached,
         embeddings.get_embedder,

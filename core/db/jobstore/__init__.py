@@ -12,7 +12,6 @@ interface; ``tests/core/db/test_job_sql_in_one_place.py`` holds that no module o
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from core.config import get_settings
 from core.db.jobstore.base import NOTIFY_CHANNEL, Claim, JobStore, NewArtifact, NewJob
+from core.lazy import locked_cache
 
 __all__ = [
     "NOTIFY_CHANNEL",
@@ -37,7 +37,7 @@ def get_job_store(url: str | None = None) -> JobStore:
     return _store(url, url or str(get_settings().database_url))
 
 
-@functools.lru_cache(maxsize=16)
+@locked_cache(maxsize=16)
 def _store(url: str | None, target: str) -> JobStore:
     if target.startswith("postgresql"):
         from core.db.jobstore.postgres import PostgresJobStore

@@ -35,11 +35,12 @@ from core.config import get_settings
 from core.db.jobstore.base import NOTIFY_CHANNEL, Claim, NewArtifact, NewJob
 from core.db.jobstore.sql import SqlJobStore
 from core.db.models import Job, JobStatus, ReportRow, new_id, utcnow
+from core.lazy import locked_cache
 
 log = logging.getLogger(__name__)
 
 
-@functools.lru_cache(maxsize=8)
+@locked_cache(maxsize=8)  # an engine (a pool) per URL: built once under concurrent first use
 def _engine(url: str, async_commit: bool, pre_ping: bool) -> Engine:
     """Connections for the one-statement paths and the worker's state changes, opened with
     ``synchronous_commit=off`` when ``async_commit`` (a connection option: no extra round trip per transaction)."""
