@@ -97,7 +97,8 @@ class MoE(nn.Module):
             for j, expert in enumerate(self.experts):
                 rows = torch.nonzero(flat_w[:, j] > 0).flatten()
                 if len(rows):
-                    y = y.index_add(0, rows, flat_w[rows, j : j + 1] * expert(flat_z[rows]))
+                    part = flat_w[rows, j : j + 1] * expert(flat_z[rows])
+                    y = y.index_add(0, rows, part.to(y.dtype))  # under bf16 autocast the experts run in bf16
             y = y.view_as(z)
         return (y, w) if return_weights else y
 

@@ -89,3 +89,17 @@ def test_direction_parameters_partition_the_model():
     assert "in_proj.text.weight" in t2i and "cl_target.image.weight" in t2i and "dir_emb.t2i" in t2i
     assert "in_proj.image.weight" in i2t and "cl_target.text.weight" in i2t
     assert any(k.startswith("block.gate") for k in shared) and any(k.startswith("block.experts") for k in shared)
+
+
+def test_sparse_moe_runs_under_bf16_autocast():
+    """bf16 experts (autocast) add into the mixture in its own dtype; close to the fp32 output."""
+    from core.device import autocast
+
+    torch.manual_seed(0)
+    moe = MoE(16, 4, 2, 0.0).eval()
+    z = torch.randn(3, 5, 16)
+    with torch.no_grad():
+        ref = moe(z)
+        with autocast("cpu", "bf16"):
+            out = moe(z)
+    assert out.shape == ref.shape and torch.allclose(out.float(), ref, atol=0.1)
