@@ -125,7 +125,7 @@ def train(preset: Preset, *, wordnet: bool = True, progress=None, device=None, a
             device=device,
             amp=amp,
             progress=progress,
-            message="contrastive step",
+            message=f"training the {preset.name} tiny CLIP: contrastive step",  # the phase the UI announces
         )
     backbone.eval().requires_grad_(False)
     for p in backbone.parameters():

@@ -100,6 +100,7 @@ SHARED = re.compile(
     r"|GET /v1/(methods|examples|continual|clinical|double_filter|ecolevels|gmail|lada|lms3|long_short_alignment"
     r"|m3_jepa|medcog|patch_scaling|sefe|vlm)(/.*)?"
     r"|GET /v1/webagent/sites"
+    r"|POST /v1/readiness"  # whether a job first trains a shared cached model: no object of anyone's
     r"|POST /v1/(factcheck|clinical/(trace|runs)|double_filter/.+|ecolevels/(classify|runs)|fourier_mamba/.+"
     r"|gmail/align|lada/xtail|lms3/(select|index)|long_short_alignment/.+|m3_jepa/.+|medcog/.+|sdr/fit"
     r"|patch_scaling/sweep|rf/.+|sefe/run|vlm/zeroshot))$"
