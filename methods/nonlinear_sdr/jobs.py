@@ -32,6 +32,17 @@ EstimatorName = Literal[
 LossName = Literal["hinge", "logistic", "squared_hinge", "least_squares", "ensemble"]
 assert set(DatasetName.__args__) == set(DATASETS) and set(ModelName.__args__) == set(MODELS)
 assert set(EstimatorName.__args__) == set(ESTIMATORS)
+N_FEATURES = {"diabetes": 10, "breast_cancer": 30, "wine": 13, "iris": 4, "digits": 64}
+"""Predictors of each bundled dataset (scikit-learn's ``load_*().data.shape[1]``; a test holds them to it)."""
+
+
+def check_components(d: int, n_features: int, data: str) -> None:
+    """Refuse a dimension ``d`` larger than the data's predictors, in the one sentence every entry shows."""
+    if d > n_features:
+        raise ValueError(
+            f"n_components: d = {d} is larger than the {n_features} features of {data}; "
+            f"choose d ≤ {n_features} (0 picks d by BIC)"
+        )
 
 
 class FitParams(DeviceParams):
@@ -62,6 +73,8 @@ class FitParams(DeviceParams):
             raise ValueError("a CSV (csv_sha256) needs the name of its response column (response)")
         if not self.csv_sha256 and not self.dataset:
             raise ValueError("give a dataset or an uploaded CSV (csv_sha256 + response)")
+        if not self.csv_sha256 and self.dataset:
+            check_components(self.n_components, N_FEATURES[self.dataset], self.dataset)
         return self
 
     def estimator_params(self, device: str | None = None) -> dict:
@@ -91,6 +104,7 @@ def run_fit(params: FitParams, progress: JobContext) -> Report:
 
     dev = resolve_device(params.device) if params.method == "neural" else resolve_device("cpu")
     ds = dataset_from(params.dataset, params.csv_sha256, params.response)
+    check_components(params.n_components, ds.x.shape[1], ds.name)
     report = fit_report(ds, params.estimator_params(str(dev)), evaluate=params.evaluate, progress=progress)
     report.metrics.update(device_provenance(dev, params.amp if params.method == "neural" else "off"))
     return report
