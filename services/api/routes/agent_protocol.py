@@ -362,6 +362,7 @@ async def join_run_stream(
     run_id: str,
     key: ApiKeyDep,
     last_event_id: Annotated[str | None, Header(max_length=20, description="Resume after this event.")] = None,
+    cancel_on_disconnect: bool = Query(False, description="Cancel the run if this stream is closed before its end."),
 ):
     """Join a run's event stream: every chunk it recorded (after ``Last-Event-ID``), then the rest as it runs.
 
@@ -369,7 +370,9 @@ async def join_run_stream(
     """
     thread, run = await run_in_threadpool(_run, thread_id, run_id, key)
     start = int(last_event_id) + 1 if last_event_id and last_event_id.isdigit() else 0
-    return _sse(thread, run, start=start, on_disconnect="continue", stateless=False)
+    return _sse(
+        thread, run, start=start, on_disconnect="cancel" if cancel_on_disconnect else "continue", stateless=False
+    )
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

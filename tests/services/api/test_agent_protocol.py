@@ -153,6 +153,18 @@ def test_background_run_cancel_and_resume(client, scripted_llm):
     assert values["label"] == "refuted"
 
 
+def test_a_background_run_is_joined_by_its_stream(client, model):
+    """``runs.join_stream`` replays what a run recorded and follows it to its end (``Last-Event-ID`` resumes)."""
+    tid = client.threads.create()["thread_id"]
+    run = client.runs.create(tid, "defame", input={"claim": CLAIM}, context=_context(model), stream_mode="updates")
+    parts = list(client.runs.join_stream(tid, run["run_id"]))
+    assert parts[0].event == "metadata"
+    assert [next(iter(p.data)) for p in parts if p.event == "updates"] == ["plan", "judge", "justify"]
+    assert client.runs.get(tid, run["run_id"])["status"] == "success"
+    again = list(client.runs.join_stream(tid, run["run_id"], last_event_id="1"))  # after the first two
+    assert [next(iter(p.data)) for p in again if p.event == "updates"] == ["justify"]
+
+
 def test_keys_owners_and_validation(live_api, client, api_key, model):
     from core.db import crud
     from core.db.session import session_scope
