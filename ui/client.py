@@ -16,9 +16,22 @@ import httpx
 
 
 class ApiError(RuntimeError):
-    def __init__(self, status: int, detail: Any) -> None:
+    """An API answer of status >= 400: its ``detail`` (a text or an object) and, for invalid input, ``errors``:
+    one ``{"loc": [...], "msg": ...}`` per offending field (from the body's ``errors`` or ``detail.errors``)."""
+
+    def __init__(self, status: int, detail: Any, errors: list[dict[str, Any]] | None = None) -> None:
         self.status, self.detail = status, detail
-        super().__init__(f"{status}: {detail}")
+        if errors is None and isinstance(detail, dict) and isinstance(detail.get("errors"), list):
+            errors = detail["errors"]
+        self.errors: list[dict[str, Any]] = [e for e in errors or [] if isinstance(e, dict)]
+        super().__init__(f"{status}: {self.message}")
+
+    @property
+    def message(self) -> str:
+        """The detail as one text (an object's ``message``, else the text itself)."""
+        if isinstance(self.detail, dict):
+            return str(self.detail.get("message") or self.detail.get("detail") or self.detail)
+        return str(self.detail)
 
 
 class ApiClient:
@@ -34,11 +47,14 @@ class ApiClient:
     # --- plumbing ---------------------------------------------------------
     def _check(self, r: httpx.Response) -> httpx.Response:
         if r.status_code >= 400:
+            errors = None
             try:
-                detail = r.json().get("detail")
+                body = r.json()
+                detail = body.get("detail") if isinstance(body, dict) else body
+                errors = body.get("errors") if isinstance(body, dict) else None
             except Exception:
                 detail = r.text[:500]
-            raise ApiError(r.status_code, detail)
+            raise ApiError(r.status_code, detail, errors)
         return r
 
     def get(self, path: str, **params: Any) -> Any:
@@ -99,6 +115,11 @@ class ApiClient:
                     data = []
                     if isinstance(job, dict) and "status" in job:
                         yield job
+
+    def readiness(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Whether a job of ``method`` with ``params`` first trains a model, and about how long that takes
+        (``POST /v1/readiness``)."""
+        return self.post("/v1/readiness", json={"method": method, "params": params or {}})
 
     def examples(self) -> list[dict[str, Any]]:
         return self.get("/v1/examples")

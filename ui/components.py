@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import streamlit as st
@@ -152,7 +152,10 @@ def _field(root: dict[str, Any], name: str, raw: Any, required: bool) -> Field:
     typ = prop.get("type")
     if typ is not None and typ not in _JSON_TYPES:
         raise SchemaError(f"{where}: unknown JSON type {typ!r}")
-    label = str(prop.get("title") or raw.get("title") or name)
+    title = prop.get("title") or raw.get("title")
+    # pydantic titles every field ("lam" -> "Lam"): such a title explains nothing, the name is what the CLI and
+    # the API take; an explicit title (Field(title=...)) is kept
+    label = str(title) if title and title != name.replace("_", " ").title() else name
     help_ = prop.get("description") or raw.get("description")
     has_default = "default" in prop or "default" in raw
     default = prop.get("default", raw.get("default"))
@@ -303,7 +306,6 @@ def field_input(
     if f.kind in ("integer", "number"):
         cast = int if f.kind == "integer" else float
         lo = f.minimum if f.minimum is not None else f.exclusive_minimum
-        hi = f.maximum if f.maximum is not None else f.exclusive_maximum
         if f.default is not None:
             value: Any = cast(f.default)
         elif f.nullable or not f.required:
@@ -311,15 +313,9 @@ def field_input(
         else:
             value = cast(lo if lo is not None else 0)
         extra: dict[str, Any] = {"step": 1} if f.kind == "integer" else {"step": _step(f), "format": "%g"}
-        out = w.number_input(
-            label,
-            value=value,
-            min_value=None if lo is None else cast(lo),
-            max_value=None if hi is None else cast(hi),
-            help=help_,
-            key=wkey,
-            **extra,
-        )
+        # no min_value/max_value: the widget would refuse an out-of-range value with a hint shown only on
+        # hover; check_value says why, visibly, and the form's button says it is blocked
+        out = w.number_input(label, value=value, help=help_, key=wkey, **extra)
         return None if out is None else cast(out)
     if f.kind == "list" and f.enum is not None:
         fmt = format_func or str
@@ -403,6 +399,121 @@ def device_inputs(key: str, *, where: Any = None, schema: dict[str, Any] | None 
     return out
 
 
+def _fmt(v: float) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def bounds_text(f: Field) -> str:
+    """The allowed range of a number field as words ("1 to 64", "at least 0", "more than 0 and at most 0.01")."""
+    lo = (
+        f"at least {_fmt(f.minimum)}"
+        if f.minimum is not None
+        else f"more than {_fmt(f.exclusive_minimum)}"
+        if f.exclusive_minimum is not None
+        else None
+    )
+    hi = (
+        f"at most {_fmt(f.maximum)}"
+        if f.maximum is not None
+        else f"less than {_fmt(f.exclusive_maximum)}"
+        if f.exclusive_maximum is not None
+        else None
+    )
+    if f.minimum is not None and f.maximum is not None:
+        return f"{_fmt(f.minimum)} to {_fmt(f.maximum)}"
+    return " and ".join(p for p in (lo, hi) if p)
+
+
+def check_value(f: Field, value: Any) -> str | None:
+    """Why ``value`` (as a widget returned it) breaks ``f``'s schema, as one sentence naming the field; ``None``
+    when it fits. Cross-field rules are the API's: its answer is shown by :func:`show_api_error`."""
+    name = f.label
+    if value is None:
+        return f"{name}: required." if f.required and not f.nullable and f.default is None else None
+    if f.kind in ("integer", "number") and isinstance(value, int | float):
+        too_low = (f.minimum is not None and value < f.minimum) or (
+            f.exclusive_minimum is not None and value <= f.exclusive_minimum
+        )
+        too_high = (f.maximum is not None and value > f.maximum) or (
+            f.exclusive_maximum is not None and value >= f.exclusive_maximum
+        )
+        if too_low or too_high:
+            return f"{name}: must be {bounds_text(f)} (got {_fmt(value)})."
+    if f.kind == "list" and isinstance(value, list):
+        if f.min_items is not None and len(value) < f.min_items:
+            return f"{name}: needs at least {f.min_items} value(s) (got {len(value)})."
+        if f.max_items is not None and len(value) > f.max_items:
+            return f"{name}: takes at most {f.max_items} value(s) (got {len(value)})."
+    if f.kind == "string" and isinstance(value, str) and f.max_length is not None and len(value) > f.max_length:
+        return f"{name}: at most {f.max_length} characters (got {len(value)})."
+    return None
+
+
+def error_lines(exc: ApiError, labels: Mapping[str, str] | None = None) -> list[str]:
+    """An API error as readable lines: one ``field: message`` per invalid field (``labels`` maps field names to
+    what the form calls them), else the error's message. Never a raw dict."""
+    labels = labels or {}
+    lines = []
+    for e in exc.errors:
+        loc = [str(x) for x in e.get("loc") or [] if str(x) not in ("body", "params", "query", "form")]
+        msg = str(e.get("msg") or "invalid").removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if loc:
+            head = labels.get(loc[0], loc[0])
+            where = ".".join([head, *loc[1:]])
+            lines.append(f"{where}: {msg}")
+        else:
+            lines.append(msg)
+    if lines:
+        return list(dict.fromkeys(lines))
+    msg = exc.message
+    if msg.startswith("invalid params for "):  # the registry's sentence: "invalid params for M: a: x; b: y"
+        _, _, rest = msg.partition(": ")
+        return [part.strip() for part in rest.split("; ") if part.strip()]
+    return [msg]
+
+
+def show_api_error(
+    exc: ApiError, *, schema: dict[str, Any] | None = None, labels: Mapping[str, str] | None = None, what: str = ""
+) -> None:
+    """Show an API error as one readable sentence per field (labels from ``schema``'s fields, then ``labels``)."""
+    names: dict[str, str] = {}
+    if schema is not None:
+        try:
+            names = {f.name: f.label for f in schema_fields(schema)}
+        except SchemaError:
+            names = {}
+    names.update(labels or {})
+    lines = error_lines(exc, names)
+    head = {
+        422: "Not submitted: the API refused these values",
+        404: "Not found",
+        409: "Conflict",
+        413: "Too large",
+        415: "Not a readable file",
+        503: "The job queue is unavailable",
+    }.get(exc.status, f"The API answered {exc.status}")
+    head = f"{what}: {head}" if what else head
+    if len(lines) == 1:
+        st.error(f"{head}. {lines[0]}")
+    else:
+        st.error(head + ":\n" + "\n".join(f"- {ln}" for ln in lines))
+
+
+def model_notice(client: ApiClient, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """Before the click: when a job of ``method`` with ``params`` will first train a model, say which and for how
+    long (``POST /v1/readiness``). Returns the API's answer (``None`` when it cannot be asked)."""
+    ask = getattr(client, "readiness", None)
+    if ask is None:
+        return None
+    try:
+        ready = ask(method, dict(params or {}))
+    except ApiError:
+        return None
+    if not ready.get("ready", True) and ready.get("notice"):
+        st.info(ready["notice"], icon=":material/hourglass_top:")
+    return ready
+
+
 def schema_form(
     schema: dict[str, Any],
     key: str,
@@ -413,13 +524,24 @@ def schema_form(
     format_funcs: Mapping[str, Callable[[Any], str]] | None = None,
     columns: int = 1,
     submit_label: str = "Submit job",
+    fixed: Mapping[str, Any] | None = None,
+    client: ApiClient | None = None,
+    method: str | None = None,
 ) -> dict[str, Any] | None:
-    """A form over ``schema_fields(schema)`` (or the fields named in ``only``, in that order); returns
-    params on submit, else ``None``. Empty optional inputs are left out (the API's default applies);
-    a bad input shows an error and submits nothing.
+    """The inputs of ``schema_fields(schema)`` (or the fields named in ``only``, in that order) and a submit
+    button; returns the params when the button is clicked, else ``None``.
 
-    A torch job's ``device`` and ``amp`` (its schema has both) are not grid cells: they come last,
-    as :func:`device_inputs`, also when ``only`` leaves them out."""
+    Labels are the fields' titles (or names), each with its description and range visible below it
+    (``labels``/``helps`` override). Empty optional inputs are left out (the API's default applies);
+    ``fixed`` params (chosen elsewhere on the page) are added to the result and to the readiness question.
+
+    Only the button submits: the inputs are not an ``st.form`` (where Enter in a number field submits),
+    so Enter just sets the value. A value the schema refuses (out of range, unparsable, too many items) is
+    said under its input, and the button is disabled with the reason beside it. With ``client`` and
+    ``method``, a job that will first train a model says so above the button (:func:`model_notice`).
+
+    A torch job's ``device`` and ``amp`` (its schema has both) come last, as :func:`device_inputs`, also
+    when ``only`` leaves them out."""
     fields = schema_fields(schema)
     torch_job = set(DEVICE_FIELDS) <= {f.name for f in fields}
     if only is not None:
@@ -433,28 +555,40 @@ def schema_form(
     labels, helps, format_funcs = labels or {}, helps or {}, format_funcs or {}
     values: dict[str, Any] = {}
     errors: list[str] = []
-    with st.form(key=f"form-{key}"):
-        cols = st.columns(columns) if columns > 1 else None
-        for i, f in enumerate(fields):
-            try:
-                values[f.name] = field_input(
-                    f,
-                    key,
-                    where=cols[i % columns] if cols else None,
-                    label=labels.get(f.name),
-                    help=helps.get(f.name),
-                    format_func=format_funcs.get(f.name),
-                )
-            except InputError as exc:
-                errors.append(str(exc))
-        if torch_job:
-            values.update(device_inputs(key, schema=schema))
-        submitted = st.form_submit_button(submit_label, type="primary")
-    if not submitted:
+    cols = st.columns(columns) if columns > 1 else None
+    for i, f in enumerate(fields):
+        if f.name in labels:
+            f = replace(f, label=labels[f.name])
+        where = cols[i % columns] if cols else st
+        about = helps.get(f.name) or f.help
+        rng = bounds_text(f) if f.kind in ("integer", "number") else ""
+        try:
+            value = field_input(f, key, where=where, help=about, format_func=format_funcs.get(f.name))
+        except InputError as exc:
+            problem: str | None = str(exc)
+        else:
+            problem = check_value(f, value)
+            values[f.name] = value
+        caption = " · ".join(p for p in (about, f"range: {rng}" if rng else "") if p)
+        if caption:
+            where.caption(caption)
+        if problem:
+            where.error(problem)
+            errors.append(problem)
+    if torch_job:
+        values.update(device_inputs(key, schema=schema))
+    params = {**{k: v for k, v in values.items() if v is not None}, **(fixed or {})}
+    if client is not None and method is not None and not errors:
+        model_notice(client, method, params)
+    clicked = st.button(submit_label, type="primary", key=f"{key}-submit", disabled=bool(errors))
+    if errors:
+        st.caption(
+            f"“{submit_label}” is blocked until {'this is' if len(errors) == 1 else 'these are'} fixed: "
+            + " ".join(errors)
+        )
+    if not clicked or errors:
         return None
-    for e in errors:
-        st.error(e)
-    return None if errors else {k: v for k, v in values.items() if v is not None}
+    return params
 
 
 # --- following jobs ----------------------------------------------------------------------------

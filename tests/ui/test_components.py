@@ -192,7 +192,8 @@ def test_schema_form_renders_from_the_fields_and_submits_typed_params():
     at = _form_test(P.model_json_schema())
     assert not at.exception, at.exception
     assert at.selectbox(key="t-fmt").options == ["a", "b"]
-    assert (at.number_input(key="t-n").min, at.number_input(key="t-n").max) == (1, 8)
+    # the range is said below the input (the widget itself is unbounded, so a wrong value is explained, not ignored)
+    assert "range: 1 to 8" in [c.value for c in at.caption]
     at.selectbox(key="t-fmt").set_value("b")
     at.number_input(key="t-n").set_value(6)
     at.checkbox(key="t-flag").check()
@@ -217,8 +218,163 @@ def test_schema_form_bad_input_is_an_error_not_a_submission():
     at.run()
     assert not at.exception, at.exception
     errors = " ".join(e.value for e in at.error)
-    assert "Nfes: every line must be an integer" in errors and "Extra: not valid JSON" in errors
+    assert "nfes: every line must be an integer" in errors and "extra: not valid JSON" in errors
     assert "submitted" not in at.session_state
+
+
+def test_labels_are_explicit_titles_or_the_field_names_and_descriptions_are_shown():
+    class P(BaseModel):
+        lam: float = PField(1.0, gt=0, description="λ of the penalty.")
+        n_test: int = PField(10, ge=1, le=100, title="Test items", description="Held-out items.")
+
+    f = _by_name(schema_fields(P.model_json_schema()))
+    assert f["lam"].label == "lam"  # not pydantic's "Lam"
+    assert f["n_test"].label == "Test items"
+    at = _form_test(P.model_json_schema())
+    assert not at.exception, at.exception
+    assert [n.label for n in at.number_input] == ["lam", "Test items"]
+    captions = [c.value for c in at.caption]
+    assert "λ of the penalty. · range: more than 0" in captions
+    assert "Held-out items. · range: 1 to 100" in captions
+
+
+def test_an_out_of_range_value_is_said_visibly_and_blocks_the_button_saying_why():
+    class P(BaseModel):
+        n_components: int = PField(2, ge=0, le=50, description="d.")
+
+    at = _form_test(P.model_json_schema())
+    at.number_input(key="t-n_components").set_value(999)
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["n_components: must be 0 to 50 (got 999)."]
+    button = at.button(key="t-submit")
+    assert button.disabled
+    assert any("is blocked until this is fixed: n_components: must be 0 to 50" in c.value for c in at.caption)
+    assert "submitted" not in at.session_state
+    at.number_input(key="t-n_components").set_value(3)
+    at.run()
+    assert not at.error and not at.button(key="t-submit").disabled
+    at.button(key="t-submit").click()
+    at.run()
+    assert at.session_state["submitted"] == {"n_components": 3}
+
+
+def test_changing_a_value_does_not_submit_only_the_button_does():
+    class P(BaseModel):
+        n: int = 4
+
+    at = _form_test(P.model_json_schema())
+    assert not [f for f in at.get("form")], "inputs in an st.form submit on Enter"
+    at.number_input(key="t-n").set_value(5)
+    at.run()  # what Enter in the field does: the value is set and the page reruns
+    assert "submitted" not in at.session_state
+    at.button(key="t-submit").click()
+    at.run()
+    assert at.session_state["submitted"] == {"n": 5}
+
+
+def test_check_value_list_and_string_limits():
+    from ui.components import check_value
+
+    f = _by_name(schema_fields(Params.model_json_schema()))
+    assert check_value(f["prompts"], []) == "prompts: needs at least 1 value(s) (got 0)."
+    assert check_value(f["prompts"], ["a"] * 9) == "prompts: takes at most 8 value(s) (got 9)."
+    assert check_value(f["note"], "x" * 21) == "note: at most 20 characters (got 21)."
+    assert check_value(f["lr"], 0.0) == "lr: must be more than 0 and at most 0.01 (got 0)."
+    assert check_value(f["lr"], 0.001) is None
+    assert check_value(f["checkpoint"], None) == "checkpoint: required."
+    assert check_value(f["limit"], None) is None
+
+
+def test_api_errors_become_one_sentence_per_field():
+    from ui.client import ApiError
+    from ui.components import error_lines
+
+    # POST /v1/jobs: detail is an object with the registry's errors
+    submit = ApiError(
+        422,
+        {
+            "message": "invalid params for nonlinear_sdr.fit: n_components: ...",
+            "errors": [
+                {"loc": ["n_components"], "msg": "Input should be less than or equal to 50", "type": "x"},
+                {"loc": [], "msg": "Value error, d = 40 is larger than the 13 features of wine", "type": "value_error"},
+            ],
+        },
+    )
+    assert error_lines(submit, {"n_components": "Dimensions d"}) == [
+        "Dimensions d: Input should be less than or equal to 50",
+        "d = 40 is larger than the 13 features of wine",
+    ]
+    # a request body FastAPI refused: the errors are beside the detail text
+    body = ApiError(422, "body.k: bad", [{"loc": ["body", "k"], "msg": "Input should be a valid integer"}])
+    assert error_lines(body) == ["k: Input should be a valid integer"]
+    # the registry's sentence alone (no structured list)
+    plain = ApiError(422, "invalid params for m: a: too big; b: missing")
+    assert error_lines(plain) == ["a: too big", "b: missing"]
+    assert error_lines(ApiError(503, "the queue is down")) == ["the queue is down"]
+    assert "{" not in str(submit)  # never a raw dict
+
+
+def _error_app():
+    import streamlit as st
+
+    from ui.client import ApiError
+    from ui.components import show_api_error
+
+    show_api_error(
+        ApiError(422, {"message": "m", "errors": [{"loc": ["n"], "msg": "too big"}, {"loc": ["k"], "msg": "bad"}]}),
+        schema=st.session_state["schema"],
+    )
+
+
+def test_show_api_error_uses_the_forms_labels():
+    class P(BaseModel):
+        n: int = PField(1, title="Steps N")
+        k: int = 1
+
+    at = streamlit_testing.AppTest.from_function(_error_app, default_timeout=30)
+    at.session_state["schema"] = P.model_json_schema()
+    at.run()
+    assert not at.exception, at.exception
+    text = at.error[0].value
+    assert "Steps N: too big" in text and "k: bad" in text and "{" not in text
+
+
+class _ReadyClient:
+    def __init__(self, ready):
+        self.ready, self.asked = ready, []
+
+    def readiness(self, method, params):
+        self.asked.append((method, params))
+        if self.ready:
+            return {"ready": True}
+        return {"ready": False, "notice": f"This {method} job first trains the digits RF model (about 160 s)."}
+
+
+def _notice_app():
+    import streamlit as st
+
+    from ui.components import schema_form
+
+    schema_form(
+        st.session_state["schema"], key="t", client=st.session_state["client"], method="rf.edit", fixed={"x": 1}
+    )
+
+
+@pytest.mark.parametrize("ready", [False, True])
+def test_a_job_that_first_trains_a_model_says_so_before_the_click(ready):
+    class P(BaseModel):
+        steps: int = 15
+
+    client = _ReadyClient(ready)
+    at = streamlit_testing.AppTest.from_function(_notice_app, default_timeout=30)
+    at.session_state["schema"] = P.model_json_schema()
+    at.session_state["client"] = client
+    at.run()
+    assert not at.exception, at.exception
+    assert client.asked == [("rf.edit", {"steps": 15, "x": 1})]
+    infos = [i.value for i in at.info]
+    assert infos == ([] if ready else ["This rf.edit job first trains the digits RF model (about 160 s)."])
 
 
 # --- follow_job ------------------------------------------------------------------------------------
