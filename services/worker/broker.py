@@ -11,8 +11,8 @@ This channel
   delivery time.
 
 A redelivered message is harmless: the job lifecycle runs a job to completion at most once
-(:func:`core.jobs.lifecycle.execute_job`), and the reaper
-(:func:`core.jobs.lifecycle.reap_stale`) is what re-enqueues a lost job promptly — this
+(:func:`core.jobs.execute.execute_job`), and the reaper
+(:func:`core.jobs.reap.reap_stale`) is what re-enqueues a lost job promptly — this
 transport only makes sure no message is lost for good.
 
 :func:`install` points kombu's ``sqla``/``sqlalchemy`` URL schemes at this transport.

@@ -12,7 +12,7 @@ Brokers: the embedded default is kombu's SQLAlchemy transport on a SQLite file (
 server), made to delete acknowledged messages and redeliver unacknowledged ones after
 ``broker_visibility_timeout`` (:mod:`services.worker.broker`); ``redis://`` and ``amqp://``
 URLs work unchanged. Whatever the broker, a job whose worker died is re-enqueued by the
-reaper every worker runs (:func:`core.jobs.lifecycle.reap_stale`), within
+reaper every worker runs (:func:`core.jobs.reap.reap_stale`), within
 ``job_stale_after_s`` + ``job_reap_interval_s`` — not after the broker's visibility timeout.
 """
 
