@@ -7,6 +7,11 @@ which re-enqueues the job whose heartbeat went stale. Only the heartbeat/stale/r
 shortened so the test takes seconds (defaults: 5 s / 30 s / 10 s).
 
 ``PAPERWORKS_DURABILITY_N`` sets the number of jobs (default 20; docs/SECURITY.md records a run with 50).
+
+Issue #48 part 4 (marked ``slow``): two workers, one SIGKILLed mid-job ``PAPERWORKS_DURABILITY_KILLS``
+times (default 20), every job ending exactly once on the other; and the reproduction of a run whose
+fresh worker received nothing for 120 s (two runs sharing a Redis database — every Redis test here
+leases one of its own, :func:`core.devstack.leased_redis_db`).
 """
 
 from __future__ import annotations
