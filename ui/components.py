@@ -514,11 +514,102 @@ def model_notice(client: ApiClient, method: str, params: Mapping[str, Any] | Non
     return ready
 
 
+@dataclass
+class FormValues:
+    """What :func:`schema_inputs` read: the params to submit (empty optional inputs left out) and the
+    sentences of the values the schema refuses (the button must stay blocked while there are any)."""
+
+    params: dict[str, Any]
+    errors: list[str]
+
+
+def schema_inputs(
+    schema: dict[str, Any],
+    key: str,
+    *,
+    only: list[str] | None = None,
+    more: bool = False,
+    labels: Mapping[str, str] | None = None,
+    helps: Mapping[str, str] | None = None,
+    format_funcs: Mapping[str, Callable[[Any], str]] | None = None,
+    columns: int = 1,
+    fixed: Mapping[str, Any] | None = None,
+    device: bool = True,
+) -> FormValues:
+    """The inputs of ``schema_fields(schema)`` (or the fields named in ``only``, in that order; with
+    ``more=True`` every other field too, in an expander), without a button: see :func:`schema_form`.
+
+    Labels are the fields' titles (or names), each with its description and range visible below it
+    (``labels``/``helps`` override). ``fixed`` params (chosen elsewhere on the page, or not for the user
+    to set) get no input and are added to the params. A value the schema refuses is said under its input.
+    A torch job's ``device`` and ``amp`` come last, as :func:`device_inputs` (``device=False``: none)."""
+    fields = schema_fields(schema)
+    fixed = dict(fixed or {})
+    torch_job = set(DEVICE_FIELDS) <= {f.name for f in fields}
+    extra: list[Field] = []
+    if only is not None:
+        by_name = {f.name: f for f in fields}
+        unknown = [n for n in only if n not in by_name]
+        if unknown:
+            raise SchemaError(f"the form asks for fields the schema lacks: {unknown}")
+        extra = [f for f in fields if more and f.name not in only]
+        fields = [by_name[n] for n in only]
+    skip = set(fixed) | (set(DEVICE_FIELDS) if torch_job else set())
+    fields = [f for f in fields if f.name not in skip]
+    extra = [f for f in extra if f.name not in skip]
+    labels, helps, format_funcs = labels or {}, helps or {}, format_funcs or {}
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+
+    def draw(group: list[Field], ncols: int) -> None:
+        cols = st.columns(ncols) if ncols > 1 else None
+        for i, f in enumerate(group):
+            if f.name in labels:
+                f = replace(f, label=labels[f.name])
+            where = cols[i % ncols] if cols else st
+            about = helps.get(f.name) or f.help
+            rng = bounds_text(f) if f.kind in ("integer", "number") else ""
+            try:
+                value = field_input(f, key, where=where, help=about, format_func=format_funcs.get(f.name))
+            except InputError as exc:
+                problem: str | None = str(exc)
+            else:
+                problem = check_value(f, value)
+                values[f.name] = value
+            caption = " · ".join(p for p in (about, f"range: {rng}" if rng else "") if p)
+            if caption:
+                where.caption(caption)
+            if problem:
+                where.error(problem)
+                errors.append(problem)
+
+    draw(fields, columns)
+    if extra:
+        with st.expander(f"More options ({len(extra)})"):
+            draw(extra, max(columns, 2))
+    if torch_job and device:
+        values.update(device_inputs(key, schema=schema))
+    return FormValues({**{k: v for k, v in values.items() if v is not None}, **fixed}, errors)
+
+
+def submit_button(label: str, key: str, errors: list[str], *, primary: bool = True, where: Any = None) -> bool:
+    """A button that is disabled while ``errors`` (the form's refused values) exist, saying so beside it;
+    ``True`` when it was clicked on a valid form."""
+    w = where if where is not None else st
+    clicked = w.button(label, type="primary" if primary else "secondary", key=key, disabled=bool(errors))
+    if errors:
+        w.caption(
+            f"“{label}” is blocked until {'this is' if len(errors) == 1 else 'these are'} fixed: " + " ".join(errors)
+        )
+    return bool(clicked) and not errors
+
+
 def schema_form(
     schema: dict[str, Any],
     key: str,
     *,
     only: list[str] | None = None,
+    more: bool = False,
     labels: Mapping[str, str] | None = None,
     helps: Mapping[str, str] | None = None,
     format_funcs: Mapping[str, Callable[[Any], str]] | None = None,
@@ -528,67 +619,51 @@ def schema_form(
     client: ApiClient | None = None,
     method: str | None = None,
 ) -> dict[str, Any] | None:
-    """The inputs of ``schema_fields(schema)`` (or the fields named in ``only``, in that order) and a submit
-    button; returns the params when the button is clicked, else ``None``.
-
-    Labels are the fields' titles (or names), each with its description and range visible below it
-    (``labels``/``helps`` override). Empty optional inputs are left out (the API's default applies);
-    ``fixed`` params (chosen elsewhere on the page) are added to the result and to the readiness question.
+    """The inputs of :func:`schema_inputs` and a submit button; returns the params when the button is
+    clicked, else ``None``.
 
     Only the button submits: the inputs are not an ``st.form`` (where Enter in a number field submits),
     so Enter just sets the value. A value the schema refuses (out of range, unparsable, too many items) is
     said under its input, and the button is disabled with the reason beside it. With ``client`` and
-    ``method``, a job that will first train a model says so above the button (:func:`model_notice`).
+    ``method``, a job that will first train a model says so above the button (:func:`model_notice`)."""
+    form = schema_inputs(
+        schema,
+        key,
+        only=only,
+        more=more,
+        labels=labels,
+        helps=helps,
+        format_funcs=format_funcs,
+        columns=columns,
+        fixed=fixed,
+    )
+    if client is not None and method is not None and not form.errors:
+        model_notice(client, method, form.params)
+    return form.params if submit_button(submit_label, f"{key}-submit", form.errors) else None
 
-    A torch job's ``device`` and ``amp`` (its schema has both) come last, as :func:`device_inputs`, also
-    when ``only`` leaves them out."""
-    fields = schema_fields(schema)
-    torch_job = set(DEVICE_FIELDS) <= {f.name for f in fields}
-    if only is not None:
-        by_name = {f.name: f for f in fields}
-        unknown = [n for n in only if n not in by_name]
-        if unknown:
-            raise SchemaError(f"the form asks for fields the schema lacks: {unknown}")
-        fields = [by_name[n] for n in only]
-    if torch_job:
-        fields = [f for f in fields if f.name not in DEVICE_FIELDS]
-    labels, helps, format_funcs = labels or {}, helps or {}, format_funcs or {}
-    values: dict[str, Any] = {}
-    errors: list[str] = []
-    cols = st.columns(columns) if columns > 1 else None
-    for i, f in enumerate(fields):
-        if f.name in labels:
-            f = replace(f, label=labels[f.name])
-        where = cols[i % columns] if cols else st
-        about = helps.get(f.name) or f.help
-        rng = bounds_text(f) if f.kind in ("integer", "number") else ""
-        try:
-            value = field_input(f, key, where=where, help=about, format_func=format_funcs.get(f.name))
-        except InputError as exc:
-            problem: str | None = str(exc)
+
+def submit_job(
+    client: ApiClient,
+    method: str,
+    params: dict[str, Any],
+    *,
+    path: str | None = None,
+    schema: dict[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> str | None:
+    """Submit a job (``POST /v1/jobs`` with a fresh idempotency key, or JSON to a method's ``path``); returns
+    its id, or ``None`` after showing the API's refusal one sentence per field."""
+    import uuid
+
+    try:
+        if path is None:
+            job = client.submit(method, params, idempotency_key=uuid.uuid4().hex)
         else:
-            problem = check_value(f, value)
-            values[f.name] = value
-        caption = " · ".join(p for p in (about, f"range: {rng}" if rng else "") if p)
-        if caption:
-            where.caption(caption)
-        if problem:
-            where.error(problem)
-            errors.append(problem)
-    if torch_job:
-        values.update(device_inputs(key, schema=schema))
-    params = {**{k: v for k, v in values.items() if v is not None}, **(fixed or {})}
-    if client is not None and method is not None and not errors:
-        model_notice(client, method, params)
-    clicked = st.button(submit_label, type="primary", key=f"{key}-submit", disabled=bool(errors))
-    if errors:
-        st.caption(
-            f"“{submit_label}” is blocked until {'this is' if len(errors) == 1 else 'these are'} fixed: "
-            + " ".join(errors)
-        )
-    if not clicked or errors:
+            job = client.post(path, json=params)
+    except ApiError as exc:
+        show_api_error(exc, schema=schema, labels=labels)
         return None
-    return params
+    return job["id"]
 
 
 # --- following jobs ----------------------------------------------------------------------------

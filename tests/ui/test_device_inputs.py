@@ -40,7 +40,7 @@ def test_every_torch_page_offers_a_device():
     for name in sorted(TORCH_PAGES):
         tree = ast.parse((PAGES / f"{name}.py").read_text(encoding="utf-8"))
         called = {getattr(n.func, "id", None) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        assert called & {"device_inputs", "schema_form"}, f"ui/app_pages/{name}.py: no device input"
+        assert called & {"device_inputs", "schema_form", "schema_inputs"}, f"ui/app_pages/{name}.py: no device input"
 
 
 class _TorchParams(DeviceParams):

@@ -1,19 +1,19 @@
 """DOR calibration page: run one prompt-tuning job (CoOp / KgCoOp, ± DOR) and look at its reliability diagrams.
 
 Talks to the API only: ``POST /v1/jobs`` with ``dor.tune``; the report (tables, reliability diagrams,
-loss curves, the outlier pool) is rendered by the shared report component.
+loss curves, the outlier pool) is rendered by the shared report component. The form is the job's params
+schema (fields, defaults, ranges and help from the params model).
 """
 
 from __future__ import annotations
 
-import uuid
-
 import streamlit as st
 
-from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client, jobs_table, render_report
+from ui.components import follow_job, get_client, jobs_table, method_schema, render_report, schema_form, submit_job
 
 PAGE = {"title": "Calibrated prompt tuning (DOR)", "icon": ":material/tune:", "section": "Methods", "order": 55}
+METHOD = "dor.tune"
+FORM_FIELDS = ["host", "dor", "epochs", "seed", "pool", "outlier_k", "outlier_batch", "shots"]
 
 
 def render() -> None:
@@ -25,32 +25,23 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault("dor_job", None)
-    c1, c2, c3, c4 = st.columns(4)
-    host = c1.radio("Host", ["coop", "kgcoop"], key="dor-host")
-    use_dor = c2.checkbox("DOR regulariser", value=True, key="dor-on")
-    epochs = int(c3.number_input("Epochs", 1, 1000, 50, key="dor-epochs"))
-    seed = int(c4.number_input("Seed", 0, 10_000, 1, key="dor-seed"))
-    c1, c2, c3 = st.columns(3)
-    pool = c1.selectbox("Outlier pool", ["near", "far", "random", "oracle"], key="dor-pool")
-    k = int(c2.number_input("Pool size K", 1, 60000, 500, key="dor-k"))
-    b = int(c3.number_input("Outliers per step B", 1, 1024, 64, key="dor-b"))
-    device = device_inputs("dor")
-    if st.button("Tune", type="primary", key="dor-go"):
-        params = {"host": host, "dor": use_dor, "epochs": epochs, "seed": seed, "pool": pool, "outlier_k": k,
-                  "outlier_batch": b, **device}  # fmt: skip
-        try:
-            job = client.submit("dor.tune", params, idempotency_key=uuid.uuid4().hex)
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
-        else:
-            st.session_state["dor_job"] = job["id"]
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
+    params = schema_form(
+        schema, key="dor", only=FORM_FIELDS, more=True, columns=4, submit_label="Tune", client=client, method=METHOD
+    )
+    if params is not None:
+        job_id = submit_job(client, METHOD, params, schema=schema)
+        if job_id:
+            st.session_state["dor_job"] = job_id
     job_id = st.session_state.get("dor_job")
     if job_id:
         done = follow_job(client, job_id, cancel="Cancel", log=True)
         if done is not None and done["status"] == "succeeded":
             render_report(client, job_id)
     with st.expander("Earlier calibration runs"):
-        jobs = jobs_table(client, method="dor.tune", limit=10)
+        jobs = jobs_table(client, method=METHOD, limit=10)
         done_ids = [j["id"] for j in jobs if j.get("status") == "succeeded"]
         if done_ids:
             pick = st.selectbox("Show the report of", done_ids, key="dor-pick")

@@ -8,13 +8,20 @@ job with ``generate`` to run the prompt through the model.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client
+from ui.components import (
+    follow_job,
+    get_client,
+    method_schema,
+    schema_inputs,
+    show_api_error,
+    submit_button,
+    submit_job,
+)
 
 PAGE = {
     "title": "Demonstration selection (LMS3)",
@@ -41,16 +48,13 @@ ARMS = {
     "random": "Random",
     "zero_shot": "Zero-shot",
 }
+METHOD = "lms3.select"
 EXAMPLE = "Sara has 31.0 red and 15.0 green balloons . How many balloons does she have in total ?"
 
 
-def _pool_fields(dataset: str, size: int) -> dict[str, Any]:
-    return {"dataset": dataset, "pool_size": size or None, "seed": 0}
-
-
-def _follow(client, job_key: str, label: str, result_key: str) -> None:
-    """Follow the job in ``session_state[job_key]``; once it ends forget it, and on success store its
-    report body in ``result_key`` and rerun the page."""
+def _ended(client, job_key: str, label: str, result_key: str) -> None:
+    """Follow the job in ``session_state[job_key]`` with the shared follower; once it has ended forget it,
+    and on success keep its report body in ``result_key``."""
     job = follow_job(client, st.session_state[job_key], label=label)
     if job is None:
         return
@@ -111,16 +115,23 @@ def render() -> None:
     client = get_client()
     for k in ("lms3_selection", "lms3_index_job", "lms3_index_report", "lms3_gen_job", "lms3_generated"):
         st.session_state.setdefault(k, None)
-    c1, c2 = st.columns([2, 1])
-    dataset = c1.selectbox("Demonstration pool", list(DATASETS), format_func=DATASETS.get, key="lms3-dataset")
-    size = int(c2.number_input("Pool subset size (0 = full)", 0, 10000, 0, step=50, key="lms3-size"))
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
+    pool = schema_inputs(
+        schema,
+        "lms3-pool",
+        only=["dataset", "pool_size", "seed"],
+        format_funcs={"dataset": lambda d: DATASETS.get(d, d)},
+        columns=3,
+    )
+    dataset, size, seed = pool.params.get("dataset", "mawps"), pool.params.get("pool_size"), pool.params.get("seed", 0)
     try:
         pools = client.get("/v1/lms3/pools")
     except ApiError as exc:
-        st.error(f"Cannot list pools ({exc.status}): {exc.detail}")
+        show_api_error(exc, what="Cannot list pools")
         pools = []
-    name = f"{dataset}-full" if not size else f"{dataset}-n{size}s0"
-    device = device_inputs("lms3")  # indexing and generation jobs (selection itself is a quick API call)
+    name = f"{dataset}-full" if not size else f"{dataset}-n{size}s{seed}"
     have = next(
         (p for p in pools if p["pool"] == name and p["mode"] == "reference" and p["layer"] == "final_norm_output"), None
     )
@@ -128,58 +139,42 @@ def render() -> None:
         st.caption(f"Pool `{name}` is indexed ({have['items']} items).")
     else:
         st.info(f"Pool `{name}` is not indexed yet: indexing embeds every item once (one forward pass each).")
-        if st.button("Index this pool", key="lms3-index"):
-            try:
-                job = client.post("/v1/lms3/index", json={**_pool_fields(dataset, size), **device})
-                st.session_state["lms3_index_job"] = job["id"]
-            except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+        if submit_button("Index this pool", "lms3-index", pool.errors, primary=False):
+            job_id = submit_job(client, "lms3.index", pool.params, path="/v1/lms3/index", schema=schema)
+            if job_id:
+                st.session_state["lms3_index_job"] = job_id
     if st.session_state.get("lms3_index_job"):
-        _follow(client, "lms3_index_job", "indexing", "lms3_index_report")
+        _ended(client, "lms3_index_job", "indexing", "lms3_index_report")
 
-    query = st.text_area("Problem", value=EXAMPLE, height=100, max_chars=8000, key="lms3-query")
+    st.session_state.setdefault("lms3-query", EXAMPLE)  # the query input's first value (the schema has none)
     subject = st.selectbox("MATH subject", SUBJECTS, key="lms3-subject") if dataset == "math" else ""
-    c1, c2, c3, c4, c5 = st.columns(5)
-    arm = c1.selectbox("Selector", list(ARMS), format_func=ARMS.get, key="lms3-arm")
-    k = int(c2.number_input("k", 1, 8, 1, key="lms3-k"))
-    frac = float(c3.number_input("l (rejection fraction)", 0.0, 1.0, 0.01, step=0.01, format="%.3f", key="lms3-l"))
-    min_lambda = int(c4.number_input("min λ", 0, 1000, 0, key="lms3-minlam"))
-    orientation = c5.selectbox(
-        "P",
-        ["reference", "attention"],
-        key="lms3-orient",
-        format_func={"reference": "W̃_K·W_Q (code)", "attention": "W̃_Kᵀ·W_Q"}.get,
+    form = schema_inputs(
+        schema,
+        "lms3",
+        only=["query", "arm", "k", "l", "min_lambda", "orientation"],
+        more=True,
+        format_funcs={
+            "arm": lambda a: ARMS.get(a, a),
+            "orientation": {"reference": "W̃_K·W_Q (code)", "attention": "W̃_Kᵀ·W_Q"}.get,
+        },
+        columns=3,
+        fixed={**pool.params, "subject": subject, "generate": False},
     )
-    params = {
-        **_pool_fields(dataset, size),
-        "query": query,
-        "subject": subject,
-        "arm": arm,
-        "k": k,
-        "l": frac,
-        "min_lambda": min_lambda,
-        "orientation": orientation,
-    }
+    errors = pool.errors + form.errors
     b1, b2 = st.columns(2)
-    if b1.button("Select demonstrations", type="primary", key="lms3-select"):
+    if submit_button("Select demonstrations", "lms3-select", errors, where=b1):
         try:
-            st.session_state["lms3_selection"] = client.post("/v1/lms3/select", json=params)
+            st.session_state["lms3_selection"] = client.post("/v1/lms3/select", json=form.params)
             st.session_state["lms3_generated"] = None
         except ApiError as exc:
             st.session_state["lms3_selection"] = None
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
-    if b2.button("Run the prompt through the model", key="lms3-generate"):
-        try:
-            job = client.submit(
-                "lms3.select",
-                {**params, "generate": True, "max_new_tokens": 128, **device},
-                idempotency_key=uuid.uuid4().hex,
-            )
-            st.session_state["lms3_gen_job"] = job["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+            show_api_error(exc, schema=schema)
+    if submit_button("Run the prompt through the model", "lms3-generate", errors, primary=False, where=b2):
+        job_id = submit_job(client, METHOD, {**form.params, "generate": True}, schema=schema)
+        if job_id:
+            st.session_state["lms3_gen_job"] = job_id
     if st.session_state.get("lms3_gen_job"):
-        _follow(client, "lms3_gen_job", "generation", "lms3_generated")
+        _ended(client, "lms3_gen_job", "generation", "lms3_generated")
     res = st.session_state.get("lms3_selection")
     gen = st.session_state.get("lms3_generated")
     if gen:

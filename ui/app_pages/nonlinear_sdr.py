@@ -15,11 +15,13 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, show_api_error
 
 PAGE = {"title": "Sufficient dimension reduction", "icon": ":material/scatter_plot:", "section": "Methods", "order": 60}
 METHOD = "nonlinear_sdr.fit"
-FORM_FIELDS = ["method", "n_components", "loss", "lam", "n_slices", "response_type", "multiclass", "evaluate"]
+FORM_FIELDS = [
+    "method", "n_components", "loss", "lam", "n_slices", "response_type", "multiclass", "evaluate", "neural_steps",
+]  # fmt: skip
 LABELS = {
     "method": "Method",
     "n_components": "Dimensions d",
@@ -42,8 +44,14 @@ def _source(schema: dict[str, Any]) -> dict[str, Any] | None:
     kind = st.radio("Data", ["Bundled dataset", "Upload a CSV"], horizontal=True, key="sdr-kind")
     if kind == "Bundled dataset":
         prop = schema["properties"]["dataset"]
-        names = next((a["enum"] for a in prop.get("anyOf", [prop]) if "enum" in a), ["wine"])
-        return {"dataset": st.selectbox("Dataset (scikit-learn)", names, index=names.index("wine"), key="sdr-ds")}
+        names = next((a["enum"] for a in prop.get("anyOf", [prop]) if "enum" in a), [])
+        default = prop.get("default")
+        index = names.index(default) if default in names else 0
+        return {
+            "dataset": st.selectbox(
+                "Dataset (scikit-learn)", names, index=index, key="sdr-ds", help=prop.get("description")
+            )
+        }
     upload = st.file_uploader("CSV with a header row", type=["csv"], key="sdr-upload")
     if upload is None:
         return None
@@ -60,7 +68,7 @@ def _source(schema: dict[str, Any]) -> dict[str, Any] | None:
     return {"upload": upload, "response": response}
 
 
-def _submit(client, source: dict[str, Any], fields: dict[str, Any]) -> None:
+def _submit(client, source: dict[str, Any], fields: dict[str, Any], schema: dict[str, Any] | None = None) -> None:
     try:
         if "upload" in source:
             up = source["upload"]
@@ -73,7 +81,7 @@ def _submit(client, source: dict[str, Any], fields: dict[str, Any]) -> None:
         else:
             job = client.submit(METHOD, {**fields, "dataset": source["dataset"]}, idempotency_key=uuid.uuid4().hex)
     except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
+        show_api_error(exc, schema=schema, labels=LABELS)
         return
     st.session_state["sdr_job"] = job["id"]
 
@@ -113,13 +121,20 @@ def render() -> None:
         return
     source = _source(schema)
     fields = schema_form(
-        schema, key="sdr", only=FORM_FIELDS, labels=LABELS, helps=HELPS, columns=4, submit_label="Reduce"
+        schema,
+        key="sdr",
+        only=FORM_FIELDS,
+        labels=LABELS,
+        helps=HELPS,
+        columns=4,
+        submit_label="Reduce",
+        fixed={"dataset": source["dataset"]} if source and "dataset" in source else None,
     )
     if fields is not None:
         if source is None:
             st.warning("Upload a CSV first.")
         else:
-            _submit(client, source, fields)
+            _submit(client, source, {k: v for k, v in fields.items() if k != "dataset"}, schema)
     job_id = st.session_state.get("sdr_job")
     if job_id:
         job = follow_job(client, job_id, label="Reduction", cancel="Cancel")

@@ -14,49 +14,60 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import DEVICE_FIELDS, device_inputs, follow_job, get_client
+from ui.components import (
+    DEVICE_FIELDS,
+    follow_job,
+    get_client,
+    method_schema,
+    model_notice,
+    schema_inputs,
+    show_api_error,
+    submit_button,
+)
 
 PAGE = {"title": "Image editing (RF-Edit)", "icon": ":material/auto_fix_high:", "section": "Methods", "order": 30}
 DIGITS = [str(i) for i in range(10)]
 PHOTOS = ["china", "flower"]
-EXAMPLES = ["boy.jpg", "hiking.jpg", "horse.jpg"]
 RECON_NFES = [4, 10, 20, 50]
+METHOD = "rf.edit"
+LABELS = {
+    "digit_index": "Digit index",
+    "example": "Example",
+    "steps": "Steps N",
+    "order": "Solver",
+    "inject": "Inject steps k",
+    "guidance": "Guidance",
+    "shift": "FLUX-dev schedule shift",
+}
 
 
-def _submit(client, source: dict[str, Any], upload, edit: dict[str, Any]) -> None:
+def _submit(client, source: dict[str, Any], upload, edit: dict[str, Any], schema: dict[str, Any]) -> None:
     """Start the edit job and the reconstruction-vs-NFE job; remember their ids."""
+    recon = {
+        "label": edit["source_label"],
+        "model": edit["model"],
+        "shift": edit["shift"],
+        **{k: edit[k] for k in DEVICE_FIELDS if k in edit},
+    }
     try:
         if upload is not None:
             files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
             job = client.post("/v1/rf/edit", files=files, data={k: str(v) for k, v in edit.items()})
             files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
-            recon = client.post(
+            rec = client.post(
                 "/v1/rf/reconstruct",
                 files=files,
-                data={
-                    "label": edit["source_label"],
-                    "model": edit["model"],
-                    "nfes": ",".join(map(str, RECON_NFES)),
-                    **{k: edit[k] for k in DEVICE_FIELDS if k in edit},
-                },
+                data={**{k: str(v) for k, v in recon.items()}, "nfes": ",".join(map(str, RECON_NFES))},
             )
         else:
             job = client.submit("rf.edit", {**source, **edit}, idempotency_key=uuid.uuid4().hex)
-            recon = client.submit(
-                "rf.reconstruct",
-                {
-                    **source,
-                    "label": edit["source_label"],
-                    "model": edit["model"],
-                    "nfes": RECON_NFES,
-                    **{k: edit[k] for k in DEVICE_FIELDS if k in edit},
-                },
-                idempotency_key=uuid.uuid4().hex,
+            rec = client.submit(
+                "rf.reconstruct", {**source, **recon, "nfes": RECON_NFES}, idempotency_key=uuid.uuid4().hex
             )
     except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
+        show_api_error(exc, schema=schema, labels=LABELS)
         return
-    st.session_state["rf_jobs"] = {"edit": job["id"], "recon": recon["id"]}
+    st.session_state["rf_jobs"] = {"edit": job["id"], "recon": rec["id"]}
 
 
 def _image(client, body: dict[str, Any], name: str):
@@ -108,15 +119,6 @@ def _show_recon(client, job_id: str) -> None:
         st.dataframe(pd.DataFrame(t["rows"], columns=t["columns"]), hide_index=True)
 
 
-def _follow(client, jobs: dict[str, str]) -> None:
-    """Progress of the edit and reconstruction jobs; each one's result as soon as it has ended."""
-    done = follow_job(client, jobs)
-    for kind, show in (("edit", _show_edit), ("recon", _show_recon)):
-        job = done.get(kind)
-        if job is not None and job["status"] == "succeeded":
-            show(client, job["id"])
-
-
 def render() -> None:
     st.title("Invert and edit an image (RF-Solver / RF-Edit)")
     st.caption(
@@ -127,63 +129,61 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault("rf_jobs", None)
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
     kind = st.radio("Image", ["Held-out digit", "Example photo", "Upload"], horizontal=True, key="rf-kind")
     source: dict[str, Any] = {}
     upload = None
+    errors: list[str] = []
     if kind == "Held-out digit":
-        source["digit_index"] = int(st.number_input("Digit index (0–296)", 0, 296, 0, key="rf-digit"))
+        st.session_state.setdefault("rf-src-digit_index", 0)  # the schema's default is "no digit"
+        pick = schema_inputs(schema, "rf-src", only=["digit_index"], labels=LABELS, device=False)
+        source, errors = {"digit_index": pick.params.get("digit_index", 0)}, pick.errors
         model = "digits"
     elif kind == "Example photo":
-        source["example"] = st.selectbox("Example", EXAMPLES, key="rf-example")
+        prop = schema["properties"]["example"]
+        names = next((a["enum"] for a in prop.get("anyOf", [prop]) if "enum" in a), [])
+        source = {"example": st.selectbox("Example", names, key="rf-example", help=prop.get("description"))}
         model = "photo"
     else:
         upload = st.file_uploader("Image", type=["png", "jpg", "jpeg", "webp", "bmp", "gif"], key="rf-upload")
-        model = (
-            "digits" if st.radio("Model", ["digits", "photo"], horizontal=True, key="rf-model") == "digits" else "photo"
-        )
+        model = st.radio("Model", ["digits", "photo"], horizontal=True, key="rf-model")
     labels = DIGITS if model == "digits" else PHOTOS
-    c1, c2 = st.columns(2)
-    src = c1.selectbox("Source label", labels, index=3 if model == "digits" else 0, key="rf-src")
-    tgt = c2.selectbox("Target label", labels, index=8 if model == "digits" else 1, key="rf-tgt")
-    c1, c2, c3, c4 = st.columns(4)
-    steps = c1.slider("Steps N", 1, 50, 15, key="rf-steps")
-    order_name = c2.radio("Solver", ["RF-Solver-2", "Euler"], key="rf-order")
-    inject = c3.slider("Number of inject steps k", 0, steps, min(2, steps), key="rf-inject")
-    guidance = c4.number_input("Guidance", 1.0, 10.0, 2.0, step=0.5, key="rf-guidance")
-    shift = st.checkbox("FLUX-dev schedule shift", value=True, key="rf-shift")
-    with st.expander("Ablation options (defaults = the paper's RF-Edit)"):
-        a1, a2, a3 = st.columns(3)
-        v_keys = a1.radio(
-            "V keyed by", ["interval", "eval"], key="rf-vkeys", help="interval: the interval's upper time (spec §3.5)"
-        )
-        cfg_halves = a2.radio("Source V into guidance halves", ["both", "cond"], key="rf-cfg")
-        blocks = a3.radio("Single-stream blocks sharing V", ["all", "later_half"], key="rf-blocks")
-    if not shift:
+    c1, c2 = st.columns(2)  # the label sets belong to the trained model: a schema cannot say them
+    src = c1.selectbox("Source label", labels, index=3 if model == "digits" else 0, key="rf-src-label")
+    tgt = c2.selectbox("Target label", labels, index=8 if model == "digits" else 1, key="rf-tgt-label")
+    form = schema_inputs(
+        schema,
+        "rf",
+        only=["steps", "order", "inject", "guidance", "shift"],
+        more=True,
+        labels=LABELS,
+        format_funcs={"order": {1: "Euler", 2: "RF-Solver-2"}.get},
+        columns=4,
+        fixed={"source_label": src, "target_label": tgt, "model": model, "image_sha256": None, "digit_index": None,
+               "example": None},
+    )  # fmt: skip
+    edit = {k: v for k, v in form.params.items() if k not in ("image_sha256", "digit_index", "example")}
+    if edit.get("inject", 0) > edit.get("steps", 0):
+        form.errors.append(f"{LABELS['inject']}: at most the number of steps ({edit.get('steps')}).")
+    if not edit.get("shift", True):
         st.warning(
             "Without the shift the grid is flux-schnell's linear one; few-step distilled models such as "
             "flux-schnell invert badly (RF-Solver-Edit issue #15) — check a plain reconstruction first."
         )
-    device = device_inputs("rf")
-    if st.button("Edit", type="primary", key="rf-go"):
+    if not form.errors:
+        model_notice(client, METHOD, {**source, **edit} if upload is None else {"digit_index": 0, **edit})
+    if submit_button("Edit", "rf-go", errors + form.errors):
         if kind == "Upload" and upload is None:
             st.error("Choose an image to upload.")
         else:
-            edit = {
-                "source_label": src,
-                "target_label": tgt,
-                "steps": steps,
-                "inject": inject,
-                "order": 2 if order_name == "RF-Solver-2" else 1,
-                "guidance": guidance,
-                "model": model,
-                "shift": shift,
-                "v_keys": v_keys,
-                "cfg_halves": cfg_halves,
-                "blocks": blocks,
-                **device,
-            }
-            _submit(client, source, upload, edit)
+            _submit(client, source, upload, edit, schema)
     jobs = st.session_state.get("rf_jobs")
     if jobs:
         st.divider()
-        _follow(client, jobs)
+        done = follow_job(client, jobs)  # the edit and the reconstruction jobs; each result once it has ended
+        for name, show in (("edit", _show_edit), ("recon", _show_recon)):
+            job = done.get(name)
+            if job is not None and job["status"] == "succeeded":
+                show(client, job["id"])

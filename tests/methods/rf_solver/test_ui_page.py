@@ -17,6 +17,11 @@ class FakeClient:
     def __init__(self):
         self.submitted = []
 
+    def methods(self):
+        from core.jobs import get_method
+
+        return [{"name": "rf.edit", "params_schema": get_method("rf.edit").json_schema()}]
+
     def submit(self, method, params, idempotency_key=None):
         self.submitted.append((method, params))
         return {"id": f"job-{method}"}
@@ -79,10 +84,10 @@ def fake(monkeypatch):
 def test_page_submits_edit_and_reconstruction_and_shows_results(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
     assert not at.exception
-    at.number_input(key="rf-digit").set_value(12)
-    at.slider(key="rf-steps").set_value(10)
+    at.number_input(key="rf-src-digit_index").set_value(12)
+    at.number_input(key="rf-steps").set_value(10)
     at.run()
-    at.slider(key="rf-inject").set_value(4)
+    at.number_input(key="rf-inject").set_value(4)
     at.button(key="rf-go").click().run()
     assert not at.exception
     (m1, edit), (m2, recon) = fake.submitted
@@ -100,6 +105,7 @@ def test_page_submits_edit_and_reconstruction_and_shows_results(fake):
         "v_keys": "interval",
         "cfg_halves": "both",
         "blocks": "all",
+        "offload": False,
     }
     assert recon["nfes"] == [4, 10, 20, 50] and recon["label"] == "3"
     text = " ".join(c.value for c in at.caption)
@@ -110,7 +116,7 @@ def test_page_submits_edit_and_reconstruction_and_shows_results(fake):
 def test_example_photo_uses_photo_labels_and_shift_warning(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
     at.radio(key="rf-kind").set_value("Example photo").run()
-    assert at.selectbox(key="rf-src").options == ["china", "flower"]
+    assert at.selectbox(key="rf-src-label").options == ["china", "flower"]
     at.checkbox(key="rf-shift").uncheck().run()
     assert any("invert badly" in w.value for w in at.warning)
     at.button(key="rf-go").click().run()
@@ -120,10 +126,19 @@ def test_example_photo_uses_photo_labels_and_shift_warning(fake):
 
 def test_page_sends_the_ablation_options(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
-    at.radio(key="rf-vkeys").set_value("eval")
-    at.radio(key="rf-cfg").set_value("cond")
-    at.radio(key="rf-blocks").set_value("later_half")
+    at.selectbox(key="rf-v_keys").set_value("eval")
+    at.selectbox(key="rf-cfg_halves").set_value("cond")
+    at.selectbox(key="rf-blocks").set_value("later_half")
     at.button(key="rf-go").click().run()
     assert not at.exception
     edit = fake.submitted[0][1]
     assert (edit["v_keys"], edit["cfg_halves"], edit["blocks"]) == ("eval", "cond", "later_half")
+
+
+def test_inject_beyond_the_steps_blocks_the_button_saying_why(fake):
+    at = AppTest.from_function(_script, default_timeout=30).run()
+    at.number_input(key="rf-inject").set_value(40).run()
+    assert not at.exception
+    assert at.button(key="rf-go").disabled
+    assert any("Inject steps k: at most the number of steps (15)" in c.value for c in at.caption)
+    assert not fake.submitted
