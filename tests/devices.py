@@ -30,7 +30,9 @@ the device-leak test around each job):
 
 Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails. It also computes
 ``lerp`` (AdamW's moment update), which the backend lacks, from native ops: through the eager
-fallback it cost one sync and one graph compile per parameter and step.
+fallback it cost one sync and one graph compile per parameter and step; and ``pixel_shuffle``, which
+the backend gets wrong (garbage values; also in pixel_unshuffle's backward), and ``pixel_unshuffle``,
+as reshape/permute.
 """
 
 from __future__ import annotations
@@ -186,9 +188,35 @@ def _lerp_(t: torch.Tensor, end: torch.Tensor, weight: Any) -> torch.Tensor:
     return t.add_(end - t, alpha=weight) if _is_number(weight) else t.add_((end - t) * weight)
 
 
+def _pixel_shuffle(t: torch.Tensor, upscale_factor: int) -> torch.Tensor:
+    r, (*lead, c, h, w) = upscale_factor, t.shape
+    x = t.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(t: torch.Tensor, downscale_factor: int) -> torch.Tensor:
+    r, (*lead, c, h, w) = downscale_factor, t.shape
+    x = t.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
 # Ops the TorchScript backend lacks: each would run on the CPU through the eager fallback, one sync (and
 # one graph compile) per call; AdamW's lerp_ per parameter made a training step ~4x slower. Same math.
-_FALLBACKS = {torch.lerp: _lerp, torch.Tensor.lerp: _lerp, torch.Tensor.lerp_: _lerp_}
+# And pixel_shuffle, which the backend computes WRONG (values of order 1e35 on a 1x1 conv's output); it is
+# pixel_unshuffle's backward, so both become reshape/permute (whose backward is right).
+_FALLBACKS = {
+    torch.lerp: _lerp,
+    torch.Tensor.lerp: _lerp,
+    torch.Tensor.lerp_: _lerp_,
+    torch.pixel_shuffle: _pixel_shuffle,
+    torch.nn.functional.pixel_shuffle: _pixel_shuffle,
+    torch.pixel_unshuffle: _pixel_unshuffle,
+    torch.nn.functional.pixel_unshuffle: _pixel_unshuffle,
+}
 
 
 class _LazyWorkarounds(TorchFunctionMode):

@@ -96,6 +96,51 @@ CASES: dict[str, Case] = {
         atol=0.1,
         setup=m3_jepa_stand_ins,
     ),
+    "dor.tune": Case(
+        {
+            "backbone": "test",
+            "dataset": "digits",
+            "n_base": 5,
+            "shots": 2,
+            "epochs": 2,
+            "batch_size": 8,
+            "outlier_k": 20,
+            "outlier_batch": 4,
+            "views": 1,
+        },
+        compare=("zeroshot_base_acc", "base_acc", "new_acc"),  # percentages of ~150 test images each
+        rtol=0.0,
+        atol=3.0,
+    ),
+    "lada.xtail": Case(
+        {
+            "method": "lada",
+            "backbone": "test",
+            "preset": "quick",
+            "domains": ["shapes", "textures"],
+            "shots": 2,
+            "seeds": 1,
+        },
+        compare=("average", "last"),
+        rtol=0.0,
+        atol=0.05,
+    ),
+    "vlm.train": Case(
+        {"preset": "test", "steps": 10, "retrain": True},
+        compare=("final_loss", "zeroshot_digits"),
+        rtol=0.05,
+        atol=0.05,
+    ),
+    "vlm.zeroshot": Case({"preset": "test", "dataset": "digits", "index": 3}, compare=("top1_prob",), atol=0.02),
+    "patch_scaling.sweep": Case(
+        {"patches": [8, 1], "seeds": 1, "epochs": 1, "backbones": ["vit"], "dispatch": "inline"},
+        compare=("vit_gap_points",),
+        rtol=0.0,
+        atol=8.0,
+    ),
+    "patch_scaling.train": Case(
+        {"backbone": "vit", "patch": 8, "epochs": 1}, compare=("accuracy", "final_loss"), rtol=0.05, atol=0.03
+    ),
 }
 
 # Jobs with no tensor work of their own (LLM calls go through core.llm, whose device is a setting).
@@ -200,6 +245,33 @@ def test_stand_in_trains_through_a_label_smoothed_loss():
         float(0.5 * F.cross_entropy(logits, target, label_smoothing=0.1))
     )
     assert torch.allclose(on_dev.grad.cpu(), on_cpu.grad, atol=1e-6)
+
+
+def test_stand_in_pixel_shuffles_and_lerp_match_the_cpu():
+    import copy
+
+    import torch
+    from torch import nn
+
+    from core.device import step_barrier
+
+    dev = stand_in_device()
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(4, 16, 1), nn.PixelShuffle(2), nn.PixelUnshuffle(2), nn.Conv2d(16, 4, 1))
+    x = torch.randn(2, 4, 6, 6)
+    on_dev = copy.deepcopy(net).to(dev)
+    with lazy_safe_views():
+        out = on_dev(x.to(dev))
+        (out**2).sum().backward()
+        a, b = torch.randn(5), torch.randn(5)
+        mixed = a.to(dev).lerp_(b.to(dev), 0.25)
+        step_barrier(dev)
+    ref = net(x)
+    (ref**2).sum().backward()
+    assert torch.allclose(out.cpu(), ref, atol=1e-5)
+    for p, q in zip(on_dev.parameters(), net.parameters(), strict=True):
+        assert torch.allclose(p.grad.cpu(), q.grad, atol=1e-4)  # pixel_unshuffle's backward is a pixel_shuffle
+    assert torch.allclose(mixed.cpu(), a.lerp(b, 0.25))
 
 
 @pytest.mark.gpu
