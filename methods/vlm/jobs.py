@@ -146,7 +146,8 @@ def run_zeroshot(params: ZeroShotParams, progress: JobContext) -> Report:
     probs = logits.softmax(-1)[0].cpu().tolist()
     tok = backbone._tokenizer
     unknown = sorted({w for c in classnames for w in words(c) if hasattr(tok, "index") and w not in tok.index})
-    report = zero_shot_report(image, classnames, probs, params.template, unknown)
+    truth = None if ds is None else ds.classnames[int(ds.labels[params.index])]  # a dataset image's true class
+    report = zero_shot_report(image, classnames, probs, params.template, unknown, truth=truth)
     report.metrics.update(device_provenance(dev, params.amp))
     return report
 

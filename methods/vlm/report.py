@@ -71,26 +71,51 @@ def training_report(
 
 
 def zero_shot_report(
-    image: torch.Tensor, classnames: list[str], probs: list[float], template: str, unknown: list[str]
+    image: torch.Tensor,
+    classnames: list[str],
+    probs: list[float],
+    template: str,
+    unknown: list[str],
+    truth: str | None = None,
 ) -> Report:
-    """The image, the top classes' probabilities, and a bar chart."""
+    """The image, the top classes' probabilities, and a bar chart; with ``truth`` (a dataset image's true class)
+    whether the top class is right and the true class's rank and probability."""
     order = sorted(range(len(classnames)), key=lambda i: -probs[i])
     best = order[0]
+    verdict = ""
+    if truth is not None:
+        if truth in classnames:
+            rank = order.index(classnames.index(truth)) + 1
+            verdict = (
+                f" True label: **{truth}** — "
+                + ("correct" if rank == 1 else f"wrong (the true class is ranked {rank})")
+                + f", p(true) = {probs[classnames.index(truth)]:.3f}."
+            )
+        else:
+            verdict = f" True label: **{truth}** (not among the candidate classes)."
     report = Report(
         title="Zero-shot classification",
         summary=f"Most likely: **{classnames[best]}** (p = {probs[best]:.3f}) among {len(classnames)} classes, "
-        f'template "{template}".',
+        f'template "{template}".' + verdict,
     )
     if unknown:
         report.add_section("Unknown words", "Not in the backbone's vocabulary (read as `<unk>`): " + ", ".join(unknown))
     report.metrics["top1"] = classnames[best]
     report.metrics["top1_prob"] = round(probs[best], 4)
+    if truth is not None:
+        report.metrics["truth"] = truth
+        report.metrics["correct"] = classnames[best] == truth
     report.add_table(
-        "Class probabilities", ["class", "probability"], [[classnames[i], round(probs[i], 4)] for i in order[:10]]
+        "Class probabilities",
+        ["class", "probability"] + (["true label"] if truth is not None else []),
+        [
+            [classnames[i], round(probs[i], 4)] + (["✓" if classnames[i] == truth else ""] if truth is not None else [])
+            for i in order[:10]
+        ],
     )
     report.add_image("input.png", image.permute(1, 2, 0).numpy(), caption="input at the model's resolution")
     report.add_figure(
         "probabilities.png", plots.probability_bars(classnames, probs), caption="softmax(logit_scale · cos)"
     )
-    report.data = {"classnames": classnames, "probs": probs}
+    report.data = {"classnames": classnames, "probs": probs, "truth": truth}
     return report

@@ -111,15 +111,18 @@ def _vlm_app():
 
 
 def test_a_hand_written_page_passes_the_device_to_its_job(tmp_path, monkeypatch):
+    from core.jobs import get_method
+
     base = tmp_path / "fixture.json"
     base.write_text(json.dumps({"title": "t", "body": {}, "markdown": ""}))
+    (tmp_path / "fixture.json.schema").write_text(json.dumps(get_method("vlm.train").json_schema()))
     monkeypatch.setenv("VLM_DEVICE_FIXTURE", str(base))
     at = streamlit_testing.AppTest.from_function(_vlm_app, default_timeout=30)
     at.run()
     assert not at.exception, at.exception
     at.selectbox(key="vlm-train-device").set_value("auto")
-    at.button(key="vlm-train-go").click()
+    at.button(key="vlm-train-submit").click()
     at.run()
     posted = json.loads((tmp_path / "fixture.json.posted").read_text())
     assert posted["json"]["method"] == "vlm.train"
-    assert posted["json"]["params"] == {"preset": "default", "device": "auto"}
+    assert posted["json"]["params"] == {"preset": "default", "retrain": False, "threads": 1, "device": "auto"}

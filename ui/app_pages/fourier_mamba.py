@@ -14,20 +14,30 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client
+from ui.components import (
+    follow_job,
+    get_client,
+    method_schema,
+    model_notice,
+    schema_inputs,
+    show_api_error,
+    submit_button,
+)
 
 PAGE = {"title": "Deraining (FourierMamba)", "icon": ":material/water_drop:", "section": "Methods", "order": 35}
+METHOD = "fourier_mamba.derain"
 SAMPLES = {
-    "Rain100L 1 (real rain)": "rain100l_1",
-    "Rain100L 2 (real rain)": "rain100l_2",
-    "Rain100L 3 (real rain)": "rain100l_3",
-    "china.jpg (clean)": "china",
-    "flower.jpg (clean)": "flower",
+    "rain100l_1": "Rain100L 1 (real rain)",
+    "rain100l_2": "Rain100L 2 (real rain)",
+    "rain100l_3": "Rain100L 3 (real rain)",
+    "china": "china.jpg (clean)",
+    "flower": "flower.jpg (clean)",
 }
-RAIN = {"none": None, "light (L)": "L", "heavy (H)": "H"}
+RAIN = {None: "none", "L": "light (L)", "H": "heavy (H)"}
+LABELS = {"add_rain": "Add synthetic rain", "rain_seed": "Rain seed", "scan_order": "Scan order", "preset": "Model"}
 
 
-def _submit(client, sample: str | None, upload, fields: dict[str, Any]) -> None:
+def _submit(client, sample: str | None, upload, fields: dict[str, Any], schema: dict[str, Any]) -> None:
     try:
         if upload is not None:
             files = {"image": (upload.name, upload.getvalue(), upload.type or "application/octet-stream")}
@@ -36,7 +46,7 @@ def _submit(client, sample: str | None, upload, fields: dict[str, Any]) -> None:
         else:
             job = client.submit("fourier_mamba.derain", {"sample": sample, **fields}, idempotency_key=uuid.uuid4().hex)
     except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
+        show_api_error(exc, schema=schema, labels=LABELS)
         return
     st.session_state["fm_job"] = job["id"]
 
@@ -75,27 +85,39 @@ def render() -> None:
     )
     client = get_client()
     st.session_state.setdefault("fm_job", None)
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
     kind = st.radio("Image", ["Sample", "Upload"], horizontal=True, key="fm-kind")
     sample, upload = None, None
     if kind == "Sample":
-        sample = SAMPLES[st.selectbox("Sample", list(SAMPLES), key="fm-sample")]
+        prop = schema["properties"]["sample"]
+        names = next((a["enum"] for a in prop.get("anyOf", [prop]) if "enum" in a), [])
+        sample = st.selectbox("Sample", names, key="fm-sample", format_func=lambda n: SAMPLES.get(n, n))
     else:
         upload = st.file_uploader("Image", type=["png", "jpg", "jpeg", "webp", "bmp"], key="fm-upload")
-    c1, c2, c3 = st.columns(3)
-    rain = RAIN[c1.selectbox("Add synthetic rain", list(RAIN), index=0, key="fm-rain")]
-    seed = int(c2.number_input("Rain seed", 0, 2**31 - 1, 0, key="fm-seed"))
-    order = c3.selectbox("Scan order", ["zigzag", "raster", "chebyshev"], key="fm-order")
-    device = device_inputs("fm")
-    if rain is None and (upload is not None or (sample or "").startswith(("china", "flower"))):
+    form = schema_inputs(
+        schema,
+        "fm",
+        only=["add_rain", "rain_seed", "scan_order", "preset"],
+        labels=LABELS,
+        format_funcs={"add_rain": lambda r: RAIN.get(r, str(r))},
+        columns=4,
+        fixed={"image_sha256": None, "sample": None},
+    )
+    fields = {k: v for k, v in form.params.items() if k not in ("image_sha256", "sample")}
+    if fields.get("add_rain") is None and (upload is not None or (sample or "").startswith(("china", "flower"))):
         st.info("Without added rain a clean photo or an upload has no ground truth: no PSNR/SSIM.")
-    if st.button("Derain", type="primary", key="fm-go"):
+    if not form.errors:
+        model_notice(client, METHOD, {"sample": sample or "china", **fields})
+    if submit_button("Derain", "fm-go", form.errors):
         if kind == "Upload" and upload is None:
             st.error("Choose an image to upload.")
         else:
-            _submit(client, sample, upload, {"add_rain": rain, "rain_seed": seed, "scan_order": order, **device})
+            _submit(client, sample, upload, fields, schema)
     job_id = st.session_state.get("fm_job")
     if job_id:
         st.divider()
-        job = follow_job(client, job_id)
+        job = follow_job(client, job_id, log=True)
         if job is not None and job["status"] == "succeeded":
             _show(client, job_id)

@@ -18,6 +18,11 @@ class FakeClient:
         self.submitted = []
         self.with_gt = with_gt
 
+    def methods(self):
+        from core.jobs import get_method
+
+        return [{"name": "fourier_mamba.derain", "params_schema": get_method("fourier_mamba.derain").json_schema()}]
+
     def submit(self, method, params, idempotency_key=None):
         self.submitted.append((method, params))
         return {"id": "job-1"}
@@ -65,14 +70,14 @@ def fake(monkeypatch):
 def test_sample_with_rain_submits_and_shows_three_panels_with_scores(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
     assert not at.exception
-    at.selectbox(key="fm-sample").set_value("Rain100L 2 (real rain)")
-    at.selectbox(key="fm-rain").set_value("heavy (H)")
-    at.number_input(key="fm-seed").set_value(5)
+    at.selectbox(key="fm-sample").set_value("rain100l_2")
+    at.selectbox(key="fm-add_rain").set_value("H")
+    at.number_input(key="fm-rain_seed").set_value(5)
     at.button(key="fm-go").click().run()
     assert not at.exception
     method, params = fake.submitted[0]
     assert method == "fourier_mamba.derain"
-    assert params == {"sample": "rain100l_2", "add_rain": "H", "rain_seed": 5, "scan_order": "zigzag"}
+    assert params == {"sample": "rain100l_2", "add_rain": "H", "rain_seed": 5, "scan_order": "zigzag", "preset": "cpu"}
     captions = " ".join(c.value for c in at.caption)
     assert "PSNR(Y) 21.50 dB" in captions and "PSNR(Y) 25.25 dB" in captions and "SSIM(Y) 0.7500" in captions
     assert {m.value for m in at.markdown} >= {"**Input**", "**Output**", "**Ground truth**"}
@@ -80,7 +85,7 @@ def test_sample_with_rain_submits_and_shows_three_panels_with_scores(fake):
 
 def test_clean_photo_without_rain_warns_there_is_no_ground_truth(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
-    at.selectbox(key="fm-sample").set_value("china.jpg (clean)").run()
+    at.selectbox(key="fm-sample").set_value("china").run()
     assert any("no ground truth" in i.value for i in at.info)
 
 

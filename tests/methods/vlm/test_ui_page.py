@@ -17,6 +17,11 @@ class FakeClient:
     def __init__(self):
         self.submitted, self.gets = [], []
 
+    def methods(self):
+        from core.jobs import get_method
+
+        return [{"name": m, "params_schema": get_method(m).json_schema()} for m in ("vlm.zeroshot", "vlm.train")]
+
     def get(self, path, **params):
         self.gets.append((path, params))
         if path == "/v1/vlm/datasets":
@@ -40,7 +45,13 @@ class FakeClient:
         return {"id": job_id, "status": "succeeded", "progress": 1.0, "message": "done"}
 
     def report(self, job_id):
-        return {"title": "t", "markdown": "# t", "body": {"title": "Zero-shot classification", "summary": "tomato"}}
+        body = {
+            "title": "Zero-shot classification",
+            "summary": "tomato",
+            "metrics": {"top1": "tomato", "top1_prob": 0.6, "truth": "brick", "correct": False},
+            "data": {"truth": "brick"},
+        }
+        return {"title": "t", "markdown": "# t", "body": body}
 
     def artifact(self, artifact_id):
         return _png()
@@ -65,9 +76,14 @@ def test_browser_and_zero_shot(fake):
     at = AppTest.from_function(_script, default_timeout=30).run()
     assert not at.exception
     assert any(p == "/v1/vlm/datasets/digits/test/items" for p, _ in fake.gets)
-    at.text_input(key="vlm-zs-names").set_value("tomato, brick")
+    at.text_area(key="vlm-zs-classnames").input("tomato\nbrick")
     at.button(key="vlm-zs-go").click().run()
     assert not at.exception
     method, params = fake.submitted[0]
     assert method == "vlm.zeroshot" and params["classnames"] == ["tomato", "brick"] and params["dataset"] == "objects"
     assert any("Zero-shot classification" in s.value for s in at.subheader)
+    # the ground truth beside the prediction
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Predicted"] == "tomato" and shown["True label"] == "brick"
+    # before the click, the chosen dataset image with its true class
+    assert any(p == "/v1/vlm/datasets/objects/test/items" and q == {"start": 0, "count": 1} for p, q in fake.gets)
