@@ -20,6 +20,7 @@ from agents.clinical_got.config import ClinicalGotConfig
 from agents.clinical_got.graph import Mode
 from agents.clinical_got.run import run_case, scored_row
 from core.jobs import JobContext, Report, null_context
+from core.llm.local_models import model_available
 from methods.clinical_got.bench import PreparedCase
 from methods.clinical_got.evaluate import bayes_accuracy, majority_outcome_accuracy, task_metrics
 
@@ -146,21 +147,6 @@ def trace_report(row: dict[str, Any], case: PreparedCase, mode: Mode, config: Cl
     from agents.clinical_got.report import case_trace_report
 
     return case_trace_report(row, case, mode, config)
-
-
-def model_available(model: str) -> str | None:
-    """``None`` when the gateway can serve ``model`` here, else why not (only local models are checked)."""
-    if not model.startswith("local/"):
-        return None
-    from core.llm.local_models import LocalModelError, resolve_source
-
-    try:
-        src = resolve_source(model.split("/", 1)[1])
-        if not src.path:
-            src.gguf_path()
-    except LocalModelError as exc:
-        return str(exc)
-    return None
 
 
 def reproduce_arms(options: Any, progress: JobContext) -> tuple[list[ArmResult], dict[str, str]]:

@@ -58,7 +58,7 @@ class EcoOptions(ReproducerOptions):
     "ecolevels", options=EcoOptions, description="EcoLevels: 4 probes (one per level) on the local models"
 )
 def reproduce(options: EcoOptions, progress: JobContext) -> Report:
-    from agents.medcog.jobs import model_available
+    from core.llm.local_models import model_available
     from methods.ecolevels.report import combine
 
     t0 = time.perf_counter()

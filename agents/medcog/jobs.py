@@ -10,6 +10,7 @@ from pydantic import Field
 
 from agents.medcog.simulate import Disease, HighParams, run_high
 from core.jobs import JobContext, Report, ReproducerOptions, null_context, register_method, register_reproducer
+from core.llm.local_models import model_available
 from methods.medcog.config import LOCAL_MODELS, PRESETS
 from methods.medcog.report import ModelResult, build_report, result_data
 
@@ -41,21 +42,6 @@ def high_job(params: HighParams, progress: JobContext) -> Report:
         "results": [result_data(ModelResult(label=label, model=label, kind="model", high=summary, episodes=eps))]
     }
     return report
-
-
-def model_available(model: str) -> str | None:
-    """``None`` when the gateway can serve ``model`` here, else why not (only local models are checked)."""
-    if not model.startswith("local/"):
-        return None
-    from core.llm.local_models import LocalModelError, resolve_source
-
-    try:
-        src = resolve_source(model.split("/", 1)[1])
-        if not src.path:
-            src.gguf_path()
-    except LocalModelError as exc:
-        return str(exc)
-    return None
 
 
 class MedcogOptions(ReproducerOptions):

@@ -11,7 +11,13 @@ from core.llm.gateway import (
     stream,
     track_usage,
 )
-from core.llm.local_models import DEFAULT_LOCAL_MODEL, LocalModelError, get_local_model, model_hash
+from core.llm.local_models import (
+    DEFAULT_LOCAL_MODEL,
+    LocalModelError,
+    get_local_model,
+    model_available,
+    model_hash,
+)
 
 __all__ = [
     "Completion",
@@ -20,6 +26,7 @@ __all__ = [
     "complete",
     "ensure_providers",
     "get_local_model",
+    "model_available",
     "model_hash",
     "Scores",
     "ScoringUnsupported",

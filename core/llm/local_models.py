@@ -129,6 +129,24 @@ def resolve_source(name: str | None = None) -> LocalModelSource:
     )
 
 
+def model_available(model: str) -> str | None:
+    """``None`` when the gateway can serve ``model`` here, else why not, in one sentence.
+
+    Only local models (``local/<name>``) are checked: their files must be present (a GGUF wheel
+    installed, an opt-in model assembled, or a transformers directory on disk). Provider models
+    (``openai/...``) are taken as available: whether a key works shows at the first call.
+    """
+    if not model.startswith("local/"):
+        return None
+    try:
+        src = resolve_source(model.split("/", 1)[1])
+        if not src.path:
+            src.gguf_path()
+    except LocalModelError as exc:
+        return str(exc)
+    return None
+
+
 def converted_dir(name: str | None = None) -> Path:
     """The transformers directory of a local model, converting a GGUF source once."""
     src = resolve_source(name)
