@@ -789,6 +789,31 @@ STREAM_S = 5.0
 # --- reports -----------------------------------------------------------------------------------
 
 
+MAX_TILES = 8
+"""Metric tiles a report view shows; further metrics go in one table."""
+BLANK = "—"
+"""How a missing value (``None``/NaN: a cell not measured, e.g. a task not learnt yet) is shown."""
+
+
+def metric_text(v: Any) -> str:
+    """A metric's value as a tile shows it: 4 significant digits, ``—`` for a missing one."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return BLANK
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def matrix_frame(matrix: Any, index: list[str], columns: list[str], digits: int = 1):
+    """A matrix (lists or an array, ``None``/NaN where a cell has no value) as a DataFrame of text with ``—``
+    in the empty cells (a plain float frame shows them as "None")."""
+    import pandas as pd
+
+    rows = [
+        [BLANK if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.{digits}f}" for v in row]
+        for row in matrix
+    ]
+    return pd.DataFrame(rows, index=index, columns=columns)
+
+
 def render_report(client: ApiClient, job_id: str) -> None:
     """Title, summary, metrics, sections with inline images, tables and the remaining artifacts."""
     try:
@@ -803,9 +828,21 @@ def render_report(client: ApiClient, job_id: str) -> None:
         st.markdown(body["summary"])
     metrics = body.get("metrics") or {}
     if metrics:
-        cols = st.columns(min(4, len(metrics)))
-        for i, (k, v) in enumerate(metrics.items()):
-            cols[i % len(cols)].metric(k, f"{v:.4g}" if isinstance(v, float) else str(v))
+        # a few tiles (the report's headline metrics come first), the rest as one table
+        tiles = list(metrics.items())[:MAX_TILES]
+        cols = st.columns(min(4, len(tiles)))
+        for i, (k, v) in enumerate(tiles):
+            cols[i % len(cols)].metric(k, metric_text(v))
+        rest = list(metrics.items())[MAX_TILES:]
+        if rest:
+            import pandas as pd
+
+            with st.expander(f"All {len(metrics)} metrics"):
+                st.table(
+                    pd.DataFrame([{"metric": k, "value": metric_text(v)} for k, v in metrics.items()]).set_index(
+                        "metric"
+                    )
+                )
     shown: set[str] = set()
     for sec in body.get("sections", []):
         st.markdown(f"#### {sec['title']}")
@@ -814,7 +851,7 @@ def render_report(client: ApiClient, job_id: str) -> None:
         st.markdown(f"**{t['title']}**")
         import pandas as pd
 
-        df = pd.DataFrame(t["rows"], columns=t["columns"])
+        df = pd.DataFrame([[BLANK if v is None else v for v in row] for row in t["rows"]], columns=t["columns"])
         if len(df) <= 60:  # small tables as real HTML (searchable, copyable)
             st.table(df.set_index(df.columns[0]) if len(df.columns) > 1 else df)
         else:

@@ -18,10 +18,20 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client
+from ui.components import (
+    BLANK,
+    follow_job,
+    get_client,
+    matrix_frame,
+    method_schema,
+    schema_inputs,
+    submit_button,
+    submit_job,
+)
 
 PAGE = {"title": "Continual learning", "icon": ":material/stacked_line_chart:", "section": "Methods", "order": 40}
 _STATE_JOB = "continual_job"
+METHOD = "continual.run"
 
 
 def _pct(pair: list[float] | None) -> str:
@@ -30,65 +40,51 @@ def _pct(pair: list[float] | None) -> str:
     return f"{pair[0] * 100:.1f} ± {pair[1] * 100:.1f}"
 
 
-def _submit(client, params: dict[str, Any]) -> None:
-    try:
-        job = client.submit("continual.run", params)
-    except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
-        return
-    st.session_state[_STATE_JOB] = job["id"]
-
-
 def _form(client, methods: list[dict[str, Any]], datasets: list[str]) -> None:
+    """The method and its preset (named option sets: a schema cannot list them) and the dataset picked here;
+    every other input from the ``continual.run`` params schema."""
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
     by_name = {m["name"]: m for m in methods}
-    c1, c2 = st.columns(2)
-    name = c1.selectbox("Method", list(by_name), help="Registered continual-learning methods.")
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox("Method", list(by_name), help="Registered continual-learning methods.", key="continual-method")
     spec = by_name[name]
     presets = list(spec.get("presets") or {}) or ["defaults"]
     preset = c2.selectbox("Preset", presets, help="Named option sets of the method (quick = seconds).")
+    default_ds = schema["properties"].get("dataset", {}).get("default")
+    ds_list = datasets or [default_ds or "digits"]
+    dataset = c3.selectbox(
+        "Dataset", ds_list, index=ds_list.index(default_ds) if default_ds in ds_list else 0, key="continual-dataset"
+    )
     st.caption(spec.get("description", "") + "  \nEvaluated arms: " + ", ".join(spec.get("heads", [])))
-    with st.form("continual-form"):
-        c1, c2, c3 = st.columns(3)
-        seeds = c1.slider("Seeds", 1, 10, 1, help="Each seed draws its own class order, subsample and init.")
-        all_samples = c2.checkbox("All training samples", value=True)
-        spc = c2.number_input(
-            "Samples per class",
-            min_value=2,
-            max_value=100000,
-            value=32,
-            step=1,
-            help="Used when 'All training samples' is off (e.g. 32 < d for DPCR's CIP).",
-        )
-        dataset = c3.selectbox("Dataset", datasets or ["digits"])
-        c1, c2 = st.columns(2)
-        per_task = c1.number_input("Classes per task", min_value=1, max_value=1000, value=2, step=1)
-        n_tasks = c2.number_input("Tasks (0 = all)", min_value=0, max_value=1000, value=0, step=1)
-        options_text = st.text_area(
-            "Options (JSON)",
-            key=f"continual-opts-{name}-{preset}",
-            height=120,
-            value=json.dumps((spec.get("presets") or {}).get(preset, {}), indent=1),
-        )
-        device = device_inputs("continual")
-        if st.form_submit_button("Run", type="primary"):
-            try:
-                options = json.loads(options_text or "{}")
-            except json.JSONDecodeError as exc:
-                st.error(f"Options are not valid JSON: {exc}")
-                return
-            params = {
-                "method": name,
-                "dataset": dataset,
-                "seeds": int(seeds),
-                "options": options,
-                "classes_per_task": int(per_task),
-                **device,
-            }
-            if not all_samples:
-                params["samples_per_class"] = int(spc)
-            if n_tasks:
-                params["n_tasks"] = int(n_tasks)
-            _submit(client, params)
+    options_text = st.text_area(
+        "Options (JSON)",
+        key=f"continual-opts-{name}-{preset}",
+        height=120,
+        value=json.dumps((spec.get("presets") or {}).get(preset, {}), indent=1),
+        help="The method's own options: the preset's, editable.",
+    )
+    form = schema_inputs(
+        schema,
+        "continual",
+        only=["seeds", "classes_per_task", "n_tasks", "samples_per_class"],
+        more=True,
+        columns=4,
+        fixed={"method": name, "dataset": dataset, "options": {}},
+    )
+    errors = list(form.errors)
+    try:
+        options = json.loads(options_text or "{}")
+    except json.JSONDecodeError as exc:
+        st.error(f"Options: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+        errors.append("Options: not valid JSON.")
+        options = {}
+    params = {**form.params, "options": options}
+    if submit_button("Run", "continual-go", errors):
+        job_id = submit_job(client, METHOD, params, schema=schema)
+        if job_id:
+            st.session_state[_STATE_JOB] = job_id
 
 
 def _mean_matrix(runs: list[dict[str, Any]], head: str) -> np.ndarray:
@@ -143,9 +139,10 @@ def _results(client, job_id: str) -> None:
     head = st.selectbox("Matrix of arm", heads, key=f"continual-head-{job_id}")
     mat = _mean_matrix(exp["runs"], head) * 100
     labels = [f"task {i + 1}" for i in range(mat.shape[0])]
-    st.dataframe(pd.DataFrame(mat, index=[f"after {x}" for x in labels], columns=labels).round(1))
+    st.dataframe(matrix_frame(mat.tolist(), [f"after {x}" for x in labels], labels))
+    st.caption("— : a task not learnt yet when the row's accuracies were measured.")
     with st.expander("Per-task diagnostics (seed 1)"):
-        st.dataframe(pd.DataFrame(exp["runs"][0]["diagnostics"]))
+        st.dataframe(pd.DataFrame(exp["runs"][0]["diagnostics"]).astype(object).where(lambda d: d.notna(), BLANK))
     st.download_button(
         "Download all runs (JSON)",
         data=json.dumps(exp, indent=1),

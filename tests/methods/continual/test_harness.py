@@ -98,6 +98,13 @@ def test_run_experiment_over_seeds_reports_progress_per_task_and_a_report():
 
     report = experiment_report(exp)
     assert report.metrics["best_head"] == "ncm" and report.metrics["A_f"] == 1.0
+    assert report.metrics["method"] == "ncm" and report.summary.startswith("**ncm**: A_f 100.0 ± 0.0 %")
+    assert len(report.metrics) == 6
+    exp.heads = ["recent", "ncm"]  # the method's own arm first, a better one beside it: headed by its own
+    headed = experiment_report(exp)
+    assert headed.metrics["method"] == "recent" and headed.metrics["A_f"] == pytest.approx(1 / 3, abs=1e-6)
+    assert headed.metrics["best_head"] == "ncm" and "Best A_f: ncm." in headed.summary
+    exp.heads = ["ncm", "recent"]
     md = report.to_markdown()
     assert "| recent | 33.3 ± 0.0 |" in md and "run_matrix.png" in md
     files = report.pending_files()

@@ -65,6 +65,11 @@ def _app():
     class FakeClient:
         submitted = []
 
+        def methods(self):
+            from core.jobs import get_method
+
+            return [{"name": "continual.run", "params_schema": get_method("continual.run").json_schema()}]
+
         def get(self, path, **params):
             return fixture["methods"] if path.endswith("/methods") else ["digits", "ui_tiny"]
 
@@ -120,10 +125,9 @@ def test_submit_then_results_with_old_new_gap_and_matrix(fixture_file):
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox[0].value == "ui_toy"
-    at.slider[0].set_value(2)
-    at.checkbox[0].uncheck()
-    at.number_input[0].set_value(3)
-    at.button[0].click()
+    at.number_input(key="continual-seeds").set_value(2)
+    at.number_input(key="continual-samples_per_class").set_value(3)
+    at.button(key="continual-go").click()
     at.run()
     assert not at.exception, at.exception
     sent = json.loads(open(str(fixture_file) + ".submitted").read())
@@ -133,9 +137,11 @@ def test_submit_then_results_with_old_new_gap_and_matrix(fixture_file):
             "method": "ui_toy",
             "dataset": "digits",
             "seeds": 2,
+            "first_seed": 1993,
             "options": {},
             "classes_per_task": 2,
             "samples_per_class": 3,
+            "threads": 1,
         },
     }
     table = at.table[0].value
@@ -143,4 +149,9 @@ def test_submit_then_results_with_old_new_gap_and_matrix(fixture_file):
     # 'first' is right only on the newest task's first class: old classes 0 %, new classes 50 %
     assert table.loc["first", "old acc (%)"] == "0.0 ± 0.0" and table.loc["first", "new acc (%)"] == "50.0 ± 0.0"
     assert any("Old vs new" in m.value for m in at.markdown)
-    assert at.dataframe[0].value.shape == (2, 2)
+    matrix = at.dataframe[0].value
+    assert matrix.shape == (2, 2)
+    # the task not learnt yet is a blank cell, not "None"/NaN
+    assert matrix.iloc[0, 1] == "—" and "None" not in matrix.to_string() and "nan" not in matrix.to_string()
+    # the report is headed by the method's own arm, with a few readable metrics
+    assert not [k for k in json.loads(open(str(fixture_file)).read())["report"]["body"]["metrics"] if "." in k]
