@@ -1,4 +1,11 @@
-"""Fan-out for agents: :func:`enqueue` sub-jobs, then :func:`wait` for them.
+"""Fan-out: :func:`map_jobs` runs a list of params as sub-jobs or inline; :func:`enqueue` and :func:`wait` below it.
+
+:func:`map_jobs` is what a reproduction or a study calls: one registered method over a list of params,
+as sub-jobs on the workers when a sender is registered (``dispatch="auto"``, or ``"jobs"`` to insist),
+else one after the other in this process with a progress share each (``dispatch="inline"`` forces it).
+The sub-jobs keep their params' ``device``/``amp`` (so :mod:`core.jobs.routing` sends a GPU sub-job to
+the ``gpu`` queue) and :func:`wait`'s steal guard (a stalled sub-job is run here only if this process
+consumes its queue).
 
 An agent that splits its work into jobs of the platform (PAE's rollout and
 evaluation batches) records each one exactly like the API does — validated params,
@@ -9,11 +16,11 @@ Who sends the message
 ---------------------
 The Celery task lives in ``services/worker``, and ``core`` may not import
 ``services`` (the layers contract: services -> agents -> methods -> core). So the
-worker package *registers* its send function here when it is imported
-(``services/worker/tasks/jobs.py`` calls :func:`register_sender`). Every process
-that runs jobs — a Celery worker, the API — imports that module, so an agent
-running inside a job finds a sender without naming the task or the Celery app. A
-process without one (a bare library call) gets a clear :class:`NoSender` error
+worker package *registers* its send function in :mod:`core.jobs.sender` when it is
+imported (``services/worker/tasks/jobs.py`` calls :func:`register_sender`, re-exported
+here). Every process that runs jobs — a Celery worker, the API — imports that module,
+so an agent running inside a job finds a sender without naming the task or the Celery
+app. A process without one (a bare library call) gets a clear :class:`NoSender` error
 before anything is recorded; tests and special set-ups pass ``send=`` explicitly.
 
 Waiting
@@ -35,29 +42,44 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import threading
 import time
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from core.db.models import Job
-from core.jobs.context import JobContext, TransientError
+from core.jobs.context import JobContext, TransientError, null_context
 from core.jobs.routing import runs_here
+from core.jobs.sender import NoSender, Sender, get_sender, has_sender, register_sender
 
 log = logging.getLogger(__name__)
 
-Sender = Callable[[Job], None]
-
-_sender: Sender | None = None
-_sender_lock = threading.Lock()
 _QUEUE = re.compile(r"^[a-z0-9_-]{1,20}$")
 _ENDED = ("succeeded", "failed", "cancelled")
 _sleep = time.sleep  # (tests record the delays)
 
+T = TypeVar("T")
+Dispatch = Literal["auto", "jobs", "inline"]
 
-class NoSender(RuntimeError):
-    """No function to send a recorded job to the workers is registered in this process."""
+__all__ = [
+    "Dispatch",
+    "JobRow",
+    "NoSender",
+    "Sender",
+    "SubJobFailed",
+    "WaitTimeout",
+    "enqueue",
+    "get_sender",
+    "has_sender",
+    "map_jobs",
+    "register_sender",
+    "rows",
+    "use_jobs",
+    "wait",
+]
 
 
 class SubJobFailed(RuntimeError):
@@ -103,25 +125,6 @@ class JobRow:
         return self.status in _ENDED
 
 
-def register_sender(send: Sender | None) -> Sender | None:
-    """Install the process's job sender (``None`` removes it); returns the previous one."""
-    global _sender
-    with _sender_lock:
-        previous, _sender = _sender, send
-    return previous
-
-
-def get_sender() -> Sender:
-    """The registered sender, or :class:`NoSender`."""
-    if _sender is None:
-        raise NoSender(
-            "no job sender is registered in this process: jobs reach the workers through "
-            "services.worker (importing services.worker.tasks.jobs registers it; every worker and "
-            "the API do), or pass send="
-        )
-    return _sender
-
-
 def enqueue(
     method: str,
     params: dict[str, Any] | None,
@@ -148,7 +151,7 @@ def enqueue(
         NoGpuWorker: ``device=cuda`` where the deployment declares no GPU worker (nothing recorded).
         EnqueueError: the broker refused the message (the job is recorded as failed).
     """
-    from core.jobs.lifecycle import submit_job
+    from core.jobs.submit import submit_job
 
     if queue is not None and not _QUEUE.match(queue):
         raise ValueError(f"queue {queue!r} must match {_QUEUE.pattern}")
@@ -219,7 +222,7 @@ def wait(
                 j for j in pending if current[j].status == "queued" and j not in stolen and runs_here(current[j].queue)
             ]
             if queued:
-                from core.jobs.lifecycle import execute_job
+                from core.jobs.execute import execute_job
 
                 for j in queued:
                     log.info("sub-job %s still queued after %.0fs: running it here", j, waited)
@@ -234,3 +237,84 @@ def wait(
             progress.log(f"waiting for {len(pending)} sub-job(s)")
         _sleep(min(delay, max(0.0, timeout - waited) + 0.01))
         delay = min(max_poll, delay * backoff)
+
+
+def use_jobs(dispatch: Dispatch, send: Sender | None = None) -> bool:
+    """Whether a fan-out sends sub-jobs: ``"jobs"`` (a sender is required: :class:`NoSender` otherwise),
+    ``"auto"`` (when ``send`` is given or a sender is registered) or ``"inline"`` (never)."""
+    if dispatch == "inline":
+        return False
+    if dispatch not in ("auto", "jobs"):
+        raise ValueError(f"dispatch must be 'auto', 'jobs' or 'inline', got {dispatch!r}")
+    if send is not None or has_sender():
+        return True
+    if dispatch == "jobs":
+        get_sender()  # raises NoSender, saying how to get one
+    return False
+
+
+def map_jobs(
+    method: str,
+    params: Sequence[BaseModel | Mapping[str, Any]],
+    *,
+    inline: Callable[[Any, JobContext], T] | None = None,
+    result: Callable[[dict[str, Any]], T] | None = None,
+    dispatch: Dispatch = "auto",
+    progress: JobContext | None = None,
+    key: str | None = None,
+    timeout: float = 6 * 3600,
+    steal_after: float | None = 60.0,
+    label: Callable[[Any], str] | None = None,
+    owner: str = "local",
+    send: Sender | None = None,
+) -> list[T]:
+    """Run the registered ``method`` once per params, as sub-jobs or in this process; one result each, in order.
+
+    Every params (a model or a mapping) is validated by ``method``'s params model first, so a bad one fails
+    the fan-out before anything is sent. Then, when :func:`use_jobs` says so:
+
+    * **sub-jobs**: each is :func:`enqueue`-d with the idempotency key ``"<key>:<run>:<k>"`` (``key``
+      defaults to ``method``; ``run`` is the calling job's id, so a retried parent finds its sub-jobs
+      again, else a fresh id), routed by its own ``device``/``amp``; :func:`wait` waits for them (a
+      sub-job still queued after ``steal_after`` seconds runs here if this process consumes its queue);
+      the result of each is ``result(data)`` of its stored report's ``data`` (``data`` itself by default);
+    * **inline**: in turn, ``inline(params_model, share)`` with ``share`` the k-th equal share of
+      ``progress`` (default: ``result`` of the registered job's ``Report.data``); ``label(params)``, when
+      given, names each one on the progress bar.
+
+    Raises:
+        NoSender: ``dispatch="jobs"`` without a sender.
+        InvalidParams, UnknownMethod: from the registry, before anything runs.
+        SubJobFailed, WaitTimeout: from :func:`wait`.
+    """
+    from core.jobs.registry import get_method
+
+    progress = progress or null_context()
+    spec = get_method(method)
+    models = [spec.validate(p.model_dump() if isinstance(p, BaseModel) else dict(p)) for p in params]
+    pick = result or (lambda data: data)  # type: ignore[return-value]
+    if not models:
+        return []
+    if use_jobs(dispatch, send):
+        from core.db import crud
+        from core.db.session import session_scope
+
+        run = progress.job_id or uuid.uuid4().hex
+        prefix = key or method
+        ids = [
+            enqueue(method, m.model_dump(), idempotency_key=f"{prefix}:{run}:{k}", owner=owner, send=send)
+            for k, m in enumerate(models)
+        ]
+        progress(0.0, f"{len(ids)} sub-jobs queued")
+        wait(ids, timeout=timeout, steal_after=steal_after, progress=progress)
+        with session_scope() as s:
+            bodies = [crud.get_report_for_job(s, job_id=j) for j in ids]
+            return [pick(body.body.get("data") or {}) for body in bodies]
+    out: list[T] = []
+    n = len(models)
+    for k, m in enumerate(models):
+        share = progress.sub(k / n, (k + 1) / n)
+        if label is not None:
+            share(0.0, label(m))
+        out.append(inline(m, share) if inline is not None else pick(spec.run(m, share).data))
+    return out

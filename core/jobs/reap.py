@@ -38,13 +38,13 @@ def reap_stale(
     job is moved by one conditional UPDATE, so one reaper wins and sends one message. A
     message the broker redelivers later finds the job already claimed or ended
     (:func:`core.jobs.execute.execute_job` runs a job to completion at most once). ``enqueue``
-    defaults to the sender the worker package registered (:func:`core.jobs.dispatch.get_sender`).
+    defaults to the sender the worker package registered (:func:`core.jobs.sender.get_sender`).
     """
     settings = get_settings()
     stale = settings.job_stale_after_s if stale_after_s is None else stale_after_s
     queued_after = settings.job_requeue_queued_after_s if requeue_queued_after_s is None else requeue_queued_after_s
     if enqueue is None:
-        from core.jobs.dispatch import get_sender
+        from core.jobs.sender import get_sender
 
         enqueue = get_sender()
     now = utcnow()
