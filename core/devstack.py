@@ -87,6 +87,7 @@ class Stack:
             PAPERWORKS_DATABASE_URL=database_url,
             PAPERWORKS_BROKER_URL=broker_url,
             PYTHONUNBUFFERED="1",
+            PYTHONFAULTHANDLER="1",
             **extra_env,
         )
         self.procs: list[subprocess.Popen] = []
@@ -118,11 +119,27 @@ class Stack:
         )
         self.wait_http(f"{self.url}/healthz", 90)
 
-    def start_worker(self, name: str = "worker", *args: str) -> subprocess.Popen:
-        """Start a solo-pool worker named ``name`` (``args``: more worker options) and wait until it is ready."""
+    def start_worker(self, name: str = "worker", *args: str, timeout: float = 120.0) -> subprocess.Popen:
+        """Start a solo-pool worker named ``name`` (``args``: more worker options) and wait until it is ready.
+
+        A worker not ready after ``timeout`` seconds is sent SIGABRT, so that Python's faulthandler (on in
+        every process of the stack) writes where each of its threads was into its log, which the error quotes.
+        """
         cmd = [sys.executable, "-m", "services.worker.main", "--pool=solo", f"--hostname={name}@%h", *args]
         p = self._spawn(name, cmd)
-        self.wait_log(name, "ready", 120)
+        try:
+            self.wait_log(name, "ready", timeout)
+        except StackError:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(10)
+            log = self.log(name)
+            dump = log.rfind("Fatal Python error")  # faulthandler writes the innermost frames first
+            raise StackError(
+                f"worker {name} not ready after {timeout:.0f} s; its log (with faulthandler's stacks):\n"
+                f"{log[dump : dump + 8000] if dump >= 0 else log[-8000:]}"
+            ) from None
         return p
 
     def wait_http(self, url: str, timeout: float) -> None:
