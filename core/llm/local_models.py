@@ -25,7 +25,7 @@ from typing import Any
 
 from core.config import get_settings
 from core.lazy import MODEL_LOADING, locked_cache
-from core.llm.install import SlicedWheels, is_installed
+from core.llm.sliced import SlicedWheels, is_installed
 
 log = logging.getLogger(__name__)
 
