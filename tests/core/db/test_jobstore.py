@@ -23,9 +23,8 @@ from core.db.session import session_scope
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request, settings, monkeypatch):
     """The configured job store on SQLite (the session's database) or on a fresh migrated PostgreSQL one."""
-    from core.db.session import get_engine
-
     from core.db import migrate
+    from core.db.session import get_engine
 
     url = None
     if request.param == "postgres":
@@ -204,3 +203,25 @@ def test_reads(store):
     assert sorted((r["id"], r["status"]) for r in rows) == sorted([(a.id, "queued"), (b.id, "cancelled")])
     assert set(rows[0]) == {"id", "status"}
     assert store.count([a.id, b.id], ["succeeded", "failed", "cancelled"]) == 1
+
+
+def test_batch_falls_back_to_one_by_one_when_a_key_is_taken_meanwhile(store, monkeypatch):
+    """Another request takes one of the batch's keys between the batch's read of its keys and its insert: the
+    batch's transaction fails on the unique constraint and each item is recorded on its own instead."""
+    from sqlalchemy.orm import Session
+
+    taken, free = f"taken-{new_id()}", f"free-{new_id()}"
+    add_all = Session.add_all
+    raced: list[str] = []
+
+    def add_all_after_a_concurrent_submit(self, rows):
+        monkeypatch.setattr(Session, "add_all", add_all)
+        raced.append(store.create(_new("o", taken))[0].id)  # its own transaction, committed
+        return add_all(self, rows)
+
+    monkeypatch.setattr(Session, "add_all", add_all_after_a_concurrent_submit)
+    out = store.create_many([_new("o", taken), _new("o", free), _new("o")])
+    assert raced and [created for _, created in out] == [False, True, True]
+    assert out[0][0].id == raced[0]
+    with session_scope() as s:
+        assert s.query(Job).filter(Job.idempotency_key.in_([taken, free])).count() == 2

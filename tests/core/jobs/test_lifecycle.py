@@ -188,3 +188,32 @@ def test_one_statement_submit_claim_and_finish_on_postgres(on_postgres):
     with session_scope() as s:
         assert [r.title for r in s.query(ReportRow).filter_by(job_id=first.id)] == ["again"]
         assert s.get(Job, first.id).message.startswith("slept")  # an ended job keeps its end state
+
+
+def test_a_job_the_broker_refuses_is_recorded_failed():
+    """submit_job raises EnqueueError; submit_jobs reports it on the refused item only; both rows end failed."""
+    from core.jobs.lifecycle import BatchItem, EnqueueError, submit_jobs
+
+    def refuse(job):
+        raise ConnectionError("broker down")
+
+    with pytest.raises(EnqueueError, match="broker down"):
+        submit_job("diag.sleep", {"seconds": 0}, enqueue=refuse)
+    with session_scope() as s:
+        row = s.query(Job).order_by(Job.created_at.desc()).first()
+        assert (row.status, row.message, row.error) == (
+            "failed",
+            "could not enqueue",
+            "could not enqueue: ConnectionError: broker down",
+        )
+    sent = []
+
+    def refuse_the_second(job):
+        sent.append(job.id)
+        if len(sent) == 2:
+            raise ConnectionError("broker down")
+
+    results = submit_jobs([BatchItem("diag.sleep", {"seconds": 0}) for _ in range(3)], enqueue=refuse_the_second)
+    assert [type(r.error).__name__ if r.error else None for r in results] == [None, "EnqueueError", None]
+    with session_scope() as s:
+        assert [s.get(Job, r.job.id).status for r in results] == ["queued", "failed", "queued"]
