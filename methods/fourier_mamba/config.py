@@ -56,6 +56,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"  # auto: CUDA when present (a gpu-queue worker)
+    amp: Literal["off", "bf16"] = "off"  # bf16 autocast (core.device)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

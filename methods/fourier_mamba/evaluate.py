@@ -40,7 +40,7 @@ def derain_np(model: FourierMambaNet, rainy: np.ndarray) -> np.ndarray:
     """(H, W, 3) float [0, 1] → derained (H, W, 3)."""
     model.eval()
     x = torch.from_numpy(np.ascontiguousarray(rainy.transpose(2, 0, 1))).float()
-    return to_hwc(derain_image(model, x))
+    return to_hwc(derain_image(model, x).float())
 
 
 def evaluate_crops(model: FourierMambaNet, xs: np.ndarray, ys: np.ndarray, batch: int = 16) -> list[PairScores]:
@@ -48,7 +48,7 @@ def evaluate_crops(model: FourierMambaNet, xs: np.ndarray, ys: np.ndarray, batch
     outs = []
     with torch.no_grad():
         for i in range(0, len(xs), batch):
-            outs.append(derain_image(model, torch.from_numpy(xs[i : i + batch])).numpy())
+            outs.append(derain_image(model, torch.from_numpy(xs[i : i + batch])).float().numpy())
     out = np.concatenate(outs)
     return [score_pair(f"crop{i}", to_hwc(xs[i]), to_hwc(ys[i]), to_hwc(out[i])) for i in range(len(xs))]
 

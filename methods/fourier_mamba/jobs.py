@@ -6,15 +6,17 @@ the job that gains from a GPU (the selective scan then runs as the Triton kernel
 entry point ``POST /v1/fourier_mamba/train`` sends it
 to :func:`train_queue` — ``gpu`` when the deployment declares a GPU worker in
 ``PAPERWORKS_WORKER_QUEUES`` (e.g. ``cpu,gpu``), ``cpu`` otherwise. Deraining is one forward pass of a
-0.3M-parameter network: ``cpu``.
+0.3M-parameter network: ``cpu``. Both take ``device``/``amp`` (:class:`core.device.DeviceParams`): the
+training, and the derain pass (and its training when no model is cached), run there.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
 from methods.fourier_mamba.config import PRESETS
@@ -31,7 +33,7 @@ def train_queue() -> str:
     return "gpu" if "gpu" in queues else "cpu"
 
 
-class TrainParams(BaseModel):
+class TrainParams(DeviceParams):
     preset: PresetName = Field("cpu", description="Model + training recipe (config.py): cpu, spec (§6) or tiny.")
     scan_order: Order = Field("zigzag", description="Spectrum scan order (zigzag is the paper's; raster ablates it).")
     steps: int | None = Field(None, ge=1, le=100_000, description="Override the preset's training steps.")
@@ -44,8 +46,9 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
     from methods.fourier_mamba.model import count_params
     from methods.fourier_mamba.service import checkpoint_path, train_and_save
 
-    overrides = {"seed": params.seed} | ({"steps": params.steps} if params.steps else {})
-    result = train_and_save(params.preset, params.scan_order, progress, **overrides)
+    dev = resolve_device(params.device)
+    overrides = {"seed": params.seed, "amp": params.amp} | ({"steps": params.steps} if params.steps else {})
+    result = train_and_save(params.preset, params.scan_order, progress, device=dev, **overrides)
     report = Report(
         title=f"FourierMamba trained ({params.preset}, {params.scan_order})",
         summary=f"{len(result.losses)} steps in {result.seconds:.0f} s; final loss {result.losses[-1]:.4f}.",
@@ -57,13 +60,14 @@ def run_train(params: TrainParams, progress: JobContext) -> Report:
             "first_loss": result.losses[0],
             "final_loss": result.losses[-1],
             "params": count_params(result.model),
+            **device_provenance(dev, params.amp),
         }
     )
     report.data = {"checkpoint": str(checkpoint_path(params.preset, params.scan_order)), "losses": result.losses}
     return report
 
 
-class DerainParams(BaseModel):
+class DerainParams(DeviceParams):
     image_sha256: str | None = Field(
         None,
         pattern=r"^[0-9a-f]{64}$",
@@ -100,11 +104,13 @@ def run_derain(params: DerainParams, progress: JobContext) -> Report:
         preset=params.preset,
         scan_order=params.scan_order,
         progress=progress,
+        device=params.device,
+        amp=params.amp,
     )
 
 
-class FourierMambaOptions(ReproducerOptions):
-    """Options of ``paperworks reproduce fourier_mamba``."""
+class FourierMambaOptions(ReproducerOptions, DeviceParams):
+    """Options of ``paperworks reproduce fourier_mamba`` (``device``/``amp``: where the models train)."""
 
     PRESETS = {
         "cpu": {"steps": PRESETS["cpu"].train.steps, "n_eval": 48, "eval_crop": 64, "threads": 1},
@@ -143,7 +149,9 @@ def reproduce(options: FourierMambaOptions, progress: JobContext) -> Report:
     from methods.fourier_mamba.config import get_preset
     from methods.fourier_mamba.report import run_reproduction
 
-    preset = get_preset(options.preset).with_train(steps=options.steps, threads=options.threads, seed=options.seed)
+    preset = get_preset(options.preset).with_train(
+        steps=options.steps, threads=options.threads, seed=options.seed, device=options.device, amp=options.amp
+    )
     return run_reproduction(
         preset,
         n_eval=options.n_eval,

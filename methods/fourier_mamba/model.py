@@ -190,13 +190,17 @@ def count_params(model: nn.Module) -> int:
 
 @torch.no_grad()
 def derain_image(model: FourierMambaNet, rainy: torch.Tensor) -> torch.Tensor:
-    """Derain (3, H, W) or (b, 3, H, W) of any size: reflect-pad to the model's multiple, run, crop, clip."""
+    """Derain (3, H, W) or (b, 3, H, W) of any size: reflect-pad to the model's multiple, run, crop, clip.
+
+    Runs on the model's device; the result comes back on ``rainy``'s device.
+    """
     single = rainy.dim() == 3
     x = rainy[None] if single else rainy
+    x = x.to(next(model.parameters()).device)
     h, w = x.shape[-2:]
     m = model.cfg.multiple
     ph, pw = (-h) % m, (-w) % m
     if ph or pw:
         x = F.pad(x, (0, pw, 0, ph), mode="reflect")
-    y = model(x)[..., :h, :w].clamp(0.0, 1.0)
+    y = model(x)[..., :h, :w].clamp(0.0, 1.0).to(rainy.device)
     return y[0] if single else y

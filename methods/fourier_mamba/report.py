@@ -12,6 +12,7 @@ import torch
 from scipy.ndimage import median_filter
 
 from core.config import get_settings
+from core.device import device_provenance
 from core.jobs import JobContext, Report
 from methods.fourier_mamba.config import Preset
 from methods.fourier_mamba.data import rain100l_pairs
@@ -139,6 +140,7 @@ def run_reproduction(
     m["params"] = count_params(results["zigzag"].model)
     m["train_seconds_zigzag"] = round(results["zigzag"].seconds, 1)
     m["total_seconds"] = round(time.perf_counter() - t_start, 1)
+    m.update(device_provenance(preset.train.device, preset.train.amp))  # where the models trained
 
     rows = [["rainy input (identity)", zz["psnr_in"], zz["ssim_in"], "", ""]]
     rows.append(["3×3 median filter", median["psnr_out"], median["ssim_out"], median["psnr_gain"], ""])

@@ -4,6 +4,8 @@ Trained networks are cached as ``<cache_dir>/fourier_mamba/<preset>-<scan order>
 configs + loss history). The derain job uses the cached model of its preset and trains it on first
 use; ``fourier_mamba.train`` (re)trains one explicitly. Images arrive by reference: an uploaded
 file's SHA-256 in the artifact store, or a sample name (the 3 Rain100L pairs, china, flower).
+Both jobs run on their params' ``device`` under ``amp`` (training, and the derain forward pass); the
+cached model does not depend on where it was trained (saved from the CPU, loaded there, then moved).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 from PIL import Image
 
 from core.config import get_settings
+from core.device import autocast, device_provenance, resolve_device
 from core.jobs import JobContext, Report
 from methods.fourier_mamba.config import ModelConfig, TrainConfig, get_preset
 from methods.fourier_mamba.data import add_rain, rain100l_pairs, sklearn_backgrounds
@@ -63,20 +66,33 @@ def load_model(path: Path) -> tuple[FourierMambaNet, dict[str, Any]]:
     return model, blob
 
 
-def train_and_save(preset: str, scan_order: str, progress: JobContext, **train_overrides: Any) -> TrainResult:
+def train_and_save(
+    preset: str, scan_order: str, progress: JobContext, *, device: Any = None, **train_overrides: Any
+) -> TrainResult:
+    """Train the preset (``train_overrides`` replace TrainConfig fields) and cache it.
+
+    ``device``: any torch device, overriding the config's (``cpu``/``auto``/``cuda``); the stored config
+    then records it (``str(device)``) as the device it was trained on.
+    """
+    if device is not None:
+        train_overrides["device"] = str(device)
     p = get_preset(preset).with_model(scan_order=scan_order).with_train(**train_overrides)
-    result = train_model(p.model, p.train, get_settings().data_dir, progress=progress)
+    result = train_model(p.model, p.train, get_settings().data_dir, progress=progress, device=device)
     save_model(result, p.train, checkpoint_path(preset, scan_order))
     return result
 
 
-def get_model(preset: str, scan_order: str, progress: JobContext) -> tuple[FourierMambaNet, dict[str, Any]]:
-    """The cached model, trained first when there is none."""
+def get_model(
+    preset: str, scan_order: str, progress: JobContext, *, device: Any = "cpu", amp: str = "off"
+) -> tuple[FourierMambaNet, dict[str, Any]]:
+    """The cached model on ``device``, trained there first when there is none."""
+    dev = resolve_device(device)
     path = checkpoint_path(preset, scan_order)
     if not path.is_file():
-        progress(0.0, f"no trained {preset}/{scan_order} model yet: training it")
-        train_and_save(preset, scan_order, progress.sub(0.0, 0.9))
-    return load_model(path)
+        progress(0.0, f"no trained {preset}/{scan_order} model yet: training it on {dev}")
+        train_and_save(preset, scan_order, progress.sub(0.0, 0.9), device=dev, amp=amp)
+    model, blob = load_model(path)
+    return model.to(dev), blob
 
 
 def fit_side(img: np.ndarray, side: int = MAX_SIDE) -> np.ndarray:
@@ -121,14 +137,18 @@ def derain_report(
     preset: str,
     scan_order: str,
     progress: JobContext,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> Report:
-    """Derain one image; with synthetic rain added the clean image becomes the ground truth."""
+    """Derain one image on ``device``; with synthetic rain added the clean image becomes the ground truth."""
+    dev = resolve_device(device)
     name, img, gt = resolve_image(image_sha256=image_sha256, sample=sample)
     if add_rain_kind is not None:
         gt, img = img, add_rain(img, np.random.default_rng(rain_seed), add_rain_kind)  # type: ignore[arg-type]
-    model, blob = get_model(preset, scan_order, progress)
+    model, blob = get_model(preset, scan_order, progress, device=dev, amp=amp)
     progress(0.92, "deraining")
-    out = derain_np(model, img)
+    with autocast(dev, amp):
+        out = derain_np(model, img)
     report = Report(title=f"FourierMamba deraining: {name}")
     report.add_image("input.png", img, caption="input")
     report.add_image("output.png", out, caption="FourierMamba output")
@@ -152,6 +172,7 @@ def derain_report(
         report.summary = "No ground truth for this image: output shown without scores."
     report.add_section("input | output" + (" | ground truth" if gt is not None else ""), " ".join(panels))
     report.metrics.update({"preset": preset, "scan_order": scan_order, "params": count_params(model)})
+    report.metrics.update(device_provenance(dev, amp))
     report.data = {"train": blob["train"], "model": blob["model"], "height": img.shape[0], "width": img.shape[1]}
     progress(1.0, "done")
     return report

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
+from core.device import resolve_device
 from core.train import fit, pin_threads, seed_everything
 from methods.fourier_mamba.config import ModelConfig, TrainConfig
 from methods.fourier_mamba.data import RainSet, clean_backgrounds, make_rain_set, sample_crops
@@ -39,21 +41,25 @@ def train_model(
     *,
     progress=None,
     rain_set: RainSet | None = None,
+    device: Any = None,
 ) -> TrainResult:
-    """Train a fresh network for ``cfg.steps`` AdamW steps on random crops (flips) of the rain set."""
+    """Train a fresh network for ``cfg.steps`` AdamW steps on random crops (flips) of the rain set.
+
+    It trains on ``cfg.device`` (``auto``: CUDA when present) under ``cfg.amp``; ``device`` (any torch
+    device, e.g. the tests' ``lazy``) overrides it. Crops are cut on the CPU and moved as they come.
+    The returned model is on the CPU.
+    """
     import time
 
+    dev = resolve_device(cfg.device if device is None else device)
     seed_everything(cfg.seed)
     rs = rain_set if rain_set is not None else training_set(cfg, data_dir)
     rng = np.random.default_rng([cfg.seed, 1])
-    device = torch.device(
-        "cuda" if cfg.device == "auto" and torch.cuda.is_available() else cfg.device.replace("auto", "cpu")
-    )
-    model = FourierMambaNet(model_cfg).to(device)  # on CUDA the scan runs as the Triton kernel (scan_impl auto)
+    model = FourierMambaNet(model_cfg).to(dev)  # on CUDA the scan runs as the Triton kernel (scan_impl auto)
 
     def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
         x, y = sample_crops(rs, cfg.batch_size, cfg.crop, "train", rng)
-        return torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+        return torch.from_numpy(x), torch.from_numpy(y)
 
     def loss_fn(net: FourierMambaNet, b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         return derain_loss(net(b[0]), b[1], cfg.freq_weight)
@@ -69,6 +75,8 @@ def train_model(
             warmup=cfg.warmup,
             weight_decay=cfg.weight_decay,
             min_lr_ratio=cfg.min_lr_ratio,
+            device=dev,
+            amp=cfg.amp,
             progress=progress,
             message=f"train ({model_cfg.scan_order})",
             log_every=50,

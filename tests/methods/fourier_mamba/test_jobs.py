@@ -44,6 +44,31 @@ def test_derain_upload_with_added_rain_scores_against_the_clean_image(tiny_model
     assert 5 < m["psnr_y_input"] < 40 and -1 <= m["ssim_y_output"] <= 1
     assert {a.name for a in report.artifacts} == {"input.png", "output.png", "ground_truth.png"}
     assert report.data["height"] == 56 and report.data["width"] == 72
+    assert m["device"] == "cpu" and m["dtype"] == "float32" and "gpu" not in m
+
+
+def test_train_job_records_where_it_trained(monkeypatch, tmp_path):
+    from methods.fourier_mamba import service
+
+    monkeypatch.setattr(service, "checkpoint_path", lambda preset, order: tmp_path / f"{preset}-{order}.pt")
+    spec = get_method("fourier_mamba.train")
+    report = spec.run(spec.validate({"preset": "tiny", "steps": 2}), null_context())
+    assert report.metrics["device"] == "cpu" and report.metrics["steps"] == 2
+    _, blob = service.load_model(tmp_path / "tiny-zigzag.pt")
+    assert blob["train"]["device"] == "cpu" and blob["train"]["amp"] == "off"
+
+
+def test_cuda_without_cuda_fails_before_training(monkeypatch, tmp_path):
+    import torch
+
+    from core.device import DeviceUnavailable
+    from methods.fourier_mamba import service
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(service, "train_model", lambda *a, **k: pytest.fail("trained"))
+    spec = get_method("fourier_mamba.train")
+    with pytest.raises(DeviceUnavailable):
+        spec.run(spec.validate({"preset": "tiny", "steps": 2, "device": "cuda"}), null_context())
 
 
 def test_derain_without_ground_truth_and_large_uploads_downscaled(tiny_model):
