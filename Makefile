@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -
 	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF \
 	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: up test test-gpu install system-deps system-deps-soft services prepare lint bench clean model-qwen1.5b
+.PHONY: up test screenshots test-gpu install system-deps system-deps-soft services prepare lint bench clean model-qwen1.5b
 
 $(PY):
 	python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -53,6 +53,13 @@ services:
 test: system-deps install services
 	$(VENV)/bin/paperworks prepare --strict
 	$(PY) -m pytest -q --durations=25
+
+# the tests save their browser screenshots in temporary folders; this refreshes the tracked ones on purpose
+screenshots: install
+	PAPERWORKS_REFRESH_SCREENSHOTS=1 $(PY) -m pytest -q \
+		tests/integration/test_ui_browser.py::test_home_page_submits_llm_complete_and_renders_the_report \
+		tests/agents/defame/test_api_ui.py::test_streamlit_page_renders_the_finished_report \
+		tests/agents/pae/test_api_ui.py::test_trajectory_browser_in_chromium
 
 # the tests marked gpu (one CPU-vs-CUDA comparison per torch job, the kernels on CUDA); without CUDA
 # they are collected and skipped, and this says so. No `install` prerequisite: a GPU machine's venv

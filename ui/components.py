@@ -589,7 +589,8 @@ def schema_inputs(
             draw(extra, max(columns, 2))
     if torch_job and device:
         values.update(device_inputs(key, schema=schema))
-    return FormValues({**{k: v for k, v in values.items() if v is not None}, **fixed}, errors)
+    kept = {k: v for k, v in {**values, **fixed}.items() if v is not None}  # a None: the API's default applies
+    return FormValues(kept, errors)
 
 
 def submit_button(label: str, key: str, errors: list[str], *, primary: bool = True, where: Any = None) -> bool:

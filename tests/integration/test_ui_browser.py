@@ -79,7 +79,7 @@ def paperworks_up(tmp_path):
     assert not [c.pid for c in tree if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_home_page_submits_llm_complete_and_renders_the_report(paperworks_up):
+def test_home_page_submits_llm_complete_and_renders_the_report(paperworks_up, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -96,7 +96,7 @@ def test_home_page_submits_llm_complete_and_renders_the_report(paperworks_up):
         page.get_by_text("tokens_per_s").first.wait_for(timeout=240_000)
         page.get_by_text("Completions", exact=True).first.wait_for(timeout=30_000)
         expect(page.get_by_text("2 + 3 = 5").first).to_be_visible()
-        shots = REPO / "docs" / "screenshots"
-        shots.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(shots / "home_llm_complete.png"), full_page=True)
+        from tests.screenshots import screenshot_path
+
+        page.screenshot(path=str(screenshot_path("home_llm_complete.png", tmp_path)), full_page=True)
         browser.close()

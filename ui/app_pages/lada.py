@@ -19,10 +19,11 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "LADA (X-TAIL)", "icon": ":material/grid_on:", "section": "Methods", "order": 42}
 _STATE_JOB = "lada_job"
+METHOD = "lada.xtail"
 METHODS = {
     "lada": "LADA (memory units + DPT + text adapters)",
     "xtail_zeroshot": "Zero-shot CLIP",
@@ -39,34 +40,34 @@ def _pct(pair: list[float] | None) -> str:
 
 
 def _form(client, domains: list[dict[str, Any]]) -> None:
+    """Every input from the ``lada.xtail`` params schema; the domains' order offers the stream's domains."""
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
     names = [d["name"] for d in domains]
-    with st.form("lada-form"):
-        c1, c2, c3 = st.columns(3)
-        method = c1.selectbox("Method", list(METHODS), format_func=METHODS.get)
-        preset = c2.selectbox("Preset", ["cpu", "spec", "quick"], help="cpu: the reproduce schedule; quick: seconds.")
-        backbone = c3.selectbox(
-            "Tiny CLIP", ["default", "test"], help="test: an untrained-quality CLIP for smoke runs."
-        )
-        c1, c2 = st.columns(2)
-        seeds = c1.slider("Seeds", 1, 10, 1, help="Each seed draws the few-shot subsample and the initialisation.")
-        shots = c2.slider("Shots per class", 1, 48, 16, help="X-TAIL's setting is 16-shot.")
-        order = st.multiselect("Domains in training order", names, default=names)
-        options_text = st.text_area("Options (JSON, override the preset)", value="{}", height=80)
-        device = device_inputs("lada")
-        if st.form_submit_button("Run", type="primary"):
-            try:
-                options = json.loads(options_text or "{}")
-            except json.JSONDecodeError as exc:
-                st.error(f"Options are not valid JSON: {exc}")
-                return
-            params = {"method": method, "preset": preset, "backbone": backbone, "seeds": int(seeds),
-                      "shots": int(shots), "domains": order, "options": options, **device}  # fmt: skip
-            try:
-                job = client.post("/v1/lada/xtail", json=params)
-            except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
-                return
-            st.session_state[_STATE_JOB] = job["id"]
+    order = st.multiselect(
+        "Domains in training order",
+        names,
+        default=[n for n in schema["properties"].get("domains", {}).get("default", names) if n in names],
+        key="lada-domains",
+        help=schema["properties"].get("domains", {}).get("description"),
+    )
+    params = schema_form(
+        schema,
+        "lada",
+        only=["method", "preset", "backbone", "seeds", "shots"],
+        more=True,
+        format_funcs={"method": lambda m: METHODS.get(m, m)},
+        columns=3,
+        submit_label="Run",
+        fixed={"domains": order},
+        client=client,
+        method=METHOD,
+    )
+    if params is not None:
+        job_id = submit_job(client, METHOD, params, path="/v1/lada/xtail", schema=schema)
+        if job_id:
+            st.session_state[_STATE_JOB] = job_id
 
 
 def mean_matrix(runs: list[dict[str, Any]], head: str) -> np.ndarray:

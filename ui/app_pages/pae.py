@@ -13,60 +13,55 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, get_client
+from ui.components import get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "Web agent (PAE)", "icon": ":material/travel_explore:", "section": "Agents", "order": 20}
 SITES = ["shop", "recipes", "dictionary", "news", "map"]
 
 
+METHOD = "pae.train"
+DEFAULT_SITES = {"train_sites": ["shop", "recipes", "dictionary", "map"], "heldout_sites": ["news"]}
+LABELS = {
+    "name": "Name",
+    "train_sites": "Training sites",
+    "heldout_sites": "Held-out sites",
+    "reward": "Reward",
+    "iterations": "Iterations",
+    "rollouts_per_iteration": "Rollouts per iteration",
+    "tasks_per_site": "Tasks per site",
+    "sft_demos_per_site": "SFT demos per site",
+    "dispatch": "Dispatch",
+    "test_temperature": "Test temperature",
+}
 REWARDS = {"llm": "LLM judge (the method)", "oracle": "sites' oracle (sanity check)", "random": "random (control)"}
 
 
 def _start_form(client) -> None:
-    with st.expander("Start a PAE run", expanded=False), st.form("pae_start"):
-        c1, c2, c3 = st.columns(3)
-        name = c1.text_input("Name", "pae", max_chars=200)
-        train = c1.multiselect("Training sites", SITES, default=["shop", "recipes", "dictionary", "map"])
-        held = c1.multiselect("Held-out sites", SITES, default=["news"])
-        reward = c2.selectbox(
-            "Reward",
-            list(REWARDS),
-            format_func=REWARDS.get,
-            help="The LLM judge is the method; the sites' oracle and the count-matched random reward are controls.",
-        )
-        iterations = c2.number_input("Iterations", 0, 200, 3)
-        rollouts = c2.number_input("Rollouts per iteration", 1, 1024, 16)
-        tasks = c3.number_input("Tasks per site", 1, 200, 20)
-        demos = c3.number_input("SFT demos per site", 0, 100, 3)
-        dispatch = c3.selectbox("Dispatch", ["inline", "celery"], help="Run rollouts in the job or fan out.")
-        test_t = c2.number_input(
-            "Test temperature",
-            0.0,
-            2.0,
-            1.0,
-            0.1,
-            help="Held-out tests sample as the paper's agent does (1.0); 0 = greedy.",
-        )
-        device = device_inputs("pae-start")
-        if st.form_submit_button("Start"):
-            body = {
-                "name": name,
-                "train_sites": train,
-                "heldout_sites": held,
-                "reward": reward,
-                "iterations": int(iterations),
-                "rollouts_per_iteration": int(rollouts),
-                "tasks_per_site": int(tasks),
-                "sft_demos_per_site": int(demos),
-                "dispatch": dispatch,
-                "test_temperature": float(test_t),
-                **device,
-            }
-            try:
-                job = client.post("/v1/webagent/runs", json=body)
-                st.success(f"queued job {job['id']}")
-            except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+    """A ``pae.train`` run: every input from its params schema (the main ones first, the rest under "More")."""
+    with st.expander("Start a PAE run", expanded=False):
+        schema = method_schema(client, METHOD)
+        if schema is None:
+            return
+        for name, sites in DEFAULT_SITES.items():  # the schema requires them without a default
+            st.session_state.setdefault(f"pae-start-{name}", "\n".join(sites))  # one site per line
+        params = schema_form(
+            schema,
+            "pae-start",
+            only=[
+                "name", "train_sites", "heldout_sites", "reward", "iterations", "rollouts_per_iteration",
+                "tasks_per_site", "sft_demos_per_site", "dispatch", "test_temperature",
+            ],
+            more=True,
+            labels=LABELS,
+            format_funcs={"reward": lambda r: REWARDS.get(r, r)},
+            columns=3,
+            submit_label="Start",
+            fixed={"run_id": None},
+        )  # fmt: skip
+        if params is not None:
+            job_id = submit_job(client, METHOD, params, path="/v1/webagent/runs", schema=schema, labels=LABELS)
+            if job_id:
+                st.success(f"queued job {job_id}")
 
 
 def curves(rows: list[dict[str, Any]]) -> dict[str, dict[int, float]]:

@@ -107,7 +107,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.integration
-def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
+def test_streamlit_page_renders_the_finished_report(finished_job, api_key, tmp_path):
     """The page, in Debian's chromium, shows the verdict, evidence and the document with its image."""
     import uvicorn
     from playwright.sync_api import sync_playwright
@@ -169,9 +169,9 @@ def test_streamlit_page_renders_the_finished_report(finished_job, api_key):
                 "() => [...document.querySelectorAll('img')].some(i => i.complete && i.naturalWidth >= 400)",
                 timeout=30_000,
             )
-            shots = REPO / "docs" / "screenshots"
-            shots.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shots / "defame_report.png"), full_page=True)
+            from tests.screenshots import screenshot_path
+
+            page.screenshot(path=str(screenshot_path("defame_report.png", tmp_path)), full_page=True)
             browser.close()
     finally:
         os.killpg(ui.pid, 15)

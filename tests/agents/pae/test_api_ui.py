@@ -93,9 +93,9 @@ def _free_port() -> int:
 
 
 @pytest.mark.integration
-def test_trajectory_browser_in_chromium(stored, admin_key, env):
+def test_trajectory_browser_in_chromium(stored, admin_key, env, tmp_path):
     api_key = admin_key
-    """The page shows the stored trajectory step by step with its screenshot (saved to docs/screenshots)."""
+    """The page shows the stored trajectory step by step with its screenshot (saved in a temporary folder)."""
     import uvicorn
 
     from services.api.main import create_app
@@ -146,14 +146,14 @@ def test_trajectory_browser_in_chromium(stored, admin_key, env):
                 timeout=60_000,
             )
             assert page.get_by_text("Type [").first.is_visible()
-            shots = REPO / "docs" / "screenshots"
-            shots.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shots / "pae_trajectory.png"), full_page=True)
+            from tests.screenshots import screenshot_path
+
+            page.screenshot(path=str(screenshot_path("pae_trajectory.png", tmp_path)), full_page=True)
             page.get_by_text("Start a PAE run").click()  # the form offers the method's reward first
             reward = page.locator("input[aria-label='Reward']")
             reward.wait_for(timeout=30_000)
             assert reward.input_value() == "LLM judge (the method)"
-            assert page.locator("input[aria-label='Test temperature']").input_value() == "1.00"
+            assert float(page.locator("input[aria-label='Test temperature']").input_value()) == 1.0  # the model's
         finally:
             ctx.close()
     finally:

@@ -27,6 +27,11 @@ def _app():
     fixture = json.loads(open(os.environ["LADA_UI_FIXTURE"]).read())
 
     class FakeClient:
+        def methods(self):
+            from core.jobs import get_method
+
+            return [{"name": "lada.xtail", "params_schema": get_method("lada.xtail").json_schema()}]
+
         def get(self, path, **params):
             if path.endswith("/domains"):
                 return [{"name": d, "classnames": ["a", "b"]} for d in ["colours", "digits", "objects"]]
@@ -76,8 +81,8 @@ def test_submit_then_metrics_and_accuracy_matrix_heatmap(fixture_file):
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=30)
     at.run()
     assert not at.exception, at.exception
-    at.slider[0].set_value(3)
-    at.button[0].click()
+    at.number_input(key="lada-seeds").set_value(3)
+    at.button(key="lada-submit").click()
     at.run()
     assert not at.exception, at.exception
     sent = json.loads(open(str(fixture_file) + ".submitted").read())
