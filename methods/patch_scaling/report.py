@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,32 +13,17 @@ from core.jobs import JobContext, Report
 from methods.patch_scaling.config import PAPER
 
 
-def _use_jobs(dispatch: str) -> bool:
-    if dispatch == "inline":
-        return False
-    from core.jobs.dispatch import NoSender, get_sender
-
-    try:
-        get_sender()
-        return True
-    except NoSender:
-        if dispatch == "jobs":
-            raise
-        return False
-
-
-def _on_device(params: Any, options: Any) -> Any:
+def _on_device(run: dict[str, Any], options: Any) -> dict[str, Any]:
     """A run's params with the sweep's ``device`` and ``amp`` (already validated by the sweep's params)."""
-    return params.model_copy(update={"device": options.device, "amp": options.amp})
+    return {**run, "device": options.device, "amp": options.amp}
 
 
 def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
     """One result dict per (backbone, p, seed): sub-jobs when a worker is configured, else in-process."""
-    from methods.patch_scaling.jobs import TrainParams
-
     runs = [
         _on_device(
-            TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.epochs), options
+            {"backbone": b, "patch": p, "seed": s, "image_size": options.image_size, "epochs": options.epochs},
+            options,
         )
         for b in options.backbones
         for p in options.patches
@@ -50,14 +34,12 @@ def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
 
 def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
     """p = max(patches) and p = 1 at ``longer_epochs`` for ``longer_seeds`` seeds ([] when off)."""
-    from methods.patch_scaling.jobs import TrainParams
-
     if not options.longer_epochs:
         return []
     ends = sorted({max(options.patches), 1}, reverse=True)
     runs = [
         _on_device(
-            TrainParams(backbone=b, patch=p, seed=s, image_size=options.image_size, epochs=options.longer_epochs),
+            {"backbone": b, "patch": p, "seed": s, "image_size": options.image_size, "epochs": options.longer_epochs},
             options,
         )
         for b in options.backbones
@@ -67,53 +49,52 @@ def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
     return run_list(runs, options.dispatch, progress)
 
 
-def run_list(runs: list[Any], dispatch: str, progress: JobContext) -> list[dict[str, Any]]:
-    """Train every run of ``runs`` (cached per run), as sub-jobs when a worker is configured.
+def run_list(runs: list[dict[str, Any]], dispatch: str, progress: JobContext) -> list[dict[str, Any]]:
+    """Train every run of ``runs`` (``patch_scaling.train`` params; cached per run), as sub-jobs when a worker is
+    configured (:func:`core.jobs.dispatch.map_jobs`).
 
     Each sub-job carries its run's ``device`` and ``amp`` (so it is routed where they say). A
     sub-job still queued after a minute is run here only when it asked for the CPU: a GPU job is
     never pulled back into this (possibly CPU-only) process.
     """
-    if _use_jobs(dispatch):
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
+    from core.jobs.dispatch import map_jobs
 
-        run = progress.job_id or uuid.uuid4().hex
-        ids = [
-            enqueue("patch_scaling.train", r.model_dump(), idempotency_key=f"patch_scaling:{run}:{k}")
-            for k, r in enumerate(runs)
-        ]
-        progress(0.0, f"{len(ids)} sub-jobs queued")
-        on_cpu = all(r.device == "cpu" for r in runs)
-        wait(ids, timeout=12 * 3600, steal_after=60.0 if on_cpu else None, progress=progress)
-        with session_scope() as s:
-            return [crud.get_report_for_job(s, job_id=j).body["data"]["result"] for j in ids]
+    on_cpu = all(r.get("device", "cpu") == "cpu" for r in runs)
+    return map_jobs(
+        "patch_scaling.train",
+        runs,
+        inline=_train_cached,
+        result=lambda data: data["result"],
+        dispatch=dispatch,
+        progress=progress,
+        key="patch_scaling",
+        timeout=12 * 3600,
+        steal_after=60.0 if on_cpu else None,
+    )
+
+
+def _train_cached(r: Any, sub: JobContext) -> dict[str, Any]:
+    """One run in this process (its cached result when there is one)."""
     from methods.patch_scaling.train import train_eval
 
-    out = []
-    for k, r in enumerate(runs):
-        sub = progress.sub(k / len(runs), (k + 1) / len(runs))
-        path = _cache_path(run_key(r))
-        if path is not None and path.exists():
-            out.append(json.loads(path.read_text()))
-            sub(1.0, f"{r.backbone} p={r.patch} seed={r.seed}: cached")
-            continue
-        res = train_eval(
-            r.backbone,
-            r.patch,
-            r.seed,
-            image_size=r.image_size,
-            epochs=r.epochs,
-            device=r.device,
-            amp=r.amp,
-            progress=sub,
-        )
-        if path is not None and res.get("device", "cpu").split(":")[0] in ("cpu", "cuda"):  # not test devices
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(res))
-        out.append(res)
-    return out
+    path = _cache_path(run_key(r))
+    if path is not None and path.exists():
+        sub(1.0, f"{r.backbone} p={r.patch} seed={r.seed}: cached")
+        return json.loads(path.read_text())
+    res = train_eval(
+        r.backbone,
+        r.patch,
+        r.seed,
+        image_size=r.image_size,
+        epochs=r.epochs,
+        device=r.device,
+        amp=r.amp,
+        progress=sub,
+    )
+    if path is not None and res.get("device", "cpu").split(":")[0] in ("cpu", "cuda"):  # not test devices
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(res))
+    return res
 
 
 RECIPE_VERSION = 2  # bump when train_eval's recipe changes (2: DeiT no-decay groups, min lr 1e-5)
@@ -236,8 +217,10 @@ def plot(agg: dict[str, dict[int, dict[str, float]]], image_size: int) -> Any:
 
 def run_reproduction(options: Any, progress: JobContext) -> Report:
     """Every run (sub-jobs or here), the tables, the plot, the checks and the Reading."""
+    from core.jobs.dispatch import use_jobs
+
     here: dict[str, str] = {}
-    if not _use_jobs(options.dispatch):  # the runs train here: a device this process lacks fails now
+    if not use_jobs(options.dispatch):  # the runs train here: a device this process lacks fails now
         from core.device import device_provenance, resolve_device
 
         here = device_provenance(resolve_device(options.device), options.amp)

@@ -165,7 +165,7 @@ def test_sweep_sub_jobs_carry_device_and_amp_and_gpu_jobs_are_never_stolen(monke
 
     queued, waited = [], {}
 
-    def enqueue(name, params, idempotency_key=None):
+    def enqueue(name, params, idempotency_key=None, **_kw):
         queued.append((name, params))
         return f"job-{len(queued)}"
 
@@ -177,7 +177,7 @@ def test_sweep_sub_jobs_carry_device_and_amp_and_gpu_jobs_are_never_stolen(monke
         res = {"backbone": p["backbone"], "patch": p["patch"], "seed": p["seed"], "accuracy": 0.5}
         return type("R", (), {"body": {"data": {"result": {**res, "tokens": 1, "flops": 1, "train_s": 1.0}}}})
 
-    monkeypatch.setattr(rep, "_use_jobs", lambda _d: True)
+    monkeypatch.setattr(dispatch, "use_jobs", lambda *_a: True)
     monkeypatch.setattr(dispatch, "enqueue", enqueue)
     monkeypatch.setattr(dispatch, "wait", wait)
     monkeypatch.setattr(crud, "get_report_for_job", report_for)
