@@ -12,7 +12,6 @@ import logging
 import os
 import platform
 import time
-import uuid
 from typing import Any
 
 import numpy as np
@@ -70,53 +69,32 @@ def simulate_batch(params: Any, progress: JobContext) -> Report:
 
 
 # --- running many settings ----------------------------------------------------------
-def _use_jobs(dispatch: str) -> bool:
-    if dispatch == "inline":
-        return False
-    from core.jobs.dispatch import NoSender, get_sender
-
-    try:
-        get_sender()
-        return True
-    except NoSender:
-        if dispatch == "jobs":
-            raise
-        return False
-
-
 def run_settings(settings: list[dict[str, Any]], options: Any, progress: JobContext) -> list[list[dict]]:
-    """Results (one list of per-seed dicts per setting), via sub-jobs or in this process."""
-    from methods.nonlinear_sdr.jobs import SimulateParams
+    """Results (one list of per-seed dicts per setting): ``nonlinear_sdr.simulate`` batches of ``options.chunk``
+    seeds, as sub-jobs or in this process (:func:`core.jobs.dispatch.map_jobs`)."""
+    from core.jobs.dispatch import map_jobs
 
-    batches: list[tuple[int, SimulateParams]] = []
+    batches: list[tuple[int, dict[str, Any]]] = []
     for i, s in enumerate(settings):
         seeds = list(range(options.seed, options.seed + options.reps))
         for c in range(0, len(seeds), options.chunk):
             batches.append(
-                (
-                    i,
-                    SimulateParams(**s, seeds=seeds[c : c + options.chunk], device=options.device, amp=options.amp),
-                )
+                (i, {**s, "seeds": seeds[c : c + options.chunk], "device": options.device, "amp": options.amp})
             )
+    per_batch = map_jobs(
+        "nonlinear_sdr.simulate",
+        [p for _, p in batches],
+        inline=lambda p, share: simulate_batch(p, share).data["results"],
+        result=lambda data: data["results"],
+        dispatch=options.dispatch,
+        progress=progress,
+        key="nonlinear_sdr",
+        timeout=6 * 3600,
+        steal_after=60.0,
+    )
     out: list[list[dict]] = [[] for _ in settings]
-    if _use_jobs(options.dispatch):
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
-
-        run = progress.job_id or uuid.uuid4().hex
-        ids = [
-            enqueue("nonlinear_sdr.simulate", p.model_dump(), idempotency_key=f"nonlinear_sdr:{run}:{k}")
-            for k, (_, p) in enumerate(batches)
-        ]
-        progress(0.0, f"{len(ids)} sub-jobs queued")
-        wait(ids, timeout=6 * 3600, steal_after=60.0, progress=progress)
-        with session_scope() as s:
-            for job_id, (i, _) in zip(ids, batches, strict=True):
-                out[i].extend(crud.get_report_for_job(s, job_id=job_id).body["data"]["results"])
-        return out
-    for k, (i, p) in enumerate(batches):
-        out[i].extend(simulate_batch(p, progress.sub(k / len(batches), (k + 1) / len(batches))).data["results"])
+    for (i, _), results in zip(batches, per_batch, strict=True):
+        out[i].extend(results)
     return out
 
 
