@@ -6,7 +6,6 @@ import hashlib
 import json
 import math
 import statistics
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,56 +15,37 @@ from methods.long_short_alignment.config import PAPER
 TASKS = ("mean", "length", "outrep")
 
 
-def _use_jobs(dispatch: str) -> bool:
-    if dispatch == "inline":
-        return False
-    from core.jobs.dispatch import NoSender, get_sender
-
-    try:
-        get_sender()
-        return True
-    except NoSender:
-        if dispatch == "jobs":
-            raise
-        return False
-
-
 def run_synthetic(options: Any, progress: JobContext) -> list[dict]:
-    """One ``lsa.synthetic`` report data dict per (task, pe, seed), via sub-jobs or in process."""
-    from methods.long_short_alignment.jobs import SyntheticParams, synthetic
+    """One ``lsa.synthetic`` report data dict per (task, pe, seed), via sub-jobs or in process
+    (:func:`core.jobs.dispatch.map_jobs`; in process each run is cached)."""
+    from core.jobs import get_method
+    from core.jobs.dispatch import map_jobs
 
     grid = [
-        SyntheticParams(
-            task=t,
-            pe=pe,
-            seed=s,
-            steps=options.synth_steps,
-            eval_per_length=options.eval_per_length,
-            device=options.device,
-            amp=options.amp,
-        )
+        {
+            "task": t,
+            "pe": pe,
+            "seed": s,
+            "steps": options.synth_steps,
+            "eval_per_length": options.eval_per_length,
+            "device": options.device,
+            "amp": options.amp,
+        }
         for t in TASKS
         for pe in options.pes
         for s in range(options.seeds)
     ]
-    if _use_jobs(options.dispatch):
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
-
-        run = progress.job_id or uuid.uuid4().hex
-        ids = [enqueue("lsa.synthetic", p.model_dump(), idempotency_key=f"lsa:{run}:{k}") for k, p in enumerate(grid)]
-        wait(ids, timeout=6 * 3600, steal_after=60.0, progress=progress)
-        with session_scope() as s:
-            return [crud.get_report_for_job(s, job_id=j).body["data"] for j in ids]
-    return [
-        _cached(
-            "synthetic",
-            _cache_params(p.model_dump()),
-            lambda p=p, k=k: synthetic(p, progress.sub(k / len(grid), (k + 1) / len(grid))).data,
-        )
-        for k, p in enumerate(grid)
-    ]
+    run = get_method("lsa.synthetic").run
+    return map_jobs(
+        "lsa.synthetic",
+        grid,
+        inline=lambda p, share: _cached("synthetic", _cache_params(p.model_dump()), lambda: run(p, share).data),
+        dispatch=options.dispatch,
+        progress=progress,
+        key="lsa",
+        timeout=6 * 3600,
+        steal_after=60.0,
+    )
 
 
 def _agg(vals: list[float | None]) -> str:
@@ -308,51 +288,19 @@ def _cache_root() -> Path | None:
 
 
 def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
-    """``lm_seeds`` independent runs (own stage A, then stage B per variant × α); all checkpoints."""
+    """``lm_seeds`` independent runs (own stage A, then stage B per variant × α); all checkpoints.
+
+    One ``lsa.lm`` job per seed spread over the workers, or the seeds in turn here (each cached), through
+    :func:`core.jobs.dispatch.map_jobs`.
+    """
     from dataclasses import asdict
 
     from core.config import get_settings
+    from core.jobs.dispatch import map_jobs
     from methods.long_short_alignment.lm import LMConfig, run_experiment
 
-    runs: list[dict] = []
-    cfg = None
-    if _use_jobs(options.dispatch):  # one ``lsa.lm`` job per seed, spread over the workers
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
-        from methods.long_short_alignment.jobs import LMParams
-
-        run = progress.job_id or uuid.uuid4().hex
-        params = [
-            LMParams(
-                l_train=options.lm_l_train,
-                d=options.lm_d,
-                layers=options.lm_layers,
-                stage_a_steps=options.lm_stage_a_steps,
-                stage_b_steps=options.lm_stage_b_steps,
-                alphas=list(options.lm_alphas),
-                saves=options.lm_saves,
-                seed=s,
-                variants=list(options.lm_variants),
-                eval_tokens=options.lm_eval_tokens,
-                device=options.device,
-                amp=options.amp,
-            )
-            for s in range(options.lm_seeds)
-        ]
-        ids = [enqueue("lsa.lm", p.model_dump(), idempotency_key=f"lsa-lm:{run}:{p.seed}") for p in params]
-        wait(ids, timeout=6 * 3600, steal_after=60.0, progress=progress)
-        with session_scope() as s:
-            for j in ids:
-                runs += crud.get_report_for_job(s, job_id=j).body["data"]["runs"]
-        cfg = LMConfig(
-            l_train=options.lm_l_train,
-            eval_lengths=tuple(options.lm_l_train * k for k in (1, 2, 4)),
-            saves=options.lm_saves,
-        )
-        return {"runs": runs}, cfg
-    for s in range(options.lm_seeds):
-        cfg = LMConfig(
+    def config(seed: int) -> LMConfig:
+        return LMConfig(
             l_train=options.lm_l_train,
             d=options.lm_d,
             layers=options.lm_layers,
@@ -361,18 +309,48 @@ def run_lm(options: Any, progress: JobContext) -> tuple[dict, Any]:
             alphas=tuple(options.lm_alphas),
             saves=options.lm_saves,
             eval_lengths=tuple(options.lm_l_train * k for k in (1, 2, 4)),
-            seed=s,
+            seed=seed,
             variants=tuple(dict.fromkeys(options.lm_variants)),
             eval_tokens=options.lm_eval_tokens,
         )
-        sub = progress.sub(s / options.lm_seeds, (s + 1) / options.lm_seeds)
-        res = _cached(
+
+    def here(p: Any, share: JobContext) -> dict:
+        cfg = config(p.seed)
+        return _cached(
             "lm",
             _cache_params({**asdict(cfg), "amp": options.amp}),
-            lambda c=cfg, p=sub: run_experiment(c, get_settings().data_dir, p, device=options.device, amp=options.amp),
+            lambda: run_experiment(cfg, get_settings().data_dir, share, device=options.device, amp=options.amp),
         )
-        runs += res["runs"]
-    return {"runs": runs}, cfg
+
+    params = [
+        {
+            "l_train": options.lm_l_train,
+            "d": options.lm_d,
+            "layers": options.lm_layers,
+            "stage_a_steps": options.lm_stage_a_steps,
+            "stage_b_steps": options.lm_stage_b_steps,
+            "alphas": list(options.lm_alphas),
+            "saves": options.lm_saves,
+            "seed": s,
+            "variants": list(options.lm_variants),
+            "eval_tokens": options.lm_eval_tokens,
+            "device": options.device,
+            "amp": options.amp,
+        }
+        for s in range(options.lm_seeds)
+    ]
+    per_seed = map_jobs(
+        "lsa.lm",
+        params,
+        inline=here,
+        dispatch=options.dispatch,
+        progress=progress,
+        key="lsa-lm",
+        timeout=6 * 3600,
+        steal_after=60.0,
+    )
+    # the tables read only l_train, eval_lengths and saves of the config: the same for every seed
+    return {"runs": [r for res in per_seed for r in res["runs"]]}, config(options.lm_seeds - 1)
 
 
 def _plot(report: Report, synth: dict, lm: dict | None, pes: list[str]) -> None:
