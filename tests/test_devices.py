@@ -24,7 +24,9 @@ from core.jobs import list_methods, load_all
 from core.jobs.context import null_context
 from tests.devices import cuda_or_skip, lazy_safe_views, params_on, stand_in_device
 from tests.methods.double_filter.fakes import fresh_runs
+from tests.methods.fourier_mamba.fakes import SMALL_SHA, isolated_models, tiny_model_and_small_upload
 from tests.methods.m3_jepa.fakes import install as m3_jepa_stand_ins
+from tests.methods.rf_solver.fakes import tiny_digits_model
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,34 @@ CASES: dict[str, Case] = {
     ),
     "patch_scaling.train": Case(
         {"backbone": "vit", "patch": 8, "epochs": 1}, compare=("accuracy", "final_loss"), rtol=0.05, atol=0.03
+    ),
+    "fourier_mamba.train": Case(
+        {"preset": "tiny", "steps": 2},
+        compare=("first_loss", "final_loss"),  # L1 + 0.1·L1(|FFT|); Triton vs CPU scan, same crops
+        rtol=0.05,
+        atol=0.01,
+        setup=isolated_models,  # the trained model goes to tmp_path, not the shared cache
+    ),
+    "fourier_mamba.derain": Case(
+        {"preset": "tiny", "image_sha256": SMALL_SHA, "add_rain": "L"},
+        compare=("psnr_y_input", "psnr_y_output", "ssim_y_output"),
+        rtol=0.0,
+        atol=0.1,
+        setup=tiny_model_and_small_upload,  # a 2-step CPU model in tmp_path and a 32×24 upload
+    ),
+    "rf.edit": Case(
+        {"digit_index": 3, "source_label": "0", "target_label": "6", "steps": 4, "inject": 2},
+        compare=("recon_mse", "edit_mse_to_source"),  # per-pixel MSE in [0, 1]² after 8 + 8 evaluations
+        rtol=0.0,
+        atol=2e-3,
+        setup=tiny_digits_model,  # the digits model is the cached tiny one (trained once on the CPU)
+    ),
+    "rf.reconstruct": Case(
+        {"digit_index": 5, "label": "1", "nfes": [4]},
+        compare=("euler_mse_nfe4", "rf2_mse_nfe4"),
+        rtol=0.0,
+        atol=2e-3,
+        setup=tiny_digits_model,
     ),
 }
 
