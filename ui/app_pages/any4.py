@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, schema_form
+from ui.components import follow_job, get_client, schema_form, show_api_error
 
 PAGE = {"title": "Quantization (any4)", "icon": ":material/memory:", "section": "Methods", "order": 45}
 # Display names only: the choices themselves (models, formats, group sizes...) come from the schema.
@@ -42,7 +42,7 @@ def _form(client) -> dict[str, Any] | None:
     try:
         spec = next((m for m in client.methods() if m["name"] == "any4.quantize"), None)
     except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        st.error(f"Cannot list methods ({exc.status}): {exc.message}")
         return None
     if spec is None:
         st.error("The API has no any4.quantize method.")
@@ -56,6 +56,8 @@ def _form(client) -> dict[str, Any] | None:
         format_funcs={"model": lambda m: MODELS.get(m, m)},
         columns=3,
         submit_label="Quantize",
+        client=client,
+        method="any4.quantize",
     )
 
 
@@ -109,7 +111,7 @@ def _history(client) -> None:
     try:
         jobs = [j for j in client.jobs(limit=30, method="any4.quantize") if j["status"] == "succeeded"]
     except ApiError as exc:
-        st.error(f"Cannot list jobs: {exc.detail}")
+        st.error(f"Cannot list jobs: {exc.message}")
         return
     if not jobs:
         st.caption("No finished quantization job yet.")
@@ -158,7 +160,7 @@ def render() -> None:
             job = client.submit("any4.quantize", params, idempotency_key=uuid.uuid4().hex)
             st.session_state["any4_job"] = job["id"]
         except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+            show_api_error(exc, labels=LABELS)
     job_id = st.session_state.get("any4_job")
     if job_id:
         job = follow_job(client, job_id, label="quantize", cancel="Cancel")

@@ -16,12 +16,28 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import (
+    follow_job,
+    get_client,
+    method_schema,
+    schema_inputs,
+    show_api_error,
+    submit_button,
+    submit_job,
+)
 
 PAGE = {"title": "Clinical graph of thoughts", "icon": ":material/neurology:", "section": "Agents", "order": 30}
 _TRACE = "clinical_got_trace_job"
 _RUN = "clinical_got_run_job"
 NODES = ["n1", "n2", "n2_5", "n3", "n4", "n5"]
+CASE, RUN = "clinical_got.case", "clinical_got.run"
+LABELS = {
+    "n_cases": "Benchmark size",
+    "seed": "Seed",
+    "mode": "Graph",
+    "model": "Model (empty = the configured one)",
+    "oracle_nodes": "Oracle nodes (ground truth)",
+}
 
 
 def _slices(client, case_id: str, detail: dict[str, Any], n_cases: int, seed: int) -> None:
@@ -32,7 +48,7 @@ def _slices(client, case_id: str, detail: dict[str, Any], n_cases: int, seed: in
         try:
             png = client.get_bytes(f"/v1/clinical/cases/{case_id}/slices/{k}/{kind}?n_cases={n_cases}&seed={seed}")
         except ApiError as exc:
-            col.error(f"{kind}: {exc.detail}")
+            col.error(f"{kind}: {exc.message}")
             continue
         col.image(png, caption=f"{title} {k}", width="stretch")
 
@@ -52,7 +68,7 @@ def _trace(client, job_id: str) -> None:
     try:
         body = client.report(job_id)["body"]
     except ApiError as exc:
-        st.info(f"No report yet: {exc.detail}")
+        st.info(f"No report yet: {exc.message}")
         return
     data = body.get("data") or {}
     st.subheader(body.get("title", "Trace"))
@@ -92,7 +108,7 @@ def _metrics(client, job_id: str) -> None:
     try:
         body = client.report(job_id)["body"]
     except ApiError as exc:
-        st.info(f"No report yet: {exc.detail}")
+        st.info(f"No report yet: {exc.message}")
         return
     st.subheader(body.get("title", "Run"))
     st.markdown(body.get("summary", ""))
@@ -109,13 +125,17 @@ def render() -> None:
         "agreement)."
     )
     client = get_client()
-    c1, c2 = st.columns(2)
-    n_cases = int(c1.number_input("Benchmark size", 1, 2000, 133, key="cgot-n"))
-    seed = int(c2.number_input("Seed", 0, 2**31 - 1, 0, key="cgot-seed"))
+    case_schema, run_schema = method_schema(client, CASE), method_schema(client, RUN)
+    if case_schema is None or run_schema is None:
+        return
+    bench = schema_inputs(case_schema, "cgot-bench", only=["n_cases", "seed"], labels=LABELS, columns=2)
+    if bench.errors:
+        return
+    n_cases, seed = bench.params["n_cases"], bench.params["seed"]
     try:
         cases = client.get("/v1/clinical/cases", n_cases=n_cases, seed=seed, limit=min(n_cases, 50))
     except ApiError as exc:
-        st.error(f"Cannot list cases ({exc.status}): {exc.detail}")
+        show_api_error(exc, what="Cannot list cases")
         return
     st.dataframe(pd.DataFrame(cases), hide_index=True, width="stretch", height=200)
     case_id = st.selectbox("Case", [c["case_id"] for c in cases], key="cgot-case")
@@ -125,29 +145,34 @@ def render() -> None:
 
     st.divider()
     st.subheader("Run the graph")
-    c1, c2, c3 = st.columns(3)
-    mode = c1.radio("Graph", ["cgot", "direct"], horizontal=True, key="cgot-mode")
-    model = c2.text_input("Model (empty = the configured one)", "", key="cgot-model") or None
-    oracle = c3.multiselect("Oracle nodes (ground truth)", ["n1", "n2", "n3", "n4"], key="cgot-oracle")
+    graph = schema_inputs(
+        case_schema,
+        "cgot",
+        only=["mode", "model", "oracle_nodes"],
+        more=True,
+        labels=LABELS,
+        columns=3,
+        fixed={"case_id": case_id, "n_cases": n_cases, "seed": seed, "run_id": None},
+    )
     b1, b2 = st.columns(2)
-    params = {"mode": mode, "model": model, "oracle_nodes": oracle, "seed": seed}
-    if b1.button("Trace this case", type="primary"):
-        try:
-            job = client.post("/v1/clinical/trace", json={**params, "case_id": case_id, "n_cases": n_cases})
-            st.session_state[_TRACE] = job["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
-    n_run = int(b2.number_input("Cases for a benchmark run", 1, 2000, 5, key="cgot-nrun"))
-    if b2.button("Run the benchmark arm"):
-        try:
-            st.session_state[_RUN] = client.post("/v1/clinical/runs", json={**params, "n_cases": n_run})["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+    with b1:
+        if submit_button("Trace this case", "cgot-trace", graph.errors):
+            job_id = submit_job(client, CASE, graph.params, path="/v1/clinical/trace", schema=case_schema)
+            if job_id:
+                st.session_state[_TRACE] = job_id
+    with b2:
+        shared = {k: v for k, v in graph.params.items() if k in run_schema["properties"] and k != "n_cases"}
+        run = schema_inputs(run_schema, "cgot-run", only=["n_cases"], labels={"n_cases": "Cases for a benchmark run"},
+                            fixed=shared)  # fmt: skip
+        if submit_button("Run the benchmark arm", "cgot-run-go", graph.errors + run.errors, primary=False):
+            job_id = submit_job(client, RUN, run.params, path="/v1/clinical/runs", schema=run_schema)
+            if job_id:
+                st.session_state[_RUN] = job_id
     if st.session_state.get(_TRACE):
-        job = follow_job(client, st.session_state[_TRACE], label="trace")
+        job = follow_job(client, st.session_state[_TRACE], label="trace", log=True)
         if job and job["status"] == "succeeded":
             _trace(client, job["id"])
     if st.session_state.get(_RUN):
-        job = follow_job(client, st.session_state[_RUN], label="benchmark run")
+        job = follow_job(client, st.session_state[_RUN], label="benchmark run", log=True)
         if job and job["status"] == "succeeded":
             _metrics(client, job["id"])

@@ -163,7 +163,7 @@ def render() -> None:
         methods = client.get("/v1/continual/methods")
         datasets = client.get("/v1/continual/datasets")
     except ApiError as exc:
-        st.error(f"API unavailable: {exc.detail}")
+        st.error(f"API unavailable: {exc.message}")
         return
     if not methods:
         st.info("No continual method is registered.")

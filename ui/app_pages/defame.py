@@ -8,17 +8,26 @@ with ``?job=<id>``.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, markdown_with_images
+from ui.components import (
+    follow_job,
+    get_client,
+    markdown_with_images,
+    method_schema,
+    schema_inputs,
+    show_api_error,
+    submit_button,
+)
 
 PAGE = {"title": "Fact-check (DEFAME)", "icon": ":material/fact_check:", "section": "Agents", "order": 10}
 _REF = re.compile(r"<image:(\d+)>")
+METHOD = "defame.check"
+LABELS = {"claim": "Claim", "date": "Claim date (YYYY-MM-DD)", "author": "Author", "max_iterations": "Rounds"}
 _COLORS = {
     "SUPPORTED": "green",
     "REFUTED": "red",
@@ -30,17 +39,13 @@ _COLORS = {
 }
 
 
-def _submit(client, claim: str, files: list, date: dt.date | None, author: str) -> None:
-    data: dict[str, Any] = {"claim": claim}
-    if date:
-        data["date"] = date.isoformat()
-    if author.strip():
-        data["author"] = author.strip()
+def _submit(client, fields: dict[str, Any], files: list, schema: dict[str, Any]) -> None:
+    data = {k: str(v) for k, v in fields.items() if v not in (None, "")}
     uploads = [("images", (f.name, f.getvalue(), f.type or "application/octet-stream")) for f in files]
     try:
         job = client.post("/v1/factcheck", data=data, files=uploads or None)
     except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
+        show_api_error(exc, schema=schema, labels=LABELS)
         return
     st.session_state["defame_job"] = job["id"]
 
@@ -96,19 +101,24 @@ def render() -> None:
     from ui.app_pages.evidence import status_box
 
     status_box(client, "defame-default")  # an empty store is said before the check, with the ways out
-    with st.form("defame-form"):
-        claim = st.text_area("Claim", placeholder="The image shows the Sahara in 2023 covered with snow!")
-        files = st.file_uploader(
-            "Images", type=["png", "jpg", "jpeg", "webp", "gif", "bmp"], accept_multiple_files=True
-        )
-        c1, c2 = st.columns(2)
-        date = c1.date_input("Claim date", value=None)
-        author = c2.text_input("Author")
-        if st.form_submit_button("Check claim", type="primary"):
-            if not claim.strip():
-                st.error("Enter a claim.")
-            else:
-                _submit(client, claim, files or [], date, author)
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
+    files = st.file_uploader(
+        "Images", type=["png", "jpg", "jpeg", "webp", "gif", "bmp"], accept_multiple_files=True, key="defame-images"
+    )
+    form = schema_inputs(
+        schema,
+        "defame",
+        only=["claim", "date", "author", "max_iterations", "benchmark", "verdict"],  # what the upload form takes
+        labels=LABELS,
+        columns=2,
+    )
+    errors = list(form.errors)
+    if not (form.params.get("claim") or "").strip():
+        errors.append("Claim: enter the claim to check.")
+    if submit_button("Check claim", "defame-go", errors):
+        _submit(client, form.params, files or [], schema)
     job_id = st.session_state.get("defame_job")
     if job_id:
         st.divider()

@@ -12,10 +12,10 @@ import io
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "Double-Filter", "icon": ":material/filter_alt:", "section": "Methods", "order": 57}
-EXPERIMENT = "double_filter.experiment"
+EXPERIMENT, PATCHES = "double_filter.experiment", "double_filter.patches"
 FORM_FIELDS = ["tasks", "seeds", "steps", "rho", "gamma", "population", "generations", "detector"]
 
 
@@ -41,18 +41,23 @@ def _tables(body: dict, where=st, skip: tuple[str, ...] = ()) -> None:
 
 def _patches(client) -> None:
     st.subheader("Kept patches (IPF)")
-    c1, c2, c3, c4 = st.columns(4)
-    rho = c1.slider("Keep ratio ρ", 0.1, 1.0, 0.5, 0.05, key="df-rho")
-    detector = c2.selectbox("Detector", ["components", "boxes"], key="df-det")
-    start = int(c3.number_input("First test scene", 0, 990, 0, key="df-start"))
-    count = int(c4.number_input("Scenes", 1, 10, 6, key="df-count"))
-    device = device_inputs("df-patches")
-    if st.button("Filter patches", key="df-patches-go"):
-        body = {"rho": rho, "detector": detector, "start": start, "count": count, **device}
-        try:
-            st.session_state["df_patch_job"] = client.post("/v1/double_filter/patches", json=body)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+    schema = method_schema(client, PATCHES)
+    if schema is None:
+        return
+    params = schema_form(
+        schema,
+        "df-patches",
+        only=["rho", "detector", "start", "count"],
+        more=True,
+        columns=4,
+        submit_label="Filter patches",
+        client=client,
+        method=PATCHES,
+    )
+    if params is not None:
+        job_id = submit_job(client, PATCHES, params, path="/v1/double_filter/patches", schema=schema)
+        if job_id:
+            st.session_state["df_patch_job"] = job_id
     job_id = st.session_state.get("df_patch_job")
     if job_id:
         job = follow_job(client, job_id, label="Patch filter")
@@ -69,12 +74,19 @@ def _experiment(client) -> None:
     schema = method_schema(client, EXPERIMENT)
     if schema is None:
         return
-    fields = schema_form(schema, key="df-exp", only=FORM_FIELDS, columns=4, submit_label="Run experiment")
+    fields = schema_form(
+        schema,
+        key="df-exp",
+        only=FORM_FIELDS,
+        columns=4,
+        submit_label="Run experiment",
+        client=client,
+        method=EXPERIMENT,
+    )
     if fields is not None:
-        try:
-            st.session_state["df_exp_job"] = client.post("/v1/double_filter/experiment", json=fields)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, EXPERIMENT, fields, path="/v1/double_filter/experiment", schema=schema)
+        if job_id:
+            st.session_state["df_exp_job"] = job_id
     job_id = st.session_state.get("df_exp_job")
     if job_id:
         job = follow_job(client, job_id, label="Experiment", cancel="Cancel", log=True)
@@ -109,4 +121,4 @@ def render() -> None:
         try:
             st.dataframe(client.get("/v1/double_filter/paper"), hide_index=True)
         except ApiError as exc:
-            st.error(f"{exc.status}: {exc.detail}")
+            st.error(f"{exc.status}: {exc.message}")

@@ -14,10 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "Bias probes (EcoLevels)", "icon": ":material/balance:", "section": "Methods", "order": 75}
 _STATE_JOB = "ecolevels_job"
+METHOD = "ecolevels.run"
 LEVELS = ["L1", "L2", "L3", "L4"]
 LEVEL_NAMES = {"L1": "Representation", "L2": "Association", "L3": "Explicit attitude", "L4": "Behaviour"}
 
@@ -52,7 +53,7 @@ def _registry(client, target: str) -> list[dict[str, Any]]:
     try:
         probes = client.get("/v1/ecolevels/probes")
     except ApiError as exc:
-        st.error(f"Cannot read the registry: {exc.detail}")
+        st.error(f"Cannot read the registry: {exc.message}")
         return []
     rows = []
     for p in probes:
@@ -114,24 +115,34 @@ def render() -> None:
     try:
         targets = client.get("/v1/ecolevels/targets")
     except ApiError as exc:
-        st.error(f"Cannot reach the API: {exc.detail}")
+        st.error(f"Cannot reach the API: {exc.message}")
         return
     target = st.selectbox("Target task", list(targets), format_func=lambda k: targets[k]["question"] or k)
     probes = _registry(client, target)
     runnable = [p["id"] for p in probes if p.get("runner")]
-    with st.form("ecolevels-run"):
-        c1, c2, c3 = st.columns(3)
-        model = c1.text_input("Model", value="", help="Empty = the server's default model.")
-        chosen = c2.multiselect("Probes", runnable, default=[], help="Empty = the §3.3 selection for the target.")
-        units = c3.number_input("Units per paraphrase × seed", min_value=1, max_value=400, value=8)
-        if st.form_submit_button("Run probes", type="primary"):
-            params = {"target": target, "probes": chosen, "n_units": int(units)}
-            if model.strip():
-                params["model"] = model.strip()
-            try:
-                st.session_state[_STATE_JOB] = client.post("/v1/ecolevels/runs", json=params)["id"]
-            except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+    schema = method_schema(client, METHOD)
+    if schema is None:
+        return
+    chosen = st.multiselect(
+        "Probes",
+        runnable,
+        default=[],
+        help="The registry's runnable probes (empty = the §3.3 selection for the target).",
+        key="ecolevels-probes",
+    )
+    params = schema_form(
+        schema,
+        "ecolevels",
+        only=["model", "n_units", "paraphrases", "seeds"],
+        more=True,
+        columns=4,
+        submit_label="Run probes",
+        fixed={"target": target, "probes": chosen},
+    )
+    if params is not None:
+        job_id = submit_job(client, METHOD, params, path="/v1/ecolevels/runs", schema=schema)
+        if job_id:
+            st.session_state[_STATE_JOB] = job_id
     job_id = st.session_state.get(_STATE_JOB) or st.query_params.get("job")
     if job_id:
         job = follow_job(client, job_id, label="EcoLevels", cancel="Cancel", log=True)
@@ -139,4 +150,4 @@ def render() -> None:
             try:
                 _results(client.report(job_id)["body"])
             except ApiError as exc:
-                st.error(f"Cannot read the report: {exc.detail}")
+                st.error(f"Cannot read the report: {exc.message}")

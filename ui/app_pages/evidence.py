@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import get_client
+from ui.components import get_client, show_api_error
 
 PAGE = {"title": "Evidence (DEFAME)", "icon": ":material/library_books:", "section": "Agents", "order": 11}
 
@@ -19,7 +19,7 @@ def status_box(client, corpus: str) -> dict | None:
     try:
         ev = client.get("/v1/evidence", corpus=corpus)
     except ApiError as exc:
-        st.error(f"Evidence status unavailable ({exc.status}): {exc.detail}")
+        st.error(f"Evidence status unavailable ({exc.status}): {exc.message}")
         return None
     if ev.get("warning"):
         st.warning(ev["warning"] + "\n\n" + "\n".join(f"- {w}" for w in ev.get("ways_out", [])))
@@ -41,7 +41,7 @@ def render() -> None:
     corpus = st.text_input("Corpus", value=st.session_state.get("evidence_corpus", "defame-default"))
     st.session_state["evidence_corpus"] = corpus
     status_box(client, corpus)
-    with st.form("evidence-upload", clear_on_submit=True):
+    with st.form("evidence-upload", clear_on_submit=True, enter_to_submit=False):  # only the button adds
         files = st.file_uploader(
             "Documents (.txt, .md, .html; UTF-8, ≤ 2 MB each)",
             type=["txt", "md", "html", "htm"],
@@ -55,11 +55,11 @@ def render() -> None:
                 added = client.post("/v1/evidence/documents", data=data, files=uploads)
                 st.success(f"Added {len(added)} document(s).")
             except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+                show_api_error(exc, what="Not added")
     try:
         docs = client.get("/v1/evidence/documents", corpus=corpus)
     except ApiError as exc:
-        st.error(f"Cannot list documents ({exc.status}): {exc.detail}")
+        st.error(f"Cannot list documents ({exc.status}): {exc.message}")
         return
     st.subheader(f"{len(docs)} document(s)")
     for d in docs:
@@ -73,4 +73,4 @@ def render() -> None:
                     client.delete(f"/v1/evidence/documents/{d['id']}?corpus={corpus}")
                     st.rerun()
                 except ApiError as exc:
-                    st.error(f"Delete failed ({exc.status}): {exc.detail}")
+                    st.error(f"Delete failed ({exc.status}): {exc.message}")

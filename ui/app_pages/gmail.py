@@ -11,7 +11,7 @@ import io
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, show_api_error, submit_job
 
 PAGE = {"title": "GMAIL", "icon": ":material/join_inner:", "section": "Methods", "order": 72}
 METHOD = "gmail.align"
@@ -65,16 +65,15 @@ def render() -> None:
                 png = client.get_bytes(f"/v1/gmail/pairs.png?count=8&strengths={strengths}")
                 st.image(io.BytesIO(png), caption="Top: real renders; below: the generator at each strength")
             except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+                show_api_error(exc, what="No preview")
     schema = method_schema(client, METHOD)
     if schema is None:
         return
-    fields = schema_form(schema, key="gm", columns=3, submit_label="Run GMAIL")
+    fields = schema_form(schema, key="gm", columns=3, submit_label="Run GMAIL", client=client, method=METHOD)
     if fields is not None:
-        try:
-            st.session_state["gm_job"] = client.post("/v1/gmail/align", json=fields)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, METHOD, fields, path="/v1/gmail/align", schema=schema)
+        if job_id:
+            st.session_state["gm_job"] = job_id
     job_id = st.session_state.get("gm_job")
     if job_id:
         job = follow_job(client, job_id, label="GMAIL", cancel="Cancel")

@@ -7,7 +7,7 @@ import uuid
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import SchemaError, follow_job, get_client, jobs_table, render_report, schema_form
+from ui.components import SchemaError, follow_job, get_client, jobs_table, render_report, schema_form, show_api_error
 
 PAGE = {"title": "Home", "icon": ":material/home:", "section": "Platform", "order": 0, "default": True}
 
@@ -58,7 +58,7 @@ def render() -> None:
         spec = next(m for m in methods if m["name"] == name)
         st.caption(spec["description"] + f" · queue `{spec['queue']}`")
         try:
-            params = schema_form(spec["params_schema"], key=name)
+            params = schema_form(spec["params_schema"], key=name, client=client, method=name)
         except SchemaError as exc:
             st.error(f"No form for {name}: {exc}")
             params = None
@@ -69,7 +69,7 @@ def render() -> None:
                 st.session_state["last_submitted"] = job["id"]
                 st.success(f"Submitted job {job['id'][:8]}")
             except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+                show_api_error(exc, schema=spec["params_schema"])
         with st.expander(f"All {len(methods)} methods"):
             for m in methods:
                 st.markdown(f"- **{m['name']}** ({m['queue']}): {m['description']}")
@@ -109,7 +109,7 @@ def _getting_started(client) -> None:
                             st.session_state["selected_job"] = job["id"]
                             st.session_state["last_submitted"] = job["id"]
                         except ApiError as exc:
-                            st.error(f"Rejected ({exc.status}): {exc.detail}")
+                            show_api_error(exc)
 
 
 def _report_panel(client, job_id: str) -> None:

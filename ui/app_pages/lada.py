@@ -151,7 +151,7 @@ def render() -> None:
         domains = client.get("/v1/lada/domains")
         paper = client.get("/v1/lada/paper")
     except ApiError as exc:
-        st.error(f"API unavailable: {exc.detail}")
+        st.error(f"API unavailable: {exc.message}")
         return
     st.markdown("Stream: " + " → ".join(f"**{d['name']}** ({len(d['classnames'])})" for d in domains))
     with st.expander("Paper numbers (ViT-B/16, real X-TAIL, 16-shot)"):

@@ -10,13 +10,11 @@ job's report.
 from __future__ import annotations
 
 import math
-import uuid
 from typing import Any
 
 import streamlit as st
 
-from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "Long-short alignment", "icon": ":material/straighten:", "section": "Methods", "order": 75}
 METHODS = {
@@ -94,13 +92,11 @@ def render() -> None:
     schema = method_schema(client, method)
     if schema is None:
         return
-    params = schema_form(schema, key=f"lsa-{method}", columns=3, submit_label="Train")
+    params = schema_form(schema, key=f"lsa-{method}", columns=3, submit_label="Train", client=client, method=method)
     if params is not None:
-        try:
-            job = client.submit(method, params, idempotency_key=uuid.uuid4().hex)
-            st.session_state[f"lsa-job-{method}"] = job["id"]
-        except ApiError as exc:
-            st.error(f"Submit failed ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, method, params, schema=schema)
+        if job_id:
+            st.session_state[f"lsa-job-{method}"] = job_id
     job_id = st.session_state.get(f"lsa-job-{method}")
     if not job_id:
         return

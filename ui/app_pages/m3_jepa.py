@@ -13,10 +13,19 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import device_inputs, follow_job, get_client, schema_form
+from ui.components import (
+    follow_job,
+    get_client,
+    method_schema,
+    schema_form,
+    schema_inputs,
+    submit_button,
+    submit_job,
+)
 
 PAGE = {"title": "M3-JEPA", "icon": ":material/join_inner:", "section": "Methods", "order": 68}
-STUDY = "m3_jepa.study"
+STUDY, RETRIEVE = "m3_jepa.study", "m3_jepa.retrieve"
+LABELS = {"caption": "Caption", "k": "Digits to show"}
 PLOTS = {
     "digits.png": "Nearest test digits (digit, ink, slant, cosine)",
     "routing.png": "Which experts each token of the caption is routed to (t→i)",
@@ -44,21 +53,18 @@ def _tables(body: dict[str, Any]) -> None:
 
 def _retrieval(client) -> None:
     st.subheader("Retrieval demo")
-    with st.form("m3-retrieve"):
-        caption = st.text_input("Caption", value="a bold seven leaning to the left", max_chars=200, key="m3-caption")
-        k = st.slider("Digits to show", 1, 32, 8, key="m3-k")
-        device = device_inputs("m3-retrieve")
-        go = st.form_submit_button("Find digits", type="primary")
-    if go:
-        if not caption.strip():
-            st.error("Type a caption first.")
-        else:
-            try:
-                st.session_state["m3_retrieve_job"] = client.post(
-                    "/v1/m3_jepa/retrieve", json={"caption": caption, "k": k, **device}
-                )["id"]
-            except ApiError as exc:
-                st.error(f"Rejected ({exc.status}): {exc.detail}")
+    schema = method_schema(client, RETRIEVE)
+    if schema is None:
+        return
+    st.session_state.setdefault("m3-retrieve-caption", "a bold seven leaning to the left")  # the schema has none
+    form = schema_inputs(schema, "m3-retrieve", only=["caption", "k"], more=True, labels=LABELS, columns=2)
+    errors = list(form.errors)
+    if not (form.params.get("caption") or "").strip():
+        errors.append("Caption: type a caption first.")
+    if submit_button("Find digits", "m3-retrieve-go", errors):
+        job_id = submit_job(client, RETRIEVE, form.params, path="/v1/m3_jepa/retrieve", schema=schema)
+        if job_id:
+            st.session_state["m3_retrieve_job"] = job_id
     job_id = st.session_state.get("m3_retrieve_job")
     if job_id:
         job = follow_job(client, job_id, label="Retrieval", cancel="Cancel")
@@ -74,23 +80,22 @@ def _study(client) -> None:
     try:
         spec = next((m for m in client.methods() if m["name"] == STUDY), None)
     except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        st.error(f"Cannot list methods ({exc.status}): {exc.message}")
         return
     if spec is None:
         st.error(f"The API has no {STUDY} method.")
         return
     fields = schema_form(spec["params_schema"], key="m3", columns=3, submit_label="Run study")
     if fields is not None:
-        try:
-            st.session_state["m3_study_job"] = client.post("/v1/m3_jepa/study", json=fields)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, STUDY, fields, path="/v1/m3_jepa/study", schema=spec["params_schema"])
+        if job_id:
+            st.session_state["m3_study_job"] = job_id
     with st.expander("Variants and the paper's claims"):
         try:
             st.dataframe(client.get("/v1/m3_jepa/variants"), hide_index=True)
             st.dataframe(client.get("/v1/m3_jepa/paper"), hide_index=True)
         except ApiError as exc:
-            st.error(f"{exc.status}: {exc.detail}")
+            st.error(f"{exc.status}: {exc.message}")
     job_id = st.session_state.get("m3_study_job")
     if job_id:
         job = follow_job(client, job_id, label="Study", cancel="Cancel")

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, show_api_error
 
 PAGE = {"title": "Medical cognitive levels", "icon": ":material/stethoscope:", "section": "Methods", "order": 70}
 _STATE_JOB = "medcog_job"
@@ -27,7 +27,7 @@ def _submit(client, method: str, params: dict[str, Any]) -> None:
     try:
         job = client.submit(method, params)
     except ApiError as exc:
-        st.error(f"Rejected ({exc.status}): {exc.detail}")
+        show_api_error(exc)
         return
     st.session_state[_STATE_JOB] = job["id"]
 
@@ -130,4 +130,4 @@ def render() -> None:
             try:
                 _results(client.report(job_id)["body"])
             except ApiError as exc:
-                st.error(f"Cannot read the report: {exc.detail}")
+                st.error(f"Cannot read the report: {exc.message}")

@@ -130,7 +130,7 @@ def render() -> None:
     try:
         runs = client.get("/v1/webagent/runs")
     except ApiError as exc:
-        st.error(f"API error {exc.status}: {exc.detail}")
+        st.error(f"API error {exc.status}: {exc.message}")
         return
     if not runs:
         st.info("No PAE runs yet: start one above or run `paperworks pae run --preset small`.")

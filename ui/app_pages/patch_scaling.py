@@ -11,7 +11,7 @@ import io
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "Patch-size scaling", "icon": ":material/grid_on:", "section": "Methods", "order": 65}
 METHOD = "patch_scaling.sweep"
@@ -54,17 +54,16 @@ def render() -> None:
     schema = method_schema(client, METHOD)
     if schema is None:
         return
-    fields = schema_form(schema, key="ps", columns=3, submit_label="Run sweep")
+    fields = schema_form(schema, key="ps", columns=3, submit_label="Run sweep", client=client, method=METHOD)
     if fields is not None:
-        try:
-            st.session_state["ps_job"] = client.post("/v1/patch_scaling/sweep", json=fields)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, METHOD, fields, path="/v1/patch_scaling/sweep", schema=schema)
+        if job_id:
+            st.session_state["ps_job"] = job_id
     with st.expander("Paper (ImageNet-1k, 224²) — context"):
         try:
             st.dataframe(client.get("/v1/patch_scaling/paper"), hide_index=True)
         except ApiError as exc:
-            st.error(f"{exc.status}: {exc.detail}")
+            st.error(f"{exc.status}: {exc.message}")
     job_id = st.session_state.get("ps_job")
     if job_id:
         job = follow_job(client, job_id, label="Sweep", cancel="Cancel")

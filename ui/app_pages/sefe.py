@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.client import ApiError
-from ui.components import follow_job, get_client, method_schema, schema_form
+from ui.components import follow_job, get_client, method_schema, schema_form, submit_job
 
 PAGE = {"title": "SEFE (continual instruction tuning)", "icon": ":material/style:", "section": "Methods", "order": 42}
 METHOD = "sefe.run"
@@ -89,7 +89,7 @@ def _asd_preview(client) -> None:
         try:
             res = client.get("/v1/sefe/asd", task=task, x_percent=x, limit=5)
         except ApiError as exc:
-            st.error(f"{exc.status}: {exc.detail}")
+            st.error(f"{exc.status}: {exc.message}")
             return
         st.write({k: res["counts"].get(k, 0) for k in ("YN", "MCQ", "SA", "BE", "DE")})
         for e in res["examples"]:
@@ -108,12 +108,11 @@ def render() -> None:
     schema = method_schema(client, METHOD)
     if schema is None:
         return
-    fields = schema_form(schema, key="sefe", columns=3, submit_label="Run")
+    fields = schema_form(schema, key="sefe", columns=3, submit_label="Run", client=client, method=METHOD)
     if fields is not None:
-        try:
-            st.session_state[_JOB] = client.post("/v1/sefe/run", json=fields)["id"]
-        except ApiError as exc:
-            st.error(f"Rejected ({exc.status}): {exc.detail}")
+        job_id = submit_job(client, METHOD, fields, path="/v1/sefe/run", schema=schema)
+        if job_id:
+            st.session_state[_JOB] = job_id
     _asd_preview(client)
     job_id = st.session_state.get(_JOB)
     if job_id:

@@ -33,7 +33,7 @@ def _browse(client) -> None:
     try:
         sets = client.get("/v1/vlm/datasets")
     except ApiError as exc:
-        st.error(f"Cannot list the datasets ({exc.status}): {exc.detail}")
+        st.error(f"Cannot list the datasets ({exc.status}): {exc.message}")
         return
     by_name = {d["name"]: d for d in sets}
     c1, c2, c3 = st.columns([2, 1, 1])
@@ -46,7 +46,7 @@ def _browse(client) -> None:
         meta = client.get(f"/v1/vlm/datasets/{name}/{split}/items", start=start, count=PER_PAGE)
         png = client.get_bytes(f"/v1/vlm/datasets/{name}/{split}/grid.png?start={start}&count={PER_PAGE}")
     except ApiError as exc:
-        st.error(f"Cannot load {name}/{split} ({exc.status}): {exc.detail}")
+        st.error(f"Cannot load {name}/{split} ({exc.status}): {exc.message}")
         return
     st.caption(f"{meta['size']} images · {len(meta['classnames'])} classes: {', '.join(meta['classnames'][:24])}")
     st.image(io.BytesIO(png), caption="ground-truth boxes in green (scenes and objects)")

@@ -21,6 +21,14 @@ def _app():
     fx = json.loads(open(base).read())
 
     class FakeClient:
+        def methods(self):
+            from core.jobs import get_method
+
+            return [
+                {"name": m, "params_schema": get_method(m).json_schema()}
+                for m in ("clinical_got.case", "clinical_got.run")
+            ]
+
         def get(self, path, **params):
             if path == "/v1/clinical/cases":
                 return fx["cases"]
@@ -83,7 +91,7 @@ def test_case_slices_trace_graph_and_submission(fixture_file):
     assert len(at.get("image")) == 3  # the slice triple (in three columns)
     at.selectbox(key="cgot-case").set_value("case002")
     at.session_state["clinical_got_trace_job"] = "job-1"
-    at.button[0].click()
+    at.button(key="cgot-trace").click()
     at.run()
     assert not at.exception, at.exception
     posted = json.loads(open(str(path) + ".posted").read())

@@ -21,7 +21,13 @@ def _app():
 
     class FakeClient:
         def methods(self):
-            return [{"name": "double_filter.experiment", "params_schema": schema}]
+            from core.jobs import get_method
+
+            patches = get_method("double_filter.patches").json_schema()
+            return [
+                {"name": "double_filter.experiment", "params_schema": schema},
+                {"name": "double_filter.patches", "params_schema": patches},
+            ]
 
         def post(self, path, json=None, files=None, data=None):
             import json as _json
@@ -95,8 +101,8 @@ def test_patches_then_experiment(fixture_file):
     at.run()
     assert not at.exception, at.exception
     assert not [e for e in at.main if getattr(e, "type", None) == "image"], "no image before a job ran"
-    at.slider(key="df-rho").set_value(0.25)
-    at.button(key="df-patches-go").click()
+    at.number_input(key="df-patches-rho").set_value(0.25)
+    at.button(key="df-patches-submit").click()
     at.run()
     assert not at.exception, at.exception
     posted = [json.loads(x) for x in open(str(fixture_file) + ".posted").read().splitlines()]

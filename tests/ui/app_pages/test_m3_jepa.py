@@ -21,7 +21,13 @@ def _app():
 
     class FakeClient:
         def methods(self):
-            return [{"name": "m3_jepa.study", "params_schema": schema}]
+            from core.jobs import get_method
+
+            retrieve = get_method("m3_jepa.retrieve").json_schema()
+            return [
+                {"name": "m3_jepa.study", "params_schema": schema},
+                {"name": "m3_jepa.retrieve", "params_schema": retrieve},
+            ]
 
         def post(self, path, json=None, files=None, data=None):
             import json as _json
@@ -96,16 +102,18 @@ def test_caption_search_then_study(fixture_file):
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
-    at.text_input(key="m3-caption").set_value("a thin one leaning right")
-    at.button[0].click()  # "Find digits"
+    at.text_input(key="m3-retrieve-caption").set_value("a thin one leaning right")
+    at.button(key="m3-retrieve-go").click()  # "Find digits"
     at.run()
     assert not at.exception, at.exception
     posted = [json.loads(x) for x in open(str(fixture_file) + ".posted").read().splitlines()]
-    assert posted[0] == {"path": "/v1/m3_jepa/retrieve", "json": {"caption": "a thin one leaning right", "k": 8}}
+    sent = posted[0]["json"]
+    assert posted[0]["path"] == "/v1/m3_jepa/retrieve"
+    assert (sent["caption"], sent["k"]) == ("a thin one leaning right", 8)  # k: the params model's default
     images = [e for e in at.main if getattr(e, "type", None) == "image"]
     assert len(images) == 2, "the nearest digits and the caption's routing"
     assert any("bold seven" in str(d.value.to_dict()) for d in at.dataframe)
-    at.button[1].click()  # "Run study"
+    at.button(key="m3-submit").click()  # "Run study"
     at.run()
     assert not at.exception, at.exception
     posted = [json.loads(x) for x in open(str(fixture_file) + ".posted").read().splitlines()]

@@ -50,6 +50,11 @@ def _eco_app():
     fx = json.loads(open(os.environ["P24_UI_FIXTURE"]).read())
 
     class FakeClient:
+        def methods(self):
+            from core.jobs import get_method
+
+            return [{"name": "ecolevels.run", "params_schema": get_method("ecolevels.run").json_schema()}]
+
         def get(self, path, **params):
             return fx["probes"] if path.endswith("/probes") else fx["targets"]
 
@@ -182,7 +187,7 @@ def test_ecolevels_page_shows_registry_grid_conflicts(fixture_file):
     at = streamlit_testing.AppTest.from_function(_eco_app, default_timeout=30)
     at.run()
     assert not at.exception, at.exception
-    at.button[0].click()
+    at.button(key="ecolevels-submit").click()
     at.run()
     assert not at.exception, at.exception
     sent = json.loads(open(str(fixture_file) + ".submitted").read())
