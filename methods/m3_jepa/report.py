@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 import numpy as np
@@ -14,56 +13,38 @@ from methods.m3_jepa.config import PAPER_CLAIMS, VARIANTS
 ABLATIONS = ("mlp", "k1", "k6", "no_cl", "no_reg", "summed")
 
 
-def _use_jobs(dispatch: str) -> bool:
-    if dispatch == "inline":
-        return False
-    from core.jobs.dispatch import NoSender, get_sender
-
-    try:
-        get_sender()
-        return True
-    except NoSender:
-        if dispatch == "jobs":
-            raise
-        return False
-
-
 def run_all(params: Any, progress: JobContext, device: Any = None) -> list[dict[str, Any]]:
     """One result per (variant, seed): sub-jobs when a worker is configured (each with the study's ``device`` and
-    ``amp``, so it is routed to the same queue), else in this process on ``device`` (default: ``params.device``)."""
-    runs = [(v, s) for v in params.variants for s in range(params.seeds)]
-    where = {"device": getattr(params, "device", "cpu"), "amp": getattr(params, "amp", "off")}
-    if _use_jobs(params.dispatch):
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
-
-        tag = progress.job_id or uuid.uuid4().hex
-        ids = [
-            enqueue(
-                "m3_jepa.train",
-                {"variant": v, "seed": s, "epochs": params.epochs, "patience": params.patience, **where},
-                idempotency_key=f"m3_jepa:{tag}:{v}:{s}",
-            )
-            for v, s in runs
-        ]
-        progress(0.0, f"{len(ids)} sub-jobs queued")
-        wait(ids, timeout=12 * 3600, steal_after=60.0, progress=progress)
-        with session_scope() as sess:
-            return [crud.get_report_for_job(sess, job_id=j).body["data"]["result"] for j in ids]
+    ``amp``, so it is routed to the same queue), else in this process on ``device`` (default: ``params.device``);
+    :func:`core.jobs.dispatch.map_jobs`."""
+    from core.jobs.dispatch import map_jobs
     from methods.m3_jepa.service import train_variant
 
-    out = []
-    for k, (v, s) in enumerate(runs):
-        sub = progress.sub(k / len(runs), (k + 1) / len(runs))
-        sub(0.0, f"{v} seed {s}")
-        out.append(
-            train_variant(
-                v, s, params.epochs, params.patience, progress=sub,
-                device=where["device"] if device is None else device, amp=where["amp"],
-            )
+    where = {"device": getattr(params, "device", "cpu"), "amp": getattr(params, "amp", "off")}
+    runs = [
+        {"variant": v, "seed": s, "epochs": params.epochs, "patience": params.patience, **where}
+        for v in params.variants
+        for s in range(params.seeds)
+    ]
+
+    def here(p: Any, sub: JobContext) -> dict[str, Any]:
+        return train_variant(
+            p.variant, p.seed, p.epochs, p.patience, progress=sub,
+            device=where["device"] if device is None else device, amp=where["amp"],
         )  # fmt: skip
-    return out
+
+    return map_jobs(
+        "m3_jepa.train",
+        runs,
+        inline=here,
+        result=lambda data: data["result"],
+        dispatch=params.dispatch,
+        progress=progress,
+        key="m3_jepa",
+        timeout=12 * 3600,
+        steal_after=60.0,
+        label=lambda p: f"{p.variant} seed {p.seed}",
+    )
 
 
 def _ms(xs: list[float]) -> tuple[float, float]:

@@ -36,7 +36,7 @@ def test_study_sub_jobs_carry_the_device_and_precision(monkeypatch, device, amp)
         sent.append({"method": method, **params})
         return f"job-{len(sent)}"
 
-    monkeypatch.setattr(report, "_use_jobs", lambda dispatch: True)
+    monkeypatch.setattr(dispatch, "use_jobs", lambda *_a: True)
     monkeypatch.setattr(dispatch, "enqueue", enqueue)
     monkeypatch.setattr(dispatch, "wait", lambda ids, **_kw: None)
     monkeypatch.setattr(
