@@ -1,6 +1,8 @@
 """``QuantLinear`` on the CPU takes the fused kernel by default (``cpu_mode="auto"``) and agrees with
 its dequantize-once path; an input that needs a gradient goes through the differentiable path."""
 
+import copy
+
 import pytest
 import torch
 
@@ -45,3 +47,16 @@ def test_inputs_needing_a_gradient_take_the_differentiable_path(layers):
     (g_fused,) = torch.autograd.grad(fused(x).square().sum(), x)
     (g_cached,) = torch.autograd.grad(cached(x).square().sum(), x)
     torch.testing.assert_close(g_fused, g_cached)
+
+
+def test_copies_and_pickles_after_a_fused_call(layers, tmp_path):
+    fused, _ = layers
+    x = torch.randn(2, 128)
+    with torch.no_grad():
+        y = fused(x)
+        twin = copy.deepcopy(fused)
+        torch.save(fused, tmp_path / "layer.pt")
+        loaded = torch.load(tmp_path / "layer.pt", weights_only=False)
+        for other in (twin, loaded):
+            assert other._kernel is None
+            torch.testing.assert_close(other(x), y, rtol=0, atol=0)
