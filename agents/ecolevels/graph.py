@@ -1,7 +1,7 @@
 """The EcoLevels flow (spec §6) as a LangGraph graph.
 
 select (§3.3) → run (each probe locally, or as ``ecolevels.probe`` jobs fanned out with
-:func:`core.jobs.dispatch.enqueue` / :func:`~core.jobs.dispatch.wait`) → place (level by the
+:func:`core.jobs.dispatch.map_jobs`) → place (level by the
 classifier, EV against the target) → reconcile (R1–R4, §3.4; predictions, §3.5) → report.
 What to run comes from the run context (:class:`agents.ecolevels.config.EcoContext`), so the same graph runs from
 the ``ecolevels.run`` job and through the API's Agent Protocol routes (``langgraph.json``), where a client sets
@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from agents.ecolevels.config import EcoContext, FlowConfig
 from agents.ecolevels.state import FlowState, InputState
 from core.checkpoint import checkpointer
+from core.jobs.dispatch import map_jobs
 from methods.ecolevels.reconcile import predict, reconcile
 from methods.ecolevels.registry import get_probe, load_probes
 from methods.ecolevels.report import build_report, reading
@@ -79,19 +80,17 @@ def run(state: FlowState, runtime: Runtime[EcoContext]) -> dict[str, Any]:
     s, ctx = state["settings"], _ctx(runtime)
     kw = {"paraphrases": s.get("paraphrases", 2), "seeds": s.get("seeds", [0, 1]), "n_units": s.get("n_units", 8)}
     ids = [x["probe_id"] for x in state["selection"]]
-    if s.get("mode", "inline") == "jobs":
-        from core.db import crud
-        from core.db.session import session_scope
-        from core.jobs.dispatch import enqueue, wait
-
-        jobs = [enqueue("ecolevels.probe", {"probe_id": pid, "model": state["model"], **kw}) for pid in ids]
-        wait(jobs, timeout=ctx.timeout_s, steal_after=ctx.steal_after_s)
-        raw = []
-        with session_scope() as sess:
-            for j in jobs:
-                raw.append(crud.get_report_for_job(sess, job_id=j).body["data"]["result"])
-        return {"raw": raw}
-    return {"raw": [run_probe(pid, model=state["model"], **kw).model_dump() for pid in ids]}
+    raw = map_jobs(
+        "ecolevels.probe",
+        [{"probe_id": pid, "model": state["model"], **kw} for pid in ids],
+        inline=lambda p, _share: run_probe(p.probe_id, model=state["model"], **kw).model_dump(),
+        result=lambda data: data["result"],
+        dispatch="jobs" if s.get("mode", "inline") == "jobs" else "inline",
+        key="ecolevels",
+        timeout=ctx.timeout_s,
+        steal_after=ctx.steal_after_s,
+    )
+    return {"raw": raw}
 
 
 def place(state: FlowState) -> dict[str, Any]:
