@@ -33,7 +33,10 @@ class ImageRef(DeviceParams):
     example: Literal["boy.jpg", "hiking.jpg", "horse.jpg"] | None = Field(
         None, description="A shared example photo (rf_edit_examples)."
     )
-    model: Literal["auto", "digits", "photo"] = Field("auto", description="Which trained RF model to use.")
+    model: Literal["auto", "digits", "photo", "tiny"] = Field(
+        "auto",
+        description="Which trained RF model to use (tiny: a small digits model trained in seconds, for a first try).",
+    )
     shift: bool = Field(True, description="FLUX-dev schedule shift (off = flux-schnell linear grid).")
 
     @model_validator(mode="after")

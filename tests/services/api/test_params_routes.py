@@ -53,7 +53,7 @@ def test_rf_forms_carry_every_params_field_with_its_default(openapi, path, model
 def test_rf_edit_form_keeps_enums_and_bounds(openapi):
     props = _body(openapi, "/v1/rf/edit", "multipart/form-data")
     assert props["order"]["enum"] == [1, 2]
-    assert props["model"]["enum"] == ["auto", "digits", "photo"]
+    assert props["model"]["enum"] == ["auto", "digits", "photo", "tiny"]
     assert (props["steps"]["minimum"], props["steps"]["maximum"]) == (1, 100)
     assert "offload" in props  # the hand-written form used to leave it out
 
