@@ -262,6 +262,7 @@ def map_jobs(
     dispatch: Dispatch = "auto",
     progress: JobContext | None = None,
     key: str | None = None,
+    keys: Sequence[str] | None = None,
     timeout: float = 6 * 3600,
     steal_after: float | None = 60.0,
     label: Callable[[Any], str] | None = None,
@@ -275,7 +276,8 @@ def map_jobs(
 
     * **sub-jobs**: each is :func:`enqueue`-d with the idempotency key ``"<key>:<run>:<k>"`` (``key``
       defaults to ``method``; ``run`` is the calling job's id, so a retried parent finds its sub-jobs
-      again, else a fresh id), routed by its own ``device``/``amp``; :func:`wait` waits for them (a
+      again, else a fresh id) or ``keys[k]`` when ``keys`` are given (content keys: any run asking for
+      the same work finds the same job), routed by its own ``device``/``amp``; :func:`wait` waits for them (a
       sub-job still queued after ``steal_after`` seconds runs here if this process consumes its queue);
       the result of each is ``result(data)`` of its stored report's ``data`` (``data`` itself by default);
     * **inline**: in turn, ``inline(params_model, share)`` with ``share`` the k-th equal share of
@@ -293,6 +295,8 @@ def map_jobs(
     spec = get_method(method)
     models = [spec.validate(p.model_dump() if isinstance(p, BaseModel) else dict(p)) for p in params]
     pick = result or (lambda data: data)  # type: ignore[return-value]
+    if keys is not None and len(keys) != len(models):
+        raise ValueError(f"keys: one per params ({len(models)}), got {len(keys)}")
     if not models:
         return []
     if use_jobs(dispatch, send):
@@ -302,7 +306,13 @@ def map_jobs(
         run = progress.job_id or uuid.uuid4().hex
         prefix = key or method
         ids = [
-            enqueue(method, m.model_dump(), idempotency_key=f"{prefix}:{run}:{k}", owner=owner, send=send)
+            enqueue(
+                method,
+                m.model_dump(),
+                idempotency_key=keys[k] if keys is not None else f"{prefix}:{run}:{k}",
+                owner=owner,
+                send=send,
+            )
             for k, m in enumerate(models)
         ]
         progress(0.0, f"{len(ids)} sub-jobs queued")

@@ -125,3 +125,14 @@ def test_a_gpu_sub_job_is_routed_to_gpu_and_never_stolen_by_a_cpu_parent(method,
     with pytest.raises(WaitTimeout):
         map_jobs(method, [{"x": 1, "device": "cuda"}], steal_after=0.0, timeout=0.5)
     assert [j.queue for j in sent] == ["gpu"] and sent[0].status == "queued"
+
+
+def test_explicit_keys_are_content_keys_shared_across_runs(method, sent):
+    keys = [f"content-{uuid.uuid4().hex}:{x}" for x in (1, 2)]
+    first = map_jobs(method, [{"x": 1}, {"x": 2}], keys=keys, steal_after=0.0, result=lambda d: d["square"])
+    other_run = JobContext(lambda f, m: None, job_id="another-parent")
+    again = map_jobs(method, [{"x": 1}, {"x": 2}], keys=keys, progress=other_run, steal_after=0.0)
+    assert first == [1, 4] and [d["square"] for d in again] == [1, 4]
+    assert [j.idempotency_key for j in sent] == keys  # sent once, found again by the second run
+    with pytest.raises(ValueError, match="one per params"):
+        map_jobs(method, [{"x": 1}], keys=["a", "b"])
