@@ -23,6 +23,7 @@ import pytest
 from core.jobs import list_methods, load_all
 from core.jobs.context import null_context
 from tests.devices import cuda_or_skip, lazy_safe_views, params_on, stand_in_device
+from tests.methods.any4.fakes import EVAL_CHECKPOINT, TINY_QUANTIZE, tiny_base, tiny_base_with_checkpoint
 from tests.methods.double_filter.fakes import fresh_runs
 from tests.methods.fourier_mamba.fakes import SMALL_SHA, isolated_models, tiny_model_and_small_upload
 from tests.methods.m3_jepa.fakes import install as m3_jepa_stand_ins
@@ -163,6 +164,20 @@ CASES: dict[str, Case] = {
         rtol=0.0,
         atol=2e-3,
         setup=tiny_digits_model,  # the digits model is the cached tiny one (trained once on the CPU)
+    ),
+    "any4.quantize": Case(
+        TINY_QUANTIZE,  # a tiny random llama stands in for the base model (tests/methods/any4/fakes.py)
+        compare=("ppl_fp", "ppl_quantized", "weight_mse"),  # CUDA scores through the Triton LUT-GEMM
+        rtol=0.01,
+        atol=1e-3,
+        setup=tiny_base,
+    ),
+    "any4.evaluate": Case(
+        {"checkpoint": EVAL_CHECKPOINT, "eval_windows": 2, "seqlen": 48},
+        compare=("ppl_fp", "ppl_quantized"),
+        rtol=0.01,
+        atol=1e-3,
+        setup=tiny_base_with_checkpoint,  # quantized once on the CPU into tmp_path
     ),
     "rf.reconstruct": Case(
         {"digit_index": 5, "label": "1", "nfes": [4]},

@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -119,9 +120,21 @@ def build_model(cfg: CleanModelConfig) -> nn.Module:
     return LlamaForCausalLM(conf)
 
 
-def train(cfg: CleanModelConfig, model: nn.Module, tokens: torch.Tensor, *, progress=None) -> list[float]:
+def train(
+    cfg: CleanModelConfig,
+    model: nn.Module,
+    tokens: torch.Tensor,
+    *,
+    progress=None,
+    device: Any = None,
+    amp: str = "off",
+) -> list[float]:
     """AdamW (betas 0.9/0.95, lr warm-up then cosine decay to 10%, grad norm clipped to 1) on random ``seq_len``
-    windows of the token stream; returns the loss of every step."""
+    windows of the token stream; returns the loss of every step.
+
+    ``device`` (``None``: where the model is) and ``amp`` go to :func:`core.train.fit`; the windows are cut
+    on the CPU from the CPU generator and moved as they come.
+    """
     gen = torch.Generator().manual_seed(cfg.seed)
 
     def batch(_step: int) -> torch.Tensor:
@@ -139,15 +152,27 @@ def train(cfg: CleanModelConfig, model: nn.Module, tokens: torch.Tensor, *, prog
         clip=1.0,
         betas=(0.9, 0.95),
         min_lr_ratio=0.1,
+        device=device,
+        amp=amp,
         progress=progress,
         message="clean model step",
     )
 
 
 def load_or_train(
-    cfg: CleanModelConfig, *, data_dir: Path, cache_dir: Path, tokenizer_dir: Path, progress=None
+    cfg: CleanModelConfig,
+    *,
+    data_dir: Path,
+    cache_dir: Path,
+    tokenizer_dir: Path,
+    progress=None,
+    device: Any = None,
+    amp: str = "off",
 ) -> CleanModel:
-    """The clean model for ``cfg``: loaded from the cache, or trained once and saved there."""
+    """The clean model for ``cfg`` (on the CPU): loaded from the cache, or trained once on ``device`` and saved.
+
+    The cache key does not cover the device: a model trained on a GPU serves CPU runs and vice versa.
+    """
     import safetensors.torch
     from transformers import AutoTokenizer
 
@@ -169,7 +194,7 @@ def load_or_train(
         tokens.numel(),
         100 * float((tokens == 0).float().mean()),
     )
-    losses = train(cfg, model, tokens, progress=progress)
+    losses = train(cfg, model, tokens, progress=progress, device=device, amp=amp)
     cm = CleanModel(model, tok, vocab, out, {}, trained_now=True)
     val = text_windows(cm.encode, math_eval_text(data_dir), cfg.seq_len, 16)
     cm.log = {
@@ -182,6 +207,7 @@ def load_or_train(
         "train_seconds": time.perf_counter() - t0,
         "n_params": sum(p.numel() for p in model.parameters()),
     }
+    model.cpu()  # saved from, and returned on, the CPU (a no-op when it trained there)
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     safetensors.torch.save_model(model, str(out / "model.safetensors"))

@@ -5,8 +5,9 @@ with or without CUDA) lists the same methods on the same queues. Where a job run
 submission from its params' ``device`` (:mod:`core.jobs.routing`): ``cuda``, and ``auto`` where
 the deployment declares GPU workers (``PAPERWORKS_GPU_WORKERS=1``), go to the ``gpu`` queue, which
 a GPU worker consumes alone (``paperworks worker --queues gpu``; a GPU host does not take ``cpu``
-work: docs/GPU.md). The k-means always runs on the CPU; the quantized model is evaluated through
-the Triton kernel where the job runs on CUDA.
+work: docs/GPU.md). Both jobs take ``device``/``amp`` (:class:`core.device.DeviceParams`, default
+``cpu``); the k-means always runs on the CPU; the quantized model is evaluated through the Triton
+kernel where the job runs on CUDA, and the clean model trains there when it is not cached.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel as Params
 from pydantic import Field, field_validator
 
 from core.config import get_settings
+from core.device import DeviceParams as Params
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
 from methods.any4.experiment import DEFAULT_VARIANTS

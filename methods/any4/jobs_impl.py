@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from core.config import get_settings
+from core.device import autocast, device_provenance, resolve_device
 from core.jobs import JobContext, Report
 from core.ownership import record_for_job
 from methods.any4 import plots
@@ -26,10 +27,6 @@ from methods.any4.walker import linear_layers, quantize_model
 
 log = logging.getLogger(__name__)
 N_INSPECT_ROWS = 16
-
-
-def _device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def _eval_text(eval_set: str, data_dir: Path) -> str:
@@ -70,29 +67,45 @@ def row_luts(qlayer: QuantLinear, w: torch.Tensor, rows: int = N_INSPECT_ROWS) -
 
 
 def checkpoint_id(params) -> str:
-    """A stable checkpoint name from the quantization parameters (evaluation-only fields excluded)."""
+    """A stable checkpoint name from the quantization parameters (evaluation-only fields and the device excluded)."""
     blob = json.dumps(
-        params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint"}), sort_keys=True
+        params.model_dump(exclude={"eval_windows", "seqlen", "inspect_layer", "save_checkpoint", "device", "amp"}),
+        sort_keys=True,
     )
     return f"{params.model}-{params.fmt}-g{params.group_size}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 
 def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
-    """Quantize, score fp vs quantized perplexity, return LUTs of one layer, save a checkpoint."""
+    """Quantize, score fp vs quantized perplexity, return LUTs of one layer, save a checkpoint.
+
+    Scoring (and training the clean model when it is not cached) runs on ``params.device`` under
+    ``params.amp``; the k-means and the quantization run on a CPU copy; the checkpoint is saved from the CPU.
+    """
+    dev = resolve_device(params.device)
     s = get_settings()
     data_dir = Path(s.data_dir)
-    base = load_base(params.model, data_dir=data_dir, cache_dir=Path(s.cache_dir), progress=progress.sub(0.0, 0.2))
+    base = load_base(
+        params.model,
+        data_dir=data_dir,
+        cache_dir=Path(s.cache_dir),
+        progress=progress.sub(0.0, 0.2),
+        device=dev,
+        amp=params.amp,
+    )
     cfg = QuantConfig(fmt=params.fmt, group_size=params.group_size, calibration=params.calibration, init=params.init)
     _check_group_size(base.model, cfg)
     windows = text_windows(base.encode, wikitext_text(data_dir), params.seqlen, params.eval_windows)
     calib = torch.tensor([base.encode(read_default_prompt(data_dir))]) if cfg.uses_calibration else None
-    dev = _device()
     progress(0.22, "scoring the full-precision model")
-    fp_ppl = perplexity(base.model.to(dev), windows)
+    with autocast(dev, params.amp):
+        fp_ppl = perplexity(base.model.to(dev), windows)
     qmodel = copy.deepcopy(base.model).cpu()
     summary = quantize_model(qmodel, cfg, calib_ids=calib, progress=progress.sub(0.3, 0.85))
     progress(0.86, "scoring the quantized model" + (" (Triton kernel)" if dev.type == "cuda" else ""))
-    q_ppl = perplexity(qmodel.to(dev), windows)
+    with autocast(dev, params.amp):
+        q_ppl = perplexity(qmodel.to(dev), windows)
+    qmodel.cpu()
+    base.model.cpu()
     names = [st.name for st in summary.layers]
     layer = params.inspect_layer or next((n for n in names[len(names) // 2 :] if "mlp" in n), names[len(names) // 2])
     if layer not in names:
@@ -115,7 +128,7 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
             "weight_mse": summary.weight_mse,
             "layers": len(summary.layers),
             "quantize_seconds": round(summary.seconds, 2),
-            "device": dev.type,
+            **device_provenance(dev, params.amp),
         }
     )
     rep.add_table(
@@ -166,7 +179,8 @@ def run_quantize(params, progress: JobContext, ckpt_root: Path) -> Report:
 
 
 def run_evaluate(params, progress: JobContext, ckpt_root: Path) -> Report:
-    """Score a saved checkpoint and its base model on the same windows."""
+    """Score a saved checkpoint and its base model on the same windows (on ``params.device``)."""
+    dev = resolve_device(params.device)
     path = ckpt_root / params.checkpoint
     if not (path / "any4.json").exists():
         raise ValueError(f"unknown checkpoint {params.checkpoint!r}")
@@ -174,14 +188,20 @@ def run_evaluate(params, progress: JobContext, ckpt_root: Path) -> Report:
     s = get_settings()
     data_dir = Path(s.data_dir)
     base = load_base(
-        meta["metadata"]["base"], data_dir=data_dir, cache_dir=Path(s.cache_dir), progress=progress.sub(0.0, 0.3)
+        meta["metadata"]["base"],
+        data_dir=data_dir,
+        cache_dir=Path(s.cache_dir),
+        progress=progress.sub(0.0, 0.3),
+        device=dev,
+        amp=params.amp,
     )
     windows = text_windows(base.encode, _eval_text(params.eval_set, data_dir), params.seqlen, params.eval_windows)
-    dev = _device()
     qmodel, _ = load_quantized(path, model=copy.deepcopy(base.model).cpu())
     progress(0.4, "scoring")
-    fp_ppl = perplexity(base.model.to(dev), windows)
-    q_ppl = perplexity(qmodel.to(dev), windows)
+    with autocast(dev, params.amp):
+        fp_ppl = perplexity(base.model.to(dev), windows)
+        q_ppl = perplexity(qmodel.to(dev), windows)
+    base.model.cpu()
     qc = meta["quant_config"]
     label = QuantConfig(**{k: (tuple(v) if k == "skip_modules" else v) for k, v in qc.items()}).label()
     rep = Report(
@@ -189,7 +209,7 @@ def run_evaluate(params, progress: JobContext, ckpt_root: Path) -> Report:
         summary=f"{params.eval_set} perplexity {fp_ppl:.3f} (fp32) vs {q_ppl:.3f} ({label}, "
         f"g={qc['group_size']}) on {windows.shape[0]}×{windows.shape[1]} tokens.",
     )
-    rep.metrics.update({"ppl_fp": fp_ppl, "ppl_quantized": q_ppl, "device": dev.type})
+    rep.metrics.update({"ppl_fp": fp_ppl, "ppl_quantized": q_ppl, **device_provenance(dev, params.amp)})
     rep.add_table(f"Perplexity ({params.eval_set})", ["model", "perplexity"], [["fp32", fp_ppl], [label, q_ppl]])
     rep.data = {"checkpoint": params.checkpoint, "quant_config": qc, "base": meta["metadata"]["base"]}
     progress(1.0, "done")

@@ -29,15 +29,26 @@ class BaseModel:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def load_base(name: str, *, data_dir: Path, cache_dir: Path, progress=None) -> BaseModel:
-    """``clean-llama`` (trained once, then cached) or a model of the local registry (own copy)."""
+def load_base(
+    name: str, *, data_dir: Path, cache_dir: Path, progress=None, device: Any = None, amp: str = "off"
+) -> BaseModel:
+    """``clean-llama`` (trained once on ``device``, then cached) or a model of the local registry (own copy).
+
+    The model comes back on the CPU in fp32; the caller moves it.
+    """
     from core.llm.local_models import converted_dir, resolve_source
 
     if name == CLEAN_MODEL:
         from methods.any4.clean_model import CleanModelConfig, load_or_train
 
         cm = load_or_train(
-            CleanModelConfig(), data_dir=data_dir, cache_dir=cache_dir, tokenizer_dir=converted_dir(), progress=progress
+            CleanModelConfig(),
+            data_dir=data_dir,
+            cache_dir=cache_dir,
+            tokenizer_dir=converted_dir(),
+            progress=progress,
+            device=device,
+            amp=amp,
         )
         return BaseModel(
             CLEAN_MODEL, cm.model, cm.encode, [], {"clean_dir": str(cm.path), "vocab_json": cm.vocab.to_json()}
