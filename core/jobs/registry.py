@@ -85,6 +85,9 @@ class MethodSpec:
     run: RunFn
     queue: Queue = "cpu"
     tags: tuple[str, ...] = ()
+    internal: bool = False
+    """A job the platform submits itself (``langgraph.run``): runnable by name, but left out of listings
+    (``/v1/methods``, MCP tools, the CLI, the UI and the entries generated from the registry)."""
 
     def validate(self, params: dict[str, Any] | None) -> BaseModel:
         try:
@@ -222,10 +225,13 @@ def register_method(
     queue: Queue = "cpu",
     params: type[BaseModel] | None = None,
     tags: tuple[str, ...] = (),
+    internal: bool = False,
 ) -> Callable[[RunFn], RunFn]:
     """Decorator registering ``run(params, progress) -> Report`` as job type ``name``.
 
     The params model is taken from ``params=`` or from the first argument's annotation.
+    ``internal=True`` marks a job only the platform submits (:attr:`MethodSpec.internal`): :func:`get_method`
+    finds it, :func:`list_methods` leaves it out unless asked.
     """
 
     def deco(fn: RunFn) -> RunFn:
@@ -245,6 +251,7 @@ def register_method(
             run=fn,
             queue=queue,
             tags=tags,
+            internal=internal,
         )
         with _LOCK:
             existing = _METHODS.get(name)
@@ -351,9 +358,14 @@ def get_method(name: str) -> MethodSpec:
         raise UnknownMethod(f"unknown method {name!r}; known: {', '.join(sorted(_METHODS))}") from None
 
 
-def list_methods() -> list[MethodSpec]:
+def list_methods(*, include_internal: bool = False) -> list[MethodSpec]:
+    """Every registered method by name, without the internal ones (:attr:`MethodSpec.internal`) unless asked.
+
+    Listings and everything generated from them (``/v1/methods``, MCP tools, CLI commands, API routes, UI
+    forms) use the default; :func:`get_method` still finds an internal method by its name.
+    """
     load_all()
-    return [_METHODS[k] for k in sorted(_METHODS)]
+    return [_METHODS[k] for k in sorted(_METHODS) if include_internal or not _METHODS[k].internal]
 
 
 def get_reproducer(name: str) -> ReproducerSpec:

@@ -105,6 +105,7 @@ def cancel_requested(thread: dict[str, Any], run_id: str) -> bool:
     description="One run of a LangGraph graph on an Agent Protocol thread (started by /v1/langgraph).",
     queue="cpu",
     tags=("agent-protocol",),
+    internal=True,  # submitted by the Agent Protocol routes only: not a method of /v1/methods, MCP, CLI or UI
 )
 def run_agent(params: RunJobParams, progress: JobContext) -> Report:
     """Run (or resume) the graph of a recorded run; its chunks go to the run's event log."""

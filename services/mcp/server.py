@@ -18,7 +18,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from core.jobs import InvalidParams, UnknownMethod, list_methods, load_all
+from core.jobs import InvalidParams, UnknownMethod, get_method, list_methods, load_all
 from core.ownership import NotOwned
 from core.ownership import check as check_owned
 from services.mcp import resources
@@ -124,6 +124,8 @@ def build_server(*, dispatch: Dispatch = "inline", owner: str = "mcp", poll_s: f
         caller = _caller(ctx)
 
         def checked_submit() -> str:
+            if get_method(params.name).internal:  # not a tool (tool_list leaves it out): refused like an unknown one
+                raise UnknownMethod(f"unknown tool {params.name!r}")
             if caller is not None:  # an HTTP key names only its own stored objects (stdio: the operator)
                 check_owned(params.name, params.arguments, owner=caller[0], admin=caller[1])
             return submit(params.name, params.arguments, owner=_owner(ctx, owner), dispatch=dispatch)
