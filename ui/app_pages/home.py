@@ -90,17 +90,19 @@ def _getting_started(client) -> None:
         return
     if not examples:
         return
-    with st.expander("Getting started: one example per method, no data needed", expanded=True):
+    methods = sorted({ex["paper"] for ex in examples if ex.get("paper")})
+    with st.expander(f"Getting started: one example for each of the {len(methods)} methods", expanded=True):
         st.caption(
-            "Each runs as a job on the worker; its progress and report appear below. From a terminal: "
-            "`paperworks examples` lists them, `paperworks try NAME` runs one."
+            "Each runs as a job on the worker in under a minute on a 2-core CPU; its progress and report appear "
+            "below. From a terminal: `paperworks examples` lists them, `paperworks try NAME` runs one."
         )
         per_row = 3
         for start in range(0, len(examples), per_row):
             cols = st.columns(per_row)
             for col, ex in zip(cols, examples[start : start + per_row]):
                 with col.container(border=True):
-                    st.markdown(f"**{ex['title']}**  \n`{ex['method']}` · about {ex['seconds']} s")
+                    who = f"{ex['paper']} · " if ex.get("paper") else ""
+                    st.markdown(f"**{ex['title']}**  \n{who}`{ex['method']}` · about {ex['seconds']} s")
                     st.caption(ex["about"])
                     st.code(f"paperworks try {ex['name']}", language="bash")
                     if st.button("Run it", key=f"try-{ex['name']}"):

@@ -20,6 +20,7 @@ class ExamplePublic(BaseModel):
     params: dict[str, Any]
     about: str
     seconds: int
+    paper: str = ""  # the README method it introduces ("" for the platform's own examples)
 
 
 @router.get("/examples", response_model=list[ExamplePublic])
