@@ -182,7 +182,9 @@ def render() -> None:
     jobs = st.session_state.get("rf_jobs")
     if jobs:
         st.divider()
-        done = follow_job(client, jobs)  # the edit and the reconstruction jobs; each result once it has ended
+        # the edit and the reconstruction jobs (their phases, first-use training included, logged); each result
+        # as soon as it has ended
+        done = follow_job(client, jobs, log=True)
         for name, show in (("edit", _show_edit), ("recon", _show_recon)):
             job = done.get(name)
             if job is not None and job["status"] == "succeeded":
