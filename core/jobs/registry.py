@@ -212,6 +212,7 @@ class ReproducerSpec:
 _METHODS: dict[str, MethodSpec] = {}
 _REPRODUCERS: dict[str, ReproducerSpec] = {}
 _PREPARERS: dict[str, Callable[[], str]] = {}
+_COMPONENTS: dict[str, dict[str, Any]] = {}
 _LOCK = threading.Lock()
 _LOADED = False
 DISCOVERY_PACKAGES = ("methods", "agents")
@@ -308,12 +309,50 @@ def list_preparers() -> dict[str, Callable[[], str]]:
     return dict(sorted(_PREPARERS.items()))
 
 
+def register_component(kind: str, name: str, value: Any, *, same: Callable[[Any, Any], bool] | None = None) -> None:
+    """Register ``value`` as ``name`` of a plug-in ``kind`` run by a job (``"continual.learner"``: the methods
+    ``continual.run`` can run), in this one registry: discovered by :func:`load_all`, restored by
+    :func:`registry_snapshot`.
+
+    Registering the same name again replaces the entry when ``same(old, new)`` (a module imported twice);
+    otherwise it is an error, as for methods.
+    """
+    with _LOCK:
+        table = _COMPONENTS.setdefault(kind, {})
+        old = table.get(name)
+        if old is not None and not (same or (lambda a, b: a is b))(old, value):
+            raise ValueError(f"{kind} {name!r} registered twice")
+        table[name] = value
+
+
+def get_component(kind: str, name: str) -> Any:
+    """The ``kind`` registered as ``name`` (every ``jobs.py`` imported first); :class:`UnknownMethod` if none."""
+    with _LOCK:
+        hit = _COMPONENTS.get(kind, {}).get(name)
+    if hit is None:
+        load_all()
+        with _LOCK:
+            hit = _COMPONENTS.get(kind, {}).get(name)
+    if hit is None:
+        known = ", ".join(sorted(_COMPONENTS.get(kind, {})))
+        raise UnknownMethod(f"unknown {kind} {name!r}; known: {known}")
+    return hit
+
+
+def list_components(kind: str) -> dict[str, Any]:
+    """Every ``kind`` registered, by name (every ``jobs.py`` imported first)."""
+    load_all()
+    with _LOCK:
+        return dict(sorted(_COMPONENTS.get(kind, {}).items()))
+
+
 @contextmanager
 def registry_snapshot() -> Iterator[None]:
-    """Restore the registered methods, reproducers and preparers on exit (tests that register things)."""
+    """Restore the registered methods, reproducers, preparers and components on exit (tests that register things)."""
     load_all()
     with _LOCK:
         saved = dict(_METHODS), dict(_REPRODUCERS), dict(_PREPARERS)
+        components = {kind: dict(table) for kind, table in _COMPONENTS.items()}
     try:
         yield
     finally:
@@ -321,6 +360,8 @@ def registry_snapshot() -> Iterator[None]:
             for live, copy in zip((_METHODS, _REPRODUCERS, _PREPARERS), saved, strict=True):
                 live.clear()
                 live.update(copy)
+            _COMPONENTS.clear()
+            _COMPONENTS.update(components)
 
 
 def load_all() -> None:

@@ -23,7 +23,9 @@ registering a factory::
                       presets={"quick": {"lr": 0.5}})
     def make(options: Options, *, seed: int, stream: TaskStream) -> ContinualLearner: ...
 
-Registration happens in the method's ``jobs.py`` (imported by ``core.jobs.load_all``).
+Registration happens in the method's ``jobs.py`` (imported by ``core.jobs.load_all``). The learners live in
+the one registry of :mod:`core.jobs` (components of kind ``"continual.learner"``), beside the jobs that run
+them: discovered with them, restored with them by ``core.jobs.registry_snapshot()``.
 
 A torch method that can run on an accelerator takes ``device`` (a ``torch.device``) and ``amp``
 (``"off"``/``"bf16"``) as keyword arguments of its factory; the harness passes them when a run asks
@@ -42,7 +44,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from core.jobs import JobContext
+from core.jobs import JobContext, UnknownMethod
+from core.jobs.registry import get_component, list_components, register_component
 from methods.continual.data import Task, TaskStream
 
 log = logging.getLogger(__name__)
@@ -128,7 +131,7 @@ class LearnerSpec:
         return learner
 
 
-_LEARNERS: dict[str, LearnerSpec] = {}
+KIND = "continual.learner"
 
 
 def register_learner(
@@ -153,10 +156,7 @@ def register_learner(
             raise ValueError(f"preset {pname!r} of {name} is invalid: {exc}") from None
 
     def deco(fn: Factory) -> Factory:
-        existing = _LEARNERS.get(name)
-        if existing is not None and existing.factory.__qualname__ != fn.__qualname__:
-            raise ValueError(f"continual method {name!r} registered twice")
-        _LEARNERS[name] = LearnerSpec(
+        spec = LearnerSpec(
             name=name,
             factory=fn,
             options_model=options,
@@ -165,28 +165,26 @@ def register_learner(
             presets=dict(presets or {}),
             protocol=protocol,
         )
+        try:
+            register_component(
+                KIND, name, spec, same=lambda old, new: old.factory.__qualname__ == new.factory.__qualname__
+            )
+        except ValueError:
+            raise ValueError(f"continual method {name!r} registered twice") from None
         return fn
 
     return deco
 
 
-def _discover() -> None:
-    from core.jobs import load_all
-
-    load_all()
-
-
 def get_learner(name: str) -> LearnerSpec:
     """The registered method ``name`` (every ``jobs.py`` is imported first)."""
-    if name not in _LEARNERS:
-        _discover()
     try:
-        return _LEARNERS[name]
-    except KeyError:
-        raise KeyError(f"unknown continual method {name!r}; known: {', '.join(sorted(_LEARNERS))}") from None
+        return get_component(KIND, name)
+    except UnknownMethod:
+        known = ", ".join(list_components(KIND))
+        raise KeyError(f"unknown continual method {name!r}; known: {known}") from None
 
 
 def list_learners(protocol: str | None = None) -> list[LearnerSpec]:
     """Registered learners, all or those of one ``protocol``."""
-    _discover()
-    return [_LEARNERS[k] for k in sorted(_LEARNERS) if protocol is None or _LEARNERS[k].protocol == protocol]
+    return [s for s in list_components(KIND).values() if protocol is None or s.protocol == protocol]
