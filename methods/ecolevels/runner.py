@@ -12,13 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from core.jobs import JobContext, null_context
+from core.stats import bootstrap_ci
 from methods.ecolevels.classify import Level, classify
 from methods.ecolevels.probes import PLANNERS, UnitRun, local_embedder, weat_effect
 from methods.ecolevels.registry import Probe, get_probe
 from methods.ecolevels.validity import TargetTask, band, ecological_validity
 from methods.ecolevels.wordlists import CAREER, FAMILY, FEMALE_NAMES, MALE_NAMES
 from methods.llm_eval.harness import GenRequest, create_run, finish_run, run_requests
-from methods.llm_eval.stats import bootstrap_ci
 
 
 class ProbeResult(BaseModel):

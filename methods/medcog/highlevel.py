@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from methods.llm_eval.stats import mean_se
+from core.stats import mean_sd
 from methods.medcog.cases import Case
 from methods.medcog.exams import diagnosis_correct, exam_profile, recall, strict_score
 
@@ -84,7 +84,7 @@ def summarise(episodes_by_seed: dict[int, list[Episode]]) -> HighLevelSummary:
         macro_strict.append(float(np.mean([np.mean([e.strict for e in v]) for v in by_d.values()])))
         macro_acc.append(float(np.mean([np.mean([e.correct for e in v]) for v in by_d.values()])))
         micro_strict.append(float(np.mean([e.strict for e in eps])))
-    ms = mean_se(macro_strict)
+    ms = mean_sd(macro_strict)  # sample sd; .se = sd / √n
     per_disease = {
         d: {
             "strict": float(np.mean([e.strict for e in v])),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from methods.llm_eval.stats import mean_se
+from core.stats import mean_sd
 from methods.medcog.data import Dataset, Task, variants
 from methods.medcog.extract import (
     alice_answer,
@@ -90,7 +90,7 @@ def score_task(
     for r in range(repeats):
         scores = [s for it in items for s in item_scores(dataset, task, it, outputs[it[0]][r], rng)]
         per_run.append(float(np.mean(scores)))
-    ms = mean_se(per_run)
+    ms = mean_sd(per_run)  # sample sd; .se = sd / √n
     c = chance(dataset, task)
     texts = [o for it in items for run in outputs[it[0]] for o in run]
     unparsed = sum(not parsable(task, o) for o in texts) / max(1, len(texts))

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
+from core.stats import bootstrap_ci, bootstrap_diff_ci, mean_sd
 from methods.llm_eval.harness import GenRequest, create_run, finish_run, run_requests, stored_outputs
-from methods.llm_eval.stats import bootstrap_ci, bootstrap_diff_ci, mean_se
 
 
 def test_mean_se_matches_the_notebook_formula():
     v = [0.2, 0.4, 0.6, 0.8, 1.0]
-    ms = mean_se(v)
+    ms = mean_sd(v)
     assert ms.mean == pytest.approx(0.6)
     assert ms.se == pytest.approx(np.std(v, ddof=1) / np.sqrt(5))
 
