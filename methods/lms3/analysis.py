@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from core.stats import paired_bootstrap_ci
+
 
 @dataclass(frozen=True)
 class PairedDiff:
@@ -23,14 +25,10 @@ class PairedDiff:
 def paired_bootstrap(
     arm: Sequence[float], baseline: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> PairedDiff:
-    """Percentile bootstrap of the mean paired difference (queries resampled with replacement)."""
-    d = np.asarray(arm, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
-    if d.size == 0:
-        return PairedDiff(float("nan"), float("nan"), float("nan"), 0)
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, d.size, size=(resamples, d.size))].mean(axis=1)
-    a = (1.0 - level) / 2.0
-    return PairedDiff(float(d.mean()), float(np.quantile(means, a)), float(np.quantile(means, 1 - a)), int(d.size))
+    """Percentile bootstrap of the mean paired difference (queries resampled with replacement, one set of
+    indices for both arms: :func:`core.stats.paired_bootstrap_ci`)."""
+    ci = paired_bootstrap_ci(arm, baseline, n_boot=resamples, seed=seed, level=level)
+    return PairedDiff(ci.estimate, ci.low, ci.high, ci.n)
 
 
 @dataclass(frozen=True)
