@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.stats import bootstrap_ci, wilson
 from methods.rf_solver.analytic import default_gaussian, default_mixture
 from methods.rf_solver.convergence import ErrorPoint, gaussian_errors, mixture_errors, observed_order, round_trip_error
 from methods.rf_solver.edit import EditableModel, edit_sweep, reconstruct_image, rf_edit
@@ -205,27 +206,6 @@ ABLATION_CFG: tuple[tuple[str, str, float | None], ...] = (
 ABLATION_BLOCKS = ("all", "later_half")
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = successes / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return float(centre - half), float(centre + half)
-
-
-def bootstrap_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of per-item values (paired differences when given differences)."""
-    values = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
-    means = values[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
-
-
 @dataclass
 class AblationResult:
     """Per cell (keys, cfg, blocks) and k: per-image target hits and MSE to the source; same-label reconstruction."""
@@ -261,11 +241,11 @@ class AblationResult:
                         "target_acc": float(h.mean()),
                         "target_acc_ci": wilson(int(h.sum()), len(h)),
                         "mse": float(m.mean()),
-                        "mse_ci": bootstrap_ci(m, n_boot),
+                        "mse_ci": bootstrap_ci(m, n_boot=n_boot).bounds,
                         "d_acc": float((h - h0).mean()),
-                        "d_acc_ci": bootstrap_ci(h - h0, n_boot),
+                        "d_acc_ci": bootstrap_ci(h - h0, n_boot=n_boot).bounds,
                         "d_mse": float((m - m0).mean()),
-                        "d_mse_ci": bootstrap_ci(m - m0, n_boot),
+                        "d_mse_ci": bootstrap_ci(m - m0, n_boot=n_boot).bounds,
                     }
                 )
         return rows
@@ -302,7 +282,7 @@ class AblationResult:
                             "vs": lv[0],
                             "metric": metric,
                             "effect": float(diff.mean()),
-                            "ci": bootstrap_ci(diff, n_boot),
+                            "ci": bootstrap_ci(diff, n_boot=n_boot).bounds,
                         }
                     )
         return out

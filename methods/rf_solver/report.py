@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from core.jobs import JobContext, Report, Table
+from core.stats import bootstrap_ci, wilson
 from methods.rf_solver import plots
 from methods.rf_solver.checkpoints import get_model, train_info
 from methods.rf_solver.config import get_preset
@@ -27,12 +28,10 @@ from methods.rf_solver.experiments import (
     ReconRow,
     TradeoffResult,
     analytic_study,
-    bootstrap_ci,
     edit_ablation,
     edit_tradeoff,
     injection_reconstruction_check,
     reconstruction_study,
-    wilson,
 )
 from methods.rf_solver.model import count_params
 from methods.rf_solver.scorer import digit_scorer
@@ -243,7 +242,7 @@ def _ablation_markdown(ab: AblationResult, k0_pass: float = 0.8) -> tuple[str, d
         for blocks in ABLATION_BLOCKS:
             m0, mk = ab.recon[(keys, blocks, 0)], ab.recon[(keys, blocks, rk)]
             d = mk - m0
-            ci = bootstrap_ci(d)
+            ci = bootstrap_ci(d).bounds
             rec_rows.append(
                 [
                     KEY_NAMES[keys],
@@ -547,7 +546,7 @@ def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
     h0, hn = ab.hits[(*spec, 0)], ab.hits[(*spec, kn)]
     m0, mn = ab.mses[(*spec, 0)], ab.mses[(*spec, kn)]
     lo, hi = wilson(int(h0.sum()), len(h0))
-    d_ci = bootstrap_ci(mn - m0)
+    d_ci = bootstrap_ci(mn - m0).bounds
     parts = [
         f"In the spec's configuration (interval keys, V into both guidance halves, all single-stream blocks; "
         f"N = {ab.num_steps}, guidance {ab.guidance}) k = 0 edits reach the target digit in {h0.mean():.0%} of "
@@ -578,7 +577,7 @@ def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
                 else "; no effect's CI excludes zero."
             )
         )
-    d_cis = {c: bootstrap_ci(ab.mses[(*c, kn)] - ab.mses[(*c, 0)]) for c in ab.cells()}
+    d_cis = {c: bootstrap_ci(ab.mses[(*c, kn)] - ab.mses[(*c, 0)]).bounds for c in ab.cells()}
     ok = [c for c, ci in d_cis.items() if ci[1] < 0]
     up = [c for c, ci in d_cis.items() if ci[0] > 0]
     parts.append(

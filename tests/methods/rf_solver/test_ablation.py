@@ -4,14 +4,13 @@ import numpy as np
 import pytest
 import torch
 
+from core.stats import bootstrap_ci, wilson
 from methods.rf_solver.config import DiTConfig
 from methods.rf_solver.edit import DiTVelocity, edit_sweep, later_half, resolve_blocks, rf_edit
 from methods.rf_solver.experiments import (
     ABLATION_CFG,
     AblationResult,
-    bootstrap_ci,
     edit_ablation,
-    wilson,
 )
 from methods.rf_solver.model import RFDiT
 from methods.rf_solver.schedule import get_schedule
@@ -156,7 +155,7 @@ def test_wilson_and_bootstrap():
     lo, hi = wilson(40, 50)
     assert lo < 0.8 < hi and 0.66 < lo < 0.69 and 0.88 < hi < 0.90  # textbook values 0.670, 0.888
     vals = np.random.default_rng(0).normal(1.0, 1.0, 400)
-    lo, hi = bootstrap_ci(vals)
+    lo, hi = bootstrap_ci(vals).bounds
     assert lo < vals.mean() < hi and 0.15 < hi - lo < 0.25  # ≈ 2·1.96/√400 = 0.196
 
 
