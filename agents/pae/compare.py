@@ -16,11 +16,12 @@ A change whose interval holds 0 is not a measured improvement, whatever its sign
 
 from __future__ import annotations
 
-import math
 import random
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
+
+from core.stats import wilson
 
 ALL = "all"
 
@@ -36,16 +37,6 @@ class Pair:
     task: str
     before: float
     after: float
-
-
-def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a binomial rate ``k / n`` (``(0, 1)`` when ``n`` is 0)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def load_pairs(run_ids: list[str]) -> list[Pair]:
@@ -132,10 +123,10 @@ def compare(pairs: list[Pair], *, n_boot: int = 2000, seed: int = 0) -> dict[str
                     "n": n,
                     "before": kb / n,
                     "before_solved": kb,
-                    "before_ci": wilson(kb, n),
+                    "before_ci": wilson(kb, n, empty=(0.0, 1.0)),
                     "after": ka / n,
                     "after_solved": ka,
-                    "after_ci": wilson(ka, n),
+                    "after_ci": wilson(ka, n, empty=(0.0, 1.0)),
                     "change": (ka - kb) / n,
                     "change_ci": _interval(dist),
                     "gained": sum(1 for p in sel if p.after > p.before),

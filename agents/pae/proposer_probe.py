@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.pae.compare import wilson
+from core.stats import wilson
 
 log = logging.getLogger(__name__)
 

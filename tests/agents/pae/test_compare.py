@@ -8,10 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agents.pae import store
-from agents.pae.compare import Pair, compare, load_pairs, markdown, wilson
+from agents.pae.compare import Pair, compare, load_pairs, markdown
 from agents.pae.evaluator import Verdict
 from agents.pae.rollout import Trajectory
 from agents.pae.sites import build_sites
+from core.stats import wilson
 
 
 def test_wilson_matches_the_textbook_values():
@@ -19,7 +20,7 @@ def test_wilson_matches_the_textbook_values():
     assert lo == 0.0 and hi == pytest.approx(0.0741, abs=1e-3)  # a 0-of-48 rate is below ~7.4 %
     lo, hi = wilson(12, 48)
     assert (lo, hi) == (pytest.approx(0.1492, abs=1e-3), pytest.approx(0.3878, abs=1e-3))  # worked by hand
-    assert wilson(0, 0) == (0.0, 1.0)
+    assert wilson(0, 0, empty=(0.0, 1.0)) == (0.0, 1.0)  # what compare() records for an empty split
 
 
 def _pairs(arm: str, run: str, seed: int, outcomes: list[tuple[int, int]]) -> list[Pair]:
