@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from methods.clinical_got.metrics import accuracy, bootstrap_ci, mae, outcome_metrics, rouge, set_metrics
+from core.stats import bootstrap_ci
+from methods.clinical_got.metrics import accuracy, mae, outcome_metrics, rouge, set_metrics
 
 
 def task_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -28,7 +29,9 @@ def task_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     task3 = {"accuracy": accuracy([p.get("n3") for p in parsed], [t["score"] for t in truth])}
     n4 = [p.get("n4") for p in parsed]
     task4 = outcome_metrics(n4, [t["outcome"] for t in truth])
-    task4["accuracy_ci"] = list(bootstrap_ci([float(a is not None and a == t["outcome"]) for a, t in zip(n4, truth)]))
+    task4["accuracy_ci"] = list(
+        bootstrap_ci([float(a is not None and a == t["outcome"]) for a, t in zip(n4, truth)]).bounds
+    )
     task5 = rouge([r.get("caption") or "" for r in rows], [t["caption"] for t in truth])
     return {
         "n_cases": len(rows),

@@ -78,14 +78,3 @@ def rouge(preds: Sequence[str], golds: Sequence[str]) -> dict[str, float]:
             for part, v in (("p", s.precision), ("r", s.recall), ("f", s.fmeasure)):
                 acc.setdefault(f"{name}_{part}", []).append(v)
     return {k: float(np.mean(v)) for k, v in acc.items()}
-
-
-def bootstrap_ci(correct: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95 % percentile bootstrap interval of a mean of per-case values."""
-    x = np.asarray(correct, dtype=float)
-    if x.size == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, (n_boot, x.size))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
