@@ -67,14 +67,17 @@ def paired_ppl_ratio(
     """
     import numpy as np
 
+    from core.stats import paired_bootstrap_ci
+
     a, b = np.asarray(nll_a, dtype=float), np.asarray(nll_b, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError("need the same non-empty set of windows for both models")
-    ratio = math.exp((a.sum() - b.sum()) / (len(a) * tokens_per_window))
-    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
-    boot = np.exp((a[idx].sum(1) - b[idx].sum(1)) / (len(a) * tokens_per_window))
-    lo, hi = np.quantile(boot, [0.025, 0.975])
-    return ratio, float(lo), float(hi)
+    scale = len(a) * tokens_per_window
+    ratio = math.exp((a.sum() - b.sum()) / scale)
+    ci = paired_bootstrap_ci(
+        a, b, lambda x, y: np.exp((x.sum(axis=1) - y.sum(axis=1)) / scale), n_boot=n_boot, seed=seed, vectorized=True
+    )
+    return ratio, ci.low, ci.high
 
 
 @torch.no_grad()

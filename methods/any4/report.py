@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.jobs import Report, Table
+from core.stats import FAILS, HOLDS, NOT_RESOLVED, verdict
 from methods.any4 import plots
 
 #: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4, repo README) — for the ratio column only.
@@ -137,8 +138,12 @@ def _nll(suite: dict, variant: str, g: int, eval_set: str) -> list[float] | None
     return None
 
 
+#: core.stats.verdict's readings in this report's words ("ppl(a) < ppl(b)": a ratio interval below 1 holds)
+_WORDS = {HOLDS: "holds", FAILS: "reversed", NOT_RESOLVED: "unresolved"}
+
+
 def _verdict(lo: float, hi: float) -> str:
-    return "holds" if hi < 1 else "reversed" if lo > 1 else "unresolved"
+    return _WORDS[verdict((lo, hi), null=1.0, direction="less")]
 
 
 #: Pairwise orderings of spec §7 as (a, b, g_a, g_b): "ppl(a) < ppl(b)" is expected; g None = the first size.
