@@ -101,7 +101,7 @@ def test_package_shape(pkg_dir: Path):
 
 
 def test_graphs_live_in_agents_and_only_there():
-    for layer, want in (("agents", True), ("methods", False)):
+    for layer in ("agents", "methods"):
         for pkg_dir in sorted(p for p in (REPO / layer).iterdir() if (p / "__init__.py").exists()):
             has_graph = (pkg_dir / "graph.py").exists()
             if layer == "agents":
