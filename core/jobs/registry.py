@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import importlib.util
 import inspect
 import logging
 import pkgutil
@@ -67,11 +68,32 @@ class InvalidParams(ValueError):
     def __init__(self, method: str, errors: list[dict[str, Any]]):
         self.method = method
         self.errors = errors
-        parts = []
-        for e in errors:
-            loc = ".".join(str(x) for x in e.get("loc", ())) or "(params)"
-            parts.append(f"{loc}: {e.get('msg')}")
-        super().__init__(f"invalid params for {method}: " + "; ".join(parts))
+        super().__init__(f"invalid params for {method}: " + "; ".join(error_sentences(errors)))
+
+    def sentences(self, names: Mapping[str, str] | None = None) -> list[str]:
+        """One readable sentence per error (:func:`error_sentences`); ``names`` renames fields (``--n-components``)."""
+        return error_sentences(self.errors, names)
+
+
+def error_sentences(errors: list[dict[str, Any]], names: Mapping[str, str] | None = None) -> list[str]:
+    """One sentence per validation error: ``"<field>: <what is wrong>"``, or the bare sentence of a cross-field rule.
+
+    A model validator's error has no field (``loc == ()``); its message is the sentence every entry shows
+    (CLI, API, UI), without pydantic's ``"Value error, "`` prefix. ``names`` maps a field to how the entry
+    calls it (``{"n_components": "--n-components"}``); a leading ``params``/``body`` in ``loc`` is dropped.
+    """
+    out = []
+    for e in errors:
+        loc = [str(x) for x in e.get("loc", ())]
+        while loc and loc[0] in ("params", "body"):
+            loc = loc[1:]
+        msg = str(e.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if not loc:
+            out.append(msg)
+            continue
+        field = (names or {}).get(loc[0], loc[0])
+        out.append(f"{'.'.join([field, *loc[1:]])}: {msg}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -88,6 +110,13 @@ class MethodSpec:
     internal: bool = False
     """A job the platform submits itself (``langgraph.run``): runnable by name, but left out of listings
     (``/v1/methods``, MCP tools, the CLI, the UI and the entries generated from the registry)."""
+    package: str = ""
+    """The package under ``methods/`` or ``agents/`` that registered it (``nonlinear_sdr``): its entries' home."""
+
+    @property
+    def job(self) -> str:
+        """The part after the package prefix (``nonlinear_sdr.fit`` → ``fit``): the entries' command/route name."""
+        return self.name.rsplit(".", 1)[-1]
 
     def validate(self, params: dict[str, Any] | None) -> BaseModel:
         try:
@@ -102,7 +131,22 @@ class MethodSpec:
 
 @functools.lru_cache(maxsize=1024)
 def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+    """The model's JSON schema, with the defaults pydantic leaves out: a ``default_factory``'s value (``[]``, ``{}``,
+    a list of sites), so every entry (API, UI form, MCP) shows the default the job will use."""
+    from pydantic_core import to_jsonable_python
+
+    schema = model.model_json_schema()
+    props = schema.get("properties", {})
+    for name, info in model.model_fields.items():
+        prop = props.get(info.alias or name)
+        if prop is None or "default" in prop or info.default_factory is None:
+            continue
+        try:
+            value = info.get_default(call_default_factory=True, validated_data={})
+            prop["default"] = to_jsonable_python(value)
+        except Exception:  # a factory that needs other fields' values, or a value without a JSON form
+            continue
+    return schema
 
 
 class InvalidOptions(InvalidParams):
@@ -244,6 +288,7 @@ def register_method(
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"{name}: the params model must be a pydantic BaseModel")
         doc = inspect.getdoc(fn) or ""
+        parts = (fn.__module__ or "").split(".")
         spec = MethodSpec(
             name=name,
             title=title or name,
@@ -253,6 +298,7 @@ def register_method(
             queue=queue,
             tags=tags,
             internal=internal,
+            package=parts[1] if len(parts) > 2 and parts[0] in DISCOVERY_PACKAGES else "",
         )
         with _LOCK:
             existing = _METHODS.get(name)
@@ -389,6 +435,35 @@ def load_all() -> None:
                     log.warning("could not load %s: %s", modname, exc)
             except Exception:  # a broken method must not take the platform down
                 log.exception("could not load %s", modname)
+
+
+def job_packages() -> list[str]:
+    """Every package under ``methods/`` or ``agents/`` with a ``jobs.py``, found without importing any of them."""
+    names: set[str] = set()
+    for top in DISCOVERY_PACKAGES:
+        spec = importlib.util.find_spec(top)
+        for root in spec.submodule_search_locations or () if spec else ():
+            names.update(p.parent.name for p in Path(root).glob("*/jobs.py"))
+    return sorted(names)
+
+
+def load_package(package: str) -> list[MethodSpec]:
+    """Import only ``methods/<package>/jobs.py`` and ``agents/<package>/jobs.py``; their registered methods.
+
+    Cheaper than :func:`load_all` when one method's entries are wanted (``paperworks sdr --help``).
+    """
+    if not _LOADED:
+        for top in DISCOVERY_PACKAGES:
+            modname = f"{top}.{package}.jobs"
+            if importlib.util.find_spec(f"{top}.{package}") is None:
+                continue
+            try:
+                importlib.import_module(modname)
+            except ModuleNotFoundError as exc:
+                if exc.name != modname:
+                    raise
+    with _LOCK:
+        return [_METHODS[k] for k in sorted(_METHODS) if _METHODS[k].package == package]
 
 
 def get_method(name: str) -> MethodSpec:

@@ -227,6 +227,12 @@ def same_request_or_409(job: Job, method: str, params: dict[str, Any] | None) ->
 
 
 def _jsonable(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validation errors as JSON; ``msg`` is the model's own sentence (without pydantic's ``Value error, ``)."""
     return [
-        {"loc": list(map(str, e.get("loc", ()))), "msg": str(e.get("msg")), "type": str(e.get("type"))} for e in errors
+        {
+            "loc": list(map(str, e.get("loc", ()))),
+            "msg": str(e.get("msg")).removeprefix("Value error, ").removeprefix("Assertion failed, "),
+            "type": str(e.get("type")),
+        }
+        for e in errors
     ]

@@ -91,14 +91,68 @@ def _methods_of(app: FastAPI, path: str) -> set[str]:
     return set().union(*(m for n, m in matches if n == fewest))
 
 
+def _generate(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, where a generated job route and an upload route on one path are one operation.
+
+    FastAPI documents one operation per path and method, the last route's. A generated job route
+    (:class:`services.api.job_routes.JobRoute`, JSON) and an upload route (multipart) share a path; the
+    document is built twice, with the job routes first and last, and the shared operations keep the job
+    route's description and both request bodies.
+    """
+    from services.api.job_routes import JobRoute
+
+    def build(routes: list[Any]) -> dict[str, Any]:
+        return get_openapi(title=app.title, version=app.version, description=app.description, routes=routes)
+
+    routes = list(app.routes)
+    jobs = [r for r in routes if isinstance(r, JobRoute)]
+    others = [r for r in routes if not isinstance(r, JobRoute)]
+    uploads_win = build([*jobs, *others])
+    jobs_win = build([*others, *jobs])
+    for path, item in jobs_win.get("paths", {}).items():
+        for method, op in item.items():
+            other = uploads_win["paths"].get(path, {}).get(method)
+            if not isinstance(op, dict) or not other or other.get("operationId") == op.get("operationId"):
+                continue
+            body = op.setdefault("requestBody", {"content": {}, "required": True})
+            for media, content in other.get("requestBody", {}).get("content", {}).items():
+                body["content"].setdefault(media, content)
+            if other.get("description"):
+                op["description"] = (op.get("description", "") + "\n\nAs multipart: " + other["description"]).strip()
+    for name, schema in uploads_win.get("components", {}).get("schemas", {}).items():
+        jobs_win.setdefault("components", {}).setdefault("schemas", {}).setdefault(name, schema)
+    _restore_defaults(jobs_win, jobs)
+    return jobs_win
+
+
+def _restore_defaults(doc: dict[str, Any], jobs: list[Any]) -> None:
+    """Put back the defaults FastAPI's document drops from a job's body schema (``null``, a factory's value).
+
+    FastAPI serialises the document without ``None`` values, so ``"default": null`` of an optional field
+    vanished, and pydantic leaves ``default_factory`` values out; the job's own schema
+    (:meth:`core.jobs.registry.MethodSpec.json_schema`) has both, and the body shows what the job will use.
+    """
+    from core.jobs.registry import get_method
+
+    schemas = doc.get("components", {}).get("schemas", {})
+    for route in jobs:
+        op = doc.get("paths", {}).get(route.path, {}).get("post", {})
+        ref = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref")
+        body = schemas.get(ref.rsplit("/", 1)[-1]) if ref else None
+        if body is None:
+            continue
+        own = get_method(route.paperworks_method).json_schema().get("properties", {})
+        for name, prop in body.get("properties", {}).items():
+            if "default" not in prop and "default" in own.get(name, {}):
+                prop["default"] = own[name]["default"]
+
+
 def install(app: FastAPI) -> None:
     """Document the error responses on every ``/v1`` operation; 405 answers with the path's full ``Allow``."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = _document_errors(
-                get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            )
+            app.openapi_schema = _document_errors(_generate(app))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

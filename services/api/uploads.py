@@ -74,6 +74,34 @@ def validate_image_bytes(data: bytes, filename: str = "upload") -> UploadedImage
     return UploadedImage(filename=filename, data=data, format=fmt, width=w, height=h)
 
 
+SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"RIFF", "a RIFF file (a WebP image or a WAV sound)"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or an Office document)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"BM", "a BMP image"),
+)
+
+
+def text_or_error(data: bytes, filename: str, expected: str = "a text file") -> str:
+    """The upload as UTF-8 text; a file that is not text raises ``ValueError`` with a sentence saying what it is.
+
+    A PNG renamed ``table.csv`` gives ``table.csv is not a CSV table: its content is a PNG image`` rather
+    than a codec error about byte 0x89; the CLI and the API say the same.
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        what = next((w for sig, w in SIGNATURES if data.startswith(sig)), None)
+        if what is None:
+            what = f"not UTF-8 text (byte {data[exc.start]:#04x} at position {exc.start})"
+        raise ValueError(f"{filename} is not {expected}: its content is {what}") from None
+
+
 def store_upload(data: bytes, *, name: str, owner: str) -> str:
     """Put an upload into the artifact store and record it as ``owner``'s; returns its SHA-256.
 

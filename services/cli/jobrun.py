@@ -9,6 +9,10 @@
   :mod:`services.cli.progress`, a status line, and the report: printed as rich Markdown, or
   written to ``out``, or handed to a command's own ``show`` (tables, images).
 
+The report (Markdown, a command's tables, ``as_json``) goes to stdout; the progress bar, status
+lines and errors go to stderr, so ``paperworks ... > report.md`` keeps only the result. Invalid
+params are printed one sentence per field (here and from the API's 422 body alike).
+
 Exit codes (what :func:`run_job` returns): ``0`` succeeded, ``1`` the job failed or was
 cancelled, ``2`` bad input (unknown method, invalid params, or the API refused the job).
 """
@@ -119,23 +123,39 @@ def run_job(
     show: Show | None = None,
     title: str | None = None,
     poll_s: float = 0.5,
+    as_json: bool = False,
+    files: Mapping[str, list[Path]] | None = None,
+    upload_path: str | None = None,
 ) -> int:
     """Run job ``method`` with ``params`` and present its report; returns the exit code (0, 1 or 2).
 
     ``out``: write the report's Markdown there (instead of printing it, unless ``show`` is given).
     ``show``: print the result the command's way; the Markdown is then printed only if asked for via ``out``.
+    ``as_json``: also print the report (its JSON body) on stdout.
+    ``files`` (``--remote`` only): ``{form field: [paths]}`` sent as multipart to ``upload_path`` (the API route
+    that stores them for the key and submits the job) instead of ``POST /v1/jobs``.
     """
-    runner = _run_remote if remote else _run_here
-    return runner(method, params, out=out, show=show, title=title or method, poll_s=poll_s)
+    if files and not remote:
+        raise ValueError("files are uploaded only with remote=True; store them locally first")
+    if remote:
+        return _run_remote(
+            method, params, out=out, show=show, title=title or method, poll_s=poll_s, as_json=as_json,
+            files=files, upload_path=upload_path,
+        )  # fmt: skip
+    return _run_here(method, params, out=out, show=show, title=title or method, poll_s=poll_s, as_json=as_json)
 
 
-def _present(result: JobResult, out: Path | None, show: Show | None) -> None:
+def _present(result: JobResult, out: Path | None, show: Show | None, as_json: bool = False) -> None:
+    if as_json:
+        typer.echo(json.dumps(result.report.model_dump(mode="json"), indent=1, default=str))
     if show is not None:
         show(result)
-    elif out is None:
+    elif out is None and not as_json:
         from rich.markdown import Markdown
 
-        console.print(Markdown(result.markdown))
+        from services.cli.listing import stdout_console
+
+        stdout_console().print(Markdown(result.markdown))
     if out is not None:
         out.write_text(result.markdown, encoding="utf-8")
         console.print(f"report written to {out}")
@@ -148,7 +168,14 @@ def _status_line(job_id: str, status: str, detail: str | None) -> None:
 
 # --- in this process -------------------------------------------------------------
 def _run_here(
-    method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str, poll_s: float
+    method: str,
+    params: dict[str, Any],
+    *,
+    out: Path | None,
+    show: Show | None,
+    title: str,
+    poll_s: float,
+    as_json: bool = False,
 ) -> int:
     from core.db import migrate
     from core.jobs.lifecycle import run_inline
@@ -158,8 +185,10 @@ def _run_here(
     try:
         with progress_bar(title) as update:
             job_id, outcome = run_inline(method, params, sink=update)
-    except (UnknownMethod, InvalidParams) as exc:
+    except UnknownMethod as exc:
         return fail(str(exc))
+    except InvalidParams as exc:
+        return fail_invalid(exc.method, exc.errors)
     _status_line(job_id, outcome.status, outcome.error)
     if outcome.status != "succeeded":
         return EXIT_FAILED
@@ -167,7 +196,10 @@ def _run_here(
     if report is None:
         return fail(f"job {job_id} succeeded but stored no report", EXIT_FAILED)
     _present(
-        JobResult(job_id, report, report.to_markdown(lambda ref: f"artifact:{ref.id}"), _local_artifact), out, show
+        JobResult(job_id, report, report.to_markdown(lambda ref: f"artifact:{ref.id}"), _local_artifact),
+        out,
+        show,
+        as_json,
     )
     return EXIT_OK
 
@@ -210,25 +242,88 @@ def api_client() -> httpx.Client:
     )
 
 
-def _detail(r: httpx.Response) -> str:
-    try:
-        detail = r.json().get("detail")
-    except ValueError:
-        return r.text[:500]
-    if isinstance(detail, dict):  # bad params: {"message": ..., "errors": [...]}
+def fail_invalid(method: str, errors: list[dict[str, Any]], names: Mapping[str, str] | None = None) -> int:
+    """Print invalid params as one sentence per field (``field: what is wrong``); returns exit code 2."""
+    from core.jobs.registry import error_sentences
+
+    console.print(f"[red]error:[/red] invalid {method} parameters:")
+    for sentence in error_sentences(errors, names):
+        console.print(f"  {sentence}", markup=False, highlight=False)
+    return EXIT_BAD_INPUT
+
+
+def describe_error(detail: Any) -> str:
+    """An API error body's ``detail`` as text: one sentence per field for invalid input, else its message."""
+    from core.jobs.registry import error_sentences
+
+    errors = detail.get("errors") if isinstance(detail, dict) else None
+    if isinstance(errors, list) and errors and all(isinstance(e, dict) for e in errors):
+        return "\n  ".join(["invalid input:", *error_sentences(errors)])
+    if isinstance(detail, dict):  # {"message": ...} without field errors
         return str(detail.get("message") or detail)
     return str(detail)
 
 
+def _detail(r: httpx.Response) -> str:
+    """The error of an API response as text (:func:`describe_error` of its body)."""
+    try:
+        body = r.json()
+    except ValueError:
+        return r.text[:500]
+    if isinstance(body, dict) and isinstance(body.get("detail"), dict):
+        return describe_error(body["detail"])
+    if isinstance(body, dict) and isinstance(body.get("errors"), list):  # a request the API could not parse
+        return describe_error(body)
+    return describe_error(body.get("detail") if isinstance(body, dict) else body)
+
+
+def _post_job(
+    c: httpx.Client,
+    method: str,
+    params: dict[str, Any],
+    files: Mapping[str, list[Path]] | None,
+    upload_path: str | None,
+) -> httpx.Response:
+    """``POST /v1/jobs``, or with files the multipart upload route (params as form fields, lists repeated)."""
+    key = uuid.uuid4().hex
+    if not files:
+        return c.post("/v1/jobs", json={"method": method, "params": params, "idempotency_key": key})
+    if upload_path is None:
+        raise ValueError(f"{method}: no API route takes these files")
+    data: dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        if isinstance(v, list | tuple):
+            data[k] = [x if isinstance(x, str) else json.dumps(x) for x in v]
+        elif isinstance(v, dict):
+            data[k] = json.dumps(v)
+        elif isinstance(v, bool):
+            data[k] = "true" if v else "false"
+        else:
+            data[k] = str(v)
+    parts = [(form, (p.name, p.read_bytes())) for form, paths in files.items() for p in paths]
+    return c.post(upload_path, data=data, files=parts, headers={"Idempotency-Key": key})
+
+
 def _run_remote(
-    method: str, params: dict[str, Any], *, out: Path | None, show: Show | None, title: str, poll_s: float
+    method: str,
+    params: dict[str, Any],
+    *,
+    out: Path | None,
+    show: Show | None,
+    title: str,
+    poll_s: float,
+    as_json: bool = False,
+    files: Mapping[str, list[Path]] | None = None,
+    upload_path: str | None = None,
 ) -> int:
     from core.jobs.report import Report
 
     with api_client() as c:
-        r = c.post("/v1/jobs", json={"method": method, "params": params, "idempotency_key": uuid.uuid4().hex})
+        r = _post_job(c, method, params, files, upload_path)
         if r.status_code >= 400:
-            console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}")
+            console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}", highlight=False)
             return EXIT_BAD_INPUT
         job = r.json()
         with progress_bar(f"{title} ({job['id'][:8]})") as update:
@@ -246,7 +341,7 @@ def _run_remote(
             a.raise_for_status()
             return a.content
 
-        _present(JobResult(job["id"], Report.model_validate(rep["body"]), rep["markdown"], read), out, show)
+        _present(JobResult(job["id"], Report.model_validate(rep["body"]), rep["markdown"], read), out, show, as_json)
     return EXIT_OK
 
 
@@ -356,14 +451,17 @@ def run_batch(path: Path, *, out: Path | None = None, follow: bool = True, fresh
         for i in range(0, len(items), BATCH_CHUNK):
             r = c.post("/v1/jobs:batch", json={"jobs": items[i : i + BATCH_CHUNK]}, timeout=300)
             if r.status_code >= 400:
-                console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}")
+                console.print(f"[red]error {r.status_code}:[/red] {_detail(r)}", highlight=False)
                 return EXIT_BAD_INPUT
             for item in r.json()["items"]:
                 item["index"] += i
                 results.append(item)
         rejected = [it for it in results if it["status"] >= 400]
         for it in rejected:
-            console.print(f"[red]line item {it['index'] + 1} rejected ({it['status']}):[/red] {it['error']}")
+            console.print(
+                f"[red]line item {it['index'] + 1} rejected ({it['status']}):[/red] {describe_error(it['error'])}",
+                highlight=False,
+            )
         created = sum(it["status"] == 201 for it in results)
         console.print(
             f"{len(results)} items: {created} submitted, {len(results) - created - len(rejected)} already "

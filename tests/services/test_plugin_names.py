@@ -9,7 +9,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = {p.parent.name for root in ("methods", "agents") for p in (REPO / root).glob("*/__init__.py")}
-GENERIC = {"api": {"jobs", "methods", "health", "artifacts", "agent_protocol", "examples"}, "cli": {"models", "mcp"}}
+GENERIC = {
+    "api": {"jobs", "methods", "health", "artifacts", "agent_protocol", "examples", "readiness"},
+    "cli": set(),
+}
 
 
 def _modules(pkg: str) -> list[str]:

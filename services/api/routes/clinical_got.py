@@ -7,6 +7,9 @@
 * ``POST /v1/clinical/trace``: submit a ``clinical_got.case`` job (one case through the graph; 201, the job);
 * ``POST /v1/clinical/runs``: submit a ``clinical_got.run`` job (an arm over many cases; 201, the job).
 
+The two submissions are the generated job routes (:mod:`services.api.job_routes`; also at
+``POST /v1/clinical_got/case`` and ``/run``): their bodies are the params models, kept here by ``JOB_PATHS``.
+
 The cases are the seeded synthetic stand-in (the real MRI data are under a data-use agreement).
 """
 
@@ -14,14 +17,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.responses import FileResponse
 
-from agents.clinical_got.jobs import CaseParams, RunParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/clinical", tags=["clinical_got"])
+JOB_PATHS = {"/clinical/trace": "clinical_got.case", "/clinical/runs": "clinical_got.run"}
 
 CaseId = Annotated[str, Path(pattern=r"^case\d{3,4}$", description="A case id (case000…).")]
 NCases = Annotated[int, Query(ge=1, le=2000, description="Benchmark size.")]
@@ -111,17 +113,3 @@ def slice_png(
     if t is None:
         raise HTTPException(404, f"slice {k} is not rendered (middle third: {[x['slice'] for x in c.triples]})")
     return FileResponse(t[kind], media_type="image/png")
-
-
-@router.post("/trace", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def trace(body: CaseParams, key: ApiKeyDep) -> JobPublic:
-    """Run one case through the graph (or the direct baseline) as a job; the trace is in its report."""
-    job, _ = submit("clinical_got.case", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)
-
-
-@router.post("/runs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def runs(body: RunParams, key: ApiKeyDep) -> JobPublic:
-    """Run one arm over the benchmark's first ``n_cases`` cases as a job (all six task metrics in its report)."""
-    job, _ = submit("clinical_got.run", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)

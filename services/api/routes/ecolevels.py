@@ -4,22 +4,22 @@
 * ``GET /v1/ecolevels/targets``: the declared target tasks;
 * ``POST /v1/ecolevels/classify``: level and EV of probe metadata for a target (synchronous, rules only;
   a free-text description needs the model: submit ``ecolevels.classify`` to ``POST /v1/jobs``);
-* ``POST /v1/ecolevels/runs``: submit the flow (``ecolevels.run``; 201, the job).
+* ``POST /v1/ecolevels/runs``: submit the flow (``ecolevels.run``; 201, the job): the generated job route
+  (:mod:`services.api.job_routes`, also ``POST /v1/ecolevels/run``), kept at this path by ``JOB_PATHS``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from agents.ecolevels.jobs import FlowParams
 from methods.ecolevels.registry import ProbeMetadata
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/ecolevels", tags=["ecolevels"])
+JOB_PATHS = {"/ecolevels/runs": "ecolevels.run"}
 
 
 @router.get("/probes")
@@ -51,10 +51,3 @@ def classify(body: ClassifyBody, _: ApiKeyDep) -> dict[str, Any]:
         return classify_probe(ClassifyParams(metadata=body.metadata, target=body.target))
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-
-
-@router.post("/runs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def runs(body: FlowParams, key: ApiKeyDep) -> JobPublic:
-    """Submit the EcoLevels flow for one model and target."""
-    job, _ = submit("ecolevels.run", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)

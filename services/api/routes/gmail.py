@@ -1,6 +1,6 @@
 """GMAIL (``methods/gmail``): align generated images to real ones, and look at the pairs.
 
-* ``POST /v1/gmail/align`` — body: the ``gmail.align`` params (``AlignParams``: artifact strength 0–2,
+* ``POST /v1/gmail/align`` (generated, :mod:`services.api.job_routes`) — body: the ``gmail.align`` params (``AlignParams``: artifact strength 0–2,
   ≤ 20k pairs, ≤ 20k steps, seed, backbone preset), validated before anything is queued (422). Returns the
   job (201); its report (gap table, stage-2 arms, captioning, the real-vs-generated embedding map with the
   PCA coordinates in ``data.embedding_map``) is at ``GET /v1/jobs/{id}/report``.
@@ -13,22 +13,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response
 
-from methods.gmail.jobs import AlignParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/gmail", tags=["gmail"])
 MAX_PAIRS = 16
 MAX_STRENGTHS = 4
-
-
-@router.post("/align", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def align(key: ApiKeyDep, params: AlignParams) -> JobPublic:
-    """Stage 1 + stage 2 + the gap at one artifact strength and seed (the ``gmail.align`` job)."""
-    job, _ = submit("gmail.align", params.model_dump(), key=key)
-    return JobPublic.model_validate(job)
 
 
 @router.get("/pairs.png", response_class=Response)

@@ -1,6 +1,6 @@
 """LADA / X-TAIL (``methods/lada``): ``POST /v1/lada/xtail``, ``GET /v1/lada/domains``, ``GET /v1/lada/paper``.
 
-The run body is the ``lada.xtail`` params model (``XTailParams``: method among LADA and its baselines,
+``POST /v1/lada/xtail`` is generated (:mod:`services.api.job_routes`): its body is the ``lada.xtail`` params model (``XTailParams``: method among LADA and its baselines,
 2–5 domains, shots ≤ 48, seeds ≤ 10, options validated against the learner's options model) —
 rejected with 422 before anything is queued. Returns the job (201, owned by the calling key); its
 report (Transfer/Average/Last tables, accuracy-matrix heat map, every run in ``data``) is at
@@ -9,12 +9,10 @@ report (Transfer/Average/Last tables, accuracy-matrix heat map, every run in ``d
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter
 from pydantic import BaseModel
 
-from methods.lada.jobs import XTailParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/lada", tags=["lada"])
 
@@ -22,13 +20,6 @@ router = APIRouter(prefix="/lada", tags=["lada"])
 class DomainPublic(BaseModel):
     name: str
     classnames: list[str]
-
-
-@router.post("/xtail", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def xtail(key: ApiKeyDep, params: XTailParams) -> JobPublic:
-    """Queue an X-TAIL run of LADA or a baseline over the synthetic cross-domain stream."""
-    job, _ = submit("lada.xtail", params.model_dump(), key=key)
-    return JobPublic.model_validate(job)
 
 
 @router.get("/domains", response_model=list[DomainPublic])

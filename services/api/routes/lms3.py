@@ -3,8 +3,8 @@
 * ``POST /v1/lms3/select``: a problem → the chosen demonstrations with Sim, Stab and
   Score, whether rejection fired, and the final prompt (synchronous: one forward
   pass and an exact scan over the pool). 409 when the pool is not indexed yet.
-* ``POST /v1/lms3/index``: submit an ``lms3.index`` job (201, the job); follow it at
-  ``GET /v1/jobs/{id}``. Indexing an indexed pool is a no-op job.
+* ``POST /v1/lms3/index``: submit an ``lms3.index`` job (201, the job; generated from ``IndexParams``,
+  :mod:`services.api.job_routes`); follow it at ``GET /v1/jobs/{id}``. Indexing an indexed pool is a no-op job.
 * ``GET /v1/lms3/pools``: the pools indexed for the current local model.
 
 To run a prompt through the model, submit ``lms3.select`` with ``generate: true``
@@ -18,9 +18,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
 
-from methods.lms3.params import IndexParams, SelectParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from methods.lms3.params import SelectParams
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/lms3", tags=["lms3"])
 
@@ -59,13 +58,6 @@ def select(body: SelectParams, _: ApiKeyDep) -> dict[str, Any]:
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     return res.to_dict()
-
-
-@router.post("/index", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def index(body: IndexParams, key: ApiKeyDep) -> JobPublic:
-    """Submit an ``lms3.index`` job for a pool."""
-    job, _ = submit("lms3.index", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)
 
 
 @router.get("/pools", response_model=list[PoolInfo])

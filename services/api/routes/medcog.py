@@ -3,19 +3,17 @@
 * ``GET /v1/medcog/tasks``: datasets, tasks, chance levels and item counts (for pickers);
 * ``GET /v1/medcog/diseases``: the diseases with synthetic high-level cases;
 * ``POST /v1/medcog/lowmid`` / ``POST /v1/medcog/high``: submit a ``medcog.lowmid`` / ``medcog.high`` job
-  (201, the job); follow it at ``GET /v1/jobs/{id}``, results at ``GET /v1/jobs/{id}/report``.
+  (201, the job; generated from the params models, :mod:`services.api.job_routes`); follow it at
+  ``GET /v1/jobs/{id}``, results at ``GET /v1/jobs/{id}/report``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter
 
-from agents.medcog.simulate import HighParams
-from methods.medcog.lowmid import LowMidParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/medcog", tags=["medcog"])
 
@@ -39,17 +37,3 @@ def diseases(_: ApiKeyDep) -> list[dict[str, Any]]:
         c = make_case(d, 0)
         out.append({"disease": d, "labs": len(c.labs), "micro": len(c.micro), "imaging": sorted(c.radiology)})
     return out
-
-
-@router.post("/lowmid", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def lowmid(body: LowMidParams, key: ApiKeyDep) -> JobPublic:
-    """Submit the low/mid levels for one model."""
-    job, _ = submit("medcog.lowmid", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)
-
-
-@router.post("/high", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def high(body: HighParams, key: ApiKeyDep) -> JobPublic:
-    """Submit the interactive-diagnosis level for one model."""
-    job, _ = submit("medcog.high", body.model_dump(), key=key)
-    return JobPublic.model_validate(job)

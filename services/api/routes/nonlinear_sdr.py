@@ -21,7 +21,7 @@ from methods.nonlinear_sdr.jobs import FitParams
 from services.api.deps import ApiKeyDep, submit
 from services.api.forms import form_model
 from services.api.schemas import JobPublic
-from services.api.uploads import read_upload, store_upload
+from services.api.uploads import read_upload, store_upload, text_or_error
 
 router = APIRouter(prefix="/sdr", tags=["nonlinear_sdr"])
 
@@ -38,14 +38,21 @@ async def sdr_fit(
 ) -> JobPublic:
     """Find the sufficient predictors of the uploaded table (linear / kernel / neural principal machine, or SIR...)."""
     from methods.nonlinear_sdr.fit import read_csv
+    from methods.nonlinear_sdr.jobs import check_components
 
     data = await read_upload(table)  # 413 / 400 on bad uploads
+    name = table.filename or "table"
     if not fields.response:
         raise HTTPException(422, "response: the name of the response column is required")
     try:
-        read_csv(data, fields.response)
+        text_or_error(data, name, "a CSV table")  # a renamed image: a sentence, not a codec error
+        parsed = read_csv(data, fields.response)
     except ValueError as exc:
-        raise HTTPException(422, f"{table.filename or 'table'}: {exc}") from None
+        raise HTTPException(422, str(exc) if str(exc).startswith(name) else f"{name}: {exc}") from None
+    try:
+        check_components(fields.n_components, len(parsed.features), f"the columns of {name}")
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
     sha = store_upload(data, name=table.filename or "table.csv", owner=key.id)
     job, _ = submit("nonlinear_sdr.fit", {**fields.model_dump(), "dataset": None, "csv_sha256": sha}, key=key)
     return JobPublic.model_validate(job)

@@ -1,6 +1,6 @@
 """SEFE (``methods/sefe``): ``POST /v1/sefe/run``, ``GET /v1/sefe/tasks``, ``GET /v1/sefe/asd``.
 
-The run body is the ``sefe.run`` params model (arms, seeds ≤ 5, sizes within the spec's caps),
+``POST /v1/sefe/run`` is generated (:mod:`services.api.job_routes`): its body is the ``sefe.run`` params model (arms, seeds ≤ 5, sizes within the spec's caps),
 validated before anything is queued (422); it returns the job (201). The report (accuracy and
 format-compliance matrices, superficially forgotten answers) is read through the generic job
 routes, which check ownership (``may_access``). The other two routes read no job: the task
@@ -12,20 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query
 
-from methods.sefe.jobs import RunParams
-from services.api.deps import ApiKeyDep, submit
-from services.api.schemas import JobPublic
+from services.api.deps import ApiKeyDep
 
 router = APIRouter(prefix="/sefe", tags=["sefe"])
-
-
-@router.post("/run", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def start(key: ApiKeyDep, params: RunParams) -> JobPublic:
-    """Queue a SEFE experiment (sequential LoRA / ASD / RegLoRA / SEFE / multitask on the chosen tasks)."""
-    job, _ = submit("sefe.run", params.model_dump(mode="json"), key=key)
-    return JobPublic.model_validate(job)
 
 
 @router.get("/tasks")

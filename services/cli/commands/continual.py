@@ -1,107 +1,86 @@
-"""Class-incremental runs on the command line.
+"""Class-incremental runs on the command line: the ``paperworks continual`` group of ``methods/continual``.
 
-* ``paperworks continual methods`` — registered harness methods, their arms (heads) and presets;
 * ``paperworks continual run dpcr --preset quick --seeds 2 --samples-per-class 32 [-o key=value] [--remote]``
-  — a ``continual.run`` job in this process with a progress bar (or through the API), then the arm table.
+  — the ``continual.run`` job (options generated from ``ContinualParams``; ``--preset`` is the method's
+  named option set, hand-written here because it depends on the method), then the arm table;
+* ``paperworks continual methods [--json]`` — registered harness methods, their arms (heads) and presets.
 
 ``paperworks reproduce dpcr`` regenerates ``docs/results/dpcr.md``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from services.cli.jobrun import Amp, Device, JobResult, device_params, fail, parse_kv, run_job
-from services.cli.progress import console
+from services.cli.entries import Extra, MethodCommands
+from services.cli.jobrun import JobResult
+from services.cli.listing import Json, print_rows
 
-continual_app = typer.Typer(help="Class-incremental learning harness (DPCR, ...).", no_args_is_help=True)
+continual = MethodCommands("continual", help="Class-incremental learning harness (DPCR, ...).")
 
 
-@continual_app.command("methods")
-def methods() -> None:
+@continual.command("methods")
+def methods(as_json: Json = False) -> None:
     """List the continual methods the harness can run."""
     from methods.continual.learner import list_learners
 
-    t = Table("method", "arms (heads)", "presets", "description")
-    for s in list_learners("class_incremental"):
-        t.add_row(s.name, ", ".join(s.heads), ", ".join(s.presets) or "-", s.description[:80])
-    console.print(t)
+    rows = [[s.name, list(s.heads), list(s.presets), s.description] for s in list_learners("class_incremental")]
+    if not as_json:
+        rows = [[n, ", ".join(h), ", ".join(p) or "-", d] for n, h, p, d in rows]
+    print_rows(
+        ["method", "arms (heads)", "presets", "description"],
+        rows,
+        as_json=as_json,
+        keys=["name", "heads", "presets", "description"],
+    )
 
 
-def _options(method: str, preset: str | None, pairs: list[str]) -> dict[str, Any]:
+def _with_preset(params: dict[str, Any], preset: str) -> dict[str, Any]:
+    """The learner's named option set under the options given with ``-o`` (which win)."""
     from methods.continual.learner import get_learner
 
+    method = params.get("method") or "dpcr"
     spec = get_learner(method)
-    if preset is not None and preset not in spec.presets:
-        raise typer.BadParameter(f"unknown preset {preset!r}; {method} has: {', '.join(spec.presets) or 'none'}")
-    return parse_kv(pairs, spec.presets.get(preset, {}) if preset else None)
+    if preset not in spec.presets:
+        raise ValueError(f"unknown preset {preset!r}; {method} has: {', '.join(spec.presets) or 'none'}")
+    return {**params, "options": {**spec.presets[preset], **params.get("options", {})}}
 
 
 def _show(result: JobResult) -> None:
     """Every arm's A_f, Ā, forgetting and old/new accuracies (mean ± std over seeds)."""
-    report = result.report
-    agg = report.data["experiment"]["aggregate"]
-    t = Table(
-        "arm",
-        "A_f (%)",
-        "Ā (%)",
-        "forgetting (%)",
-        "old (%)",
-        "new (%)",
-        "new−old (%)",
-        title=f"{report.title} — job {result.job_id}",
-    )
+    agg = result.report.data["experiment"]["aggregate"]
 
     def pct(pair: list[float]) -> str:
         return "n/a" if pair[0] is None or pair[0] != pair[0] else f"{pair[0] * 100:.1f} ± {pair[1] * 100:.1f}"
 
-    for head, m in agg.items():
-        t.add_row(head, *(pct(m[k]) for k in ("A_f", "A_bar", "forgetting", "old_acc", "new_acc", "gap")))
-    console.print(t)
-
-
-@continual_app.command("run")
-def run(
-    method: Annotated[str, typer.Argument(help="A harness method, e.g. dpcr.")],
-    preset: Annotated[str | None, typer.Option(help="A named option set of the method (e.g. quick).")] = None,
-    seeds: Annotated[int, typer.Option(min=1, max=10)] = 1,
-    samples_per_class: Annotated[int | None, typer.Option(min=2, help="Cap training samples per class.")] = None,
-    tasks: Annotated[int | None, typer.Option(min=1, help="Stop after this many tasks.")] = None,
-    dataset: Annotated[str, typer.Option()] = "digits",
-    option: Annotated[list[str], typer.Option("--option", "-o", help="Method option key=value (JSON).")] = [],  # noqa: B006
-    device: Device = "cpu",
-    amp: Amp = "off",
-    remote: Annotated[bool, typer.Option(help="Submit through the API and follow the job.")] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
-) -> None:
-    """Run METHOD task by task over SEEDS seeds and print every arm's A_f, Ā, forgetting and old/new gap."""
-    try:
-        options = _options(method, preset, option)
-    except KeyError as exc:
-        raise typer.Exit(code=fail(exc.args[0])) from None
-    params = {
-        "method": method,
-        "dataset": dataset,
-        "seeds": seeds,
-        "n_tasks": tasks,
-        "samples_per_class": samples_per_class,
-        "options": options,
-    }
-    raise typer.Exit(
-        code=run_job(
-            "continual.run",
-            params | device_params(device, amp),
-            remote=remote,
-            out=out,
-            show=_show,
-            title=f"continual {method}",
-        )
+    print_rows(
+        ["arm", "A_f (%)", "Ā (%)", "forgetting (%)", "old (%)", "new (%)", "new−old (%)"],
+        [
+            [h, *(pct(m[k]) for k in ("A_f", "A_bar", "forgetting", "old_acc", "new_acc", "gap"))]
+            for h, m in agg.items()
+        ],
+        title=f"{result.report.title} — job {result.job_id}",
     )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(continual_app, name="continual")
+continual.entry(
+    "continual.run",
+    arguments=("method",),
+    aliases={"n_tasks": ("--tasks",), "options": ("--option", "-o")},
+    extras=(
+        Extra(
+            "preset",
+            Annotated[str | None, typer.Option("--preset", help="A named option set of the method (e.g. quick).")],
+            None,
+            _with_preset,
+        ),
+    ),
+    show=_show,
+    title=lambda p: f"continual {p.get('method', 'dpcr')}",
+)
+
+
+def register(app) -> None:
+    continual.register(app)

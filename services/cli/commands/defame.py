@@ -1,100 +1,110 @@
 """DEFAME on the command line.
 
-* ``paperworks factcheck "claim" [--image f.jpg] [--date 2021-03-01] [--author ...]``
-* ``paperworks corpus add DIR [--collection NAME]`` and ``paperworks corpus averitec``
-* ``paperworks eval averitec --predictions F --references R`` (prints every AVeriTeC score)
-* ``paperworks eval nltk-data [--root DIR]`` (the scorer's WordNet/punkt data, built offline)
+* ``paperworks factcheck "claim" [--image f.jpg] [--date 2021-03-01] [--author ...] [--out DIR]`` — the
+  ``defame.check`` job, its options generated from ``CheckParams`` (``--rounds`` is ``--max-iterations``'
+  old name); ``--image`` files are checked and stored (``--remote`` uploads them to ``POST /v1/factcheck``),
+  ``--out DIR`` writes ``report.md`` with its images in ``media/``;
+* ``paperworks defame check|batch`` — the same jobs as a group;
+* ``paperworks corpus add DIR [--collection NAME]`` and ``paperworks corpus averitec``;
+* ``paperworks eval averitec --predictions F --references R`` (prints every AVeriTeC score);
+* ``paperworks eval nltk-data [--root DIR]`` (the scorer's WordNet/punkt data, built offline).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from services.cli.entries import MethodCommands, Output, Upload, lazy_command, lazy_typer
+from services.cli.jobrun import JobResult
+from services.cli.listing import stdout_console
 from services.cli.progress import console
 
-corpus_app = typer.Typer(help="Evidence corpora for DEFAME (Chroma collections).", no_args_is_help=True)
+defame = MethodCommands("defame", help="DEFAME: fact-checking claims with text and images.")
+corpus_app = lazy_typer(help="Evidence corpora for DEFAME (Chroma collections).", no_args_is_help=True)
 eval_app = typer.Typer(help="Evaluation scorers.", no_args_is_help=True)
 
 
-def factcheck(
-    claim: Annotated[str, typer.Argument(help="The claim to check.")],
-    image: Annotated[
-        list[Path],
-        typer.Option("--image", "-i", exists=True, dir_okay=False, help="An image in the claim (repeatable)."),
-    ] = [],  # noqa: B006
-    date: Annotated[str | None, typer.Option(help="Claim date, YYYY-MM-DD.")] = None,
-    author: Annotated[str | None, typer.Option()] = None,
-    benchmark: Annotated[str, typer.Option(help="Label set: default, averitec, mocheg, verite.")] = "default",
-    corpus: Annotated[str, typer.Option(help="Evidence collection.")] = "defame-default",
-    model: Annotated[str | None, typer.Option(help="litellm model string.")] = None,
-    rounds: Annotated[int, typer.Option(min=1, max=3)] = 3,
-    verdict: Annotated[
-        str,
-        typer.Option(
-            help="How the judge picks its option: generate (the paper), likelihood, or calibrated "
-            "(likelihood over content-free inputs; for small local models, not in the paper)."
-        ),
-    ] = "generate",
-    out: Annotated[Path | None, typer.Option(help="Write report.md (+ media/) into this folder.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-) -> None:
-    """Fact-check CLAIM with DEFAME and print the verdict, justification and document."""
-    from agents.defame.config import DefameConfig
-    from agents.defame.report import export_markdown
-    from agents.defame.run import ClaimRequest, check_claim, store_image
+def _store_image(path: Path, params: dict[str, Any]) -> str:
+    """Check an image (decodable, not too many pixels) and keep a copy where the job may read it."""
+    from agents.defame.run import store_image
 
-    try:
-        day = dt.date.fromisoformat(date) if date else None
-        paths = [str(store_image(p.read_bytes())) for p in image]
-        req = ClaimRequest(text=claim, images=paths, date=day, author=author)
-        cfg = DefameConfig(model=model, benchmark=benchmark, corpus=corpus, max_iterations=rounds, verdict=verdict)
-    except ValueError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from None
-
-    _warn_if_no_evidence(corpus)
-
-    def on_event(stage: str, info: dict) -> None:
-        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "round")
-        console.print(f"[dim]round {info.get('round')}[/dim] [bold]{stage}[/bold] {detail}")
-
-    fc = check_claim(req, cfg, on_event=on_event)
-    if as_json:
-        typer.echo(json.dumps(fc.to_json(), indent=2, default=str))
-        return
-    from rich.markdown import Markdown
-
-    console.print(Markdown(fc.markdown))
-    console.print(f"\n[bold]Verdict: {fc.label.name}[/bold]")
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-        console.print(f"report written to {export_markdown(fc.state, out / 'report.md')}")
+    return str(store_image(path.read_bytes()))
 
 
-def _warn_if_no_evidence(corpus: str) -> None:
+def _warn_if_no_evidence(params: dict[str, Any]) -> None:
     """Say before running when the fact-check cannot find any evidence, and the two ways out."""
     from agents.defame.evidence import evidence_status
     from core.config import get_settings
     from core.vectorstore import get_vectorstore
 
-    st = evidence_status(get_vectorstore(), corpus, get_settings().defame)
+    st = evidence_status(get_vectorstore(), params.get("corpus", "defame-default"), get_settings().defame)
     if st.warning:
         console.print(f"[yellow]warning:[/yellow] {st.warning}")
         for way in st.ways_out:
             console.print(f"  - {way}", markup=False)
 
 
-@corpus_app.command("add")
+def _document(result: JobResult) -> str:
+    return next((s.markdown for s in result.report.sections if s.title == "Fact-checking document"), result.markdown)
+
+
+def _show(result: JobResult) -> None:
+    from rich.markdown import Markdown
+
+    out = stdout_console()
+    out.print(Markdown(_document(result)))
+    out.print(f"\n[bold]Verdict: {result.report.metrics.get('verdict', '?').upper()}[/bold]")
+
+
+def _write_folder(result: JobResult, folder: Path) -> None:
+    """``report.md`` (the fact-checking document) with its images in ``media/``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = _document(result)
+    names = sorted(set(re.findall(r"\(artifact:([^)\s]+)\)", doc)))
+    if names:
+        (folder / "media").mkdir(exist_ok=True)
+    for name in names:
+        (folder / "media" / name).write_bytes(result.artifact_bytes(name))
+    (folder / "report.md").write_text(re.sub(r"\(artifact:([^)\s]+)\)", r"(media/\1)", doc), encoding="utf-8")
+
+
+CHECK = defame.entry(
+    "defame.check",
+    arguments=("claim",),
+    aliases={"max_iterations": ("--rounds",)},
+    hide=("origin",),
+    uploads=(
+        Upload(
+            "images",
+            "--image",
+            "An image in the claim (repeatable).",
+            _store_image,
+            aliases=("-i",),
+            multiple=True,
+            api=("/v1/factcheck", "images"),
+        ),
+    ),
+    outputs=(Output("--out", "report.md", "Write report.md (+ media/) into this folder.", _write_folder, True),),
+    before=_warn_if_no_evidence,
+    show=_show,
+    help="Fact-check CLAIM with DEFAME and print the verdict, justification and document.",
+)
+defame.top("factcheck", CHECK)
+
+
 def corpus_add(
     folder: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="Documents and images.")],
-    collection: Annotated[str, typer.Option(help="Collection to fill.")] = "defame-default",
+    *,
+    corpus: str,
 ) -> None:
-    """Index a folder: text/HTML/Markdown files for web_search, images for image_search and reverse_search."""
+    """Index a folder: text/HTML/Markdown files for web_search, images for image_search and reverse_search
+    (--collection is the fact-check's --corpus)."""
+    collection = corpus
     from agents.defame.corpus import add_folder
     from core.vectorstore import get_vectorstore
 
@@ -146,6 +156,9 @@ def eval_nltk_data(root: Annotated[Path | None, typer.Option(help="Target nltk_d
 
 
 def register(app: typer.Typer) -> None:
-    app.command("factcheck")(factcheck)
+    defame.register(app)
+    lazy_command(
+        corpus_app, "add", corpus_add, "agents.defame.jobs:CheckParams", ("corpus",), {"corpus": ("--collection",)}
+    )
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(eval_app, name="eval")

@@ -1,9 +1,9 @@
-"""GMAIL on the command line (the ``paperworks gmail`` group of ``methods/gmail``).
+"""GMAIL on the command line: the ``paperworks gmail`` group of ``methods/gmail``.
 
 * ``paperworks gmail align --strength 1.0 --seed 0`` — stage 1 (f_g aligned to f_r), stage 2 arms, the gap
-* ``paperworks gmail pairs --strengths 0.5,1.0 -o pairs.png`` — held-out real/generated pairs as a PNG
+  (the ``gmail.align`` job; options generated from ``AlignParams``, ``--strength`` is ``--artifact-strength``);
+* ``paperworks gmail pairs --strengths 0.5,1.0 -o pairs.png`` — a preview: held-out real/generated pairs as a PNG.
 
-``align`` runs in this process with a progress bar, or ``--remote`` through the API (``gmail.align``).
 The full experiment (strengths × seeds, spec checks) is ``paperworks reproduce gmail``.
 """
 
@@ -14,37 +14,14 @@ from typing import Annotated
 
 import typer
 
-from services.cli.jobrun import Amp, Device, device_params, fail, run_job
+from services.cli.entries import MethodCommands
+from services.cli.jobrun import fail
 
-gmail_app = typer.Typer(
-    help="GMAIL: generated images as their own modality, aligned to real ones.", no_args_is_help=True
-)
-
-
-@gmail_app.command("align")
-def align(
-    strength: Annotated[float, typer.Option(help="Generator artifact strength in [0, 2].")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Training seed.")] = 0,
-    n_train: Annotated[int, typer.Option(help="Training pairs.")] = 2000,
-    n_test: Annotated[int, typer.Option(help="Held-out pairs.")] = 1000,
-    caption_steps: Annotated[int, typer.Option(help="Captioner steps per arm (0: skip the captioning demo).")] = 200,
-    batch_size: Annotated[int, typer.Option(help="Pairs per step.")] = 256,
-    stage1_steps: Annotated[int, typer.Option(help="Stage-1 steps.")] = 200,
-    stage2_steps: Annotated[int, typer.Option(help="Stage-2 steps per arm.")] = 100,
-    mu: Annotated[float, typer.Option(help="Weight of the stage-1 image–caption CLIP loss.")] = 1.0,
-    backbone: Annotated[str, typer.Option(help="Tiny-CLIP preset: default or test.")] = "default",
-    device: Device = "cpu",
-    amp: Amp = "off",
-    remote: Annotated[bool, typer.Option(help="Run through the API.")] = False,
-) -> None:
-    """Align f_g to f_r at one artifact strength; compare real-only / naive / dual / GMAIL on real images."""
-    params = {"artifact_strength": strength, "seed": seed, "n_train": n_train, "n_test": n_test,
-              "stage1_steps": stage1_steps, "stage2_steps": stage2_steps, "caption_steps": caption_steps,
-              "batch_size": batch_size, "mu": mu, "backbone": backbone}  # fmt: skip
-    raise typer.Exit(code=run_job("gmail.align", params | device_params(device, amp), remote=remote))
+gmail = MethodCommands("gmail", help="GMAIL: generated images as their own modality, aligned to real ones.")
+gmail.entry("gmail.align", aliases={"artifact_strength": ("--strength",)})
 
 
-@gmail_app.command("pairs")
+@gmail.command("pairs")
 def pairs(
     out: Annotated[Path, typer.Option("--out", "-o", help="PNG file to write.")] = Path("gmail_pairs.png"),
     strengths: Annotated[str, typer.Option(help="Comma-separated strengths in [0, 2].")] = "0.5,1.0",
@@ -65,4 +42,4 @@ def pairs(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(gmail_app, name="gmail")
+    gmail.register(app)

@@ -1,108 +1,84 @@
-"""Sufficient dimension reduction on the command line (the ``paperworks sdr`` group of ``methods/nonlinear_sdr``).
+"""Sufficient dimension reduction on the command line: the ``paperworks sdr`` group of ``methods/nonlinear_sdr``.
 
-* ``paperworks sdr fit TABLE.csv --response y --method kernel [--plot plot.png]`` — a CSV, in this process;
-* ``paperworks sdr dataset wine --method neural [--remote]`` — a dataset bundled with scikit-learn.
+The commands are generated from the params models (:mod:`services.cli.entries`):
 
-Both run the ``nonlinear_sdr.fit`` job (``paperworks run nonlinear_sdr.fit -p ...`` is the generic form) and
-print the eigenvalues, the directions and the k-NN score against PCA. An uploaded CSV on a remote
-deployment goes through ``POST /v1/sdr/fit``.
+* ``paperworks sdr fit TABLE.csv --response y --method kernel [--plot plot.png]`` — an uploaded CSV;
+* ``paperworks sdr fit --dataset wine --n-components 2`` or ``paperworks sdr dataset wine`` — a dataset
+  bundled with scikit-learn;
+* ``paperworks sdr simulate --model M1 --seeds 0,1`` — replications of a simulation setting.
+
+What a schema cannot say is here: the CSV (read and checked locally, stored, named by its SHA-256;
+``--remote`` uploads it to ``POST /v1/sdr/fit``), the sufficient plot written to ``--plot``, and
+the printed eigenvalues and directions.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import typer
+from services.cli.entries import MethodCommands, Output, Upload
+from services.cli.jobrun import JobResult
+from services.cli.listing import stdout_console
 
-from services.cli.jobrun import Amp, Device, JobResult, device_params, run_job
-from services.cli.progress import console
-
-sdr_app = typer.Typer(help="Sufficient dimension reduction by principal SVM ensembles.", no_args_is_help=True)
-
-Method = Annotated[str, typer.Option(help="linear, kernel, neural (principal machines) or sir, save, dr, phd.")]
-Components = Annotated[str, typer.Option(help="d, or auto (BIC).")]
-Loss = Annotated[str, typer.Option(help="hinge, logistic, squared_hinge, least_squares or ensemble.")]
-Plot = Annotated[Path | None, typer.Option(help="Write the 2-D sufficient plot (PNG) here.")]
+sdr = MethodCommands("nonlinear_sdr", name="sdr", help="Sufficient dimension reduction by principal SVM ensembles.")
 
 
-def _params(method: str, n_components: str, loss: str, lam: float, evaluate: bool) -> dict:
-    return {
-        "method": method,
-        "n_components": int(n_components) if n_components.isdigit() else 0,
-        "loss": loss,
-        "lam": lam,
-        "evaluate": evaluate,
-    }
-
-
-def _show(plot: Path | None):
-    def show(result: JobResult) -> None:
-        rep = result.report
-        console.print(f"[bold]{rep.title}[/bold]\n{rep.summary}")
-        for table in rep.tables:
-            console.print(table.to_markdown())
-        if plot is not None:
-            plot.write_bytes(result.artifact_bytes("sufficient_plot.png"))
-            console.print(f"sufficient plot written to {plot}")
-
-    return show
-
-
-@sdr_app.command("fit")
-def fit(
-    table: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="CSV with a header row.")],
-    response: Annotated[str, typer.Option(help="The response column.")],
-    method: Method = "kernel",
-    n_components: Components = "auto",
-    loss: Loss = "hinge",
-    lam: Annotated[float, typer.Option(help="λ of wᵀw + (λ/n) Σ L.")] = 1.0,
-    evaluate: Annotated[bool, typer.Option(help="5-fold k-NN score against PCA.")] = True,
-    plot: Plot = None,
-    device: Device = "cpu",
-    amp: Amp = "off",
-) -> None:
-    """Reduce TABLE: the sufficient predictors of RESPONSE given the other (numeric) columns."""
+def store_csv(path: Path, params: dict[str, Any]) -> str:
+    """Check TABLE like the API does (a text CSV with the response column, numeric predictors) and store it."""
     from core.artifacts import get_artifact_store
     from core.config import get_settings
     from methods.nonlinear_sdr.fit import read_csv
+    from services.api.uploads import text_or_error
 
-    if table.stat().st_size > get_settings().max_upload_bytes:
-        raise typer.BadParameter(f"{table} is larger than {get_settings().max_upload_bytes} bytes")
-    data = table.read_bytes()
-    try:
-        read_csv(data, response)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    sha = get_artifact_store().put_bytes(data, name=table.name).sha256
-    params = {
-        "csv_sha256": sha,
-        "response": response,
-        "dataset": None,
-        **_params(method, n_components, loss, lam, evaluate),
-    }
-    raise typer.Exit(code=run_job("nonlinear_sdr.fit", params | device_params(device, amp), show=_show(plot)))
+    limit = get_settings().max_upload_bytes
+    if path.stat().st_size > limit:
+        raise ValueError(f"{path} is larger than {limit} bytes")
+    data = path.read_bytes()
+    text_or_error(data, path.name, "a CSV table")
+    if not params.get("response"):
+        raise ValueError("a CSV needs --response, the name of its response column")
+    table = read_csv(data, params["response"])
+    from methods.nonlinear_sdr.jobs import check_components
+
+    check_components(params.get("n_components", 0), len(table.features), f"the columns of {path.name}")
+    return get_artifact_store().put_bytes(data, name=path.name).sha256
 
 
-@sdr_app.command("dataset")
-def dataset(
-    name: Annotated[str, typer.Argument(help="diabetes, breast_cancer, wine, iris or digits.")],
-    method: Method = "kernel",
-    n_components: Components = "auto",
-    loss: Loss = "hinge",
-    lam: Annotated[float, typer.Option(help="λ of wᵀw + (λ/n) Σ L.")] = 1.0,
-    evaluate: Annotated[bool, typer.Option(help="5-fold k-NN score against PCA.")] = True,
-    plot: Plot = None,
-    device: Device = "cpu",
-    amp: Amp = "off",
-    remote: Annotated[bool, typer.Option(help="Submit through the API instead.")] = False,
-) -> None:
-    """Reduce a dataset bundled with scikit-learn."""
-    params = {"dataset": name, **_params(method, n_components, loss, lam, evaluate)}
-    raise typer.Exit(
-        code=run_job("nonlinear_sdr.fit", params | device_params(device, amp), remote=remote, show=_show(plot))
-    )
+def _show(result: JobResult) -> None:
+    rep = result.report
+    out = stdout_console()
+    out.print(f"[bold]{rep.title}[/bold]\n{rep.summary}")
+    for table in rep.tables:
+        out.print(table.to_markdown())
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(sdr_app, name="sdr")
+PLOT = Output("--plot", "sufficient_plot.png", "Write the 2-D sufficient plot (PNG) here.")
+sdr.entry(
+    "nonlinear_sdr.fit",
+    names=("fit",),
+    uploads=(
+        Upload(
+            "csv_sha256",
+            "TABLE",
+            "A CSV with a header row: the --response column and numeric predictors (instead of --dataset).",
+            store_csv,
+            api=("/v1/sdr/fit", "table"),
+        ),
+    ),
+    outputs=(PLOT,),
+    show=_show,
+)
+sdr.entry(
+    "nonlinear_sdr.fit",
+    names=("dataset",),
+    arguments=("dataset",),
+    hide=("csv_sha256", "response"),
+    outputs=(PLOT,),
+    show=_show,
+    help="Reduce a dataset bundled with scikit-learn (the same job as `fit --dataset NAME`).",
+)
+
+
+def register(app) -> None:
+    sdr.register(app)

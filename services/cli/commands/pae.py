@@ -2,8 +2,10 @@
 
 * ``paperworks sites serve [--port 8765] [--seed 0]`` — serve the local websites (shop, recipes, dictionary,
   news, map) in the foreground;
-* ``paperworks pae run [--preset small] [-o key=value ...]`` — a ``pae.train`` job in this process with a
-  progress bar (``--remote`` queues it for the workers instead), then the per-site test table;
+* ``paperworks pae run [--preset small] [--iterations 2 ...]`` (= ``pae train``) — the ``pae.train`` job, its options
+  generated from ``TrainParams`` (``--preset`` fills them from ``agents/pae/config.py``'s presets, and the options
+  given win), in this process with a progress bar (``--remote`` queues it for the workers), then the per-site
+  test table; ``pae evaluate`` and ``pae rollouts`` are the sub-jobs, generated the same way;
 * ``paperworks pae runs`` / ``paperworks pae show RUN_ID`` — stored runs and their per-iteration history;
 * ``paperworks pae compare RUN_ID ...`` — arms side by side, seeds pooled, with 95% intervals;
 * ``paperworks pae episode --site shop "What is the price of the Smart Kettle?"`` — one episode, printed step by
@@ -25,11 +27,15 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from services.cli.jobrun import Amp, Device, JobResult, device_params, parse_kv, run_job
+from services.cli.entries import Extra, MethodCommands
+from services.cli.jobrun import JobResult
+from services.cli.listing import Json, print_rows
 from services.cli.progress import console
 
 sites_app = typer.Typer(help="The self-hosted websites PAE practises on.", no_args_is_help=True)
-pae_app = typer.Typer(help="PAE: proposer-agent-evaluator web-agent training.", no_args_is_help=True)
+pae = MethodCommands("pae", help="PAE: proposer-agent-evaluator web-agent training.")
+TRAIN_PARAMS = "agents.pae.jobs:TrainParams"  # the probes and the episode take their budgets from pae.train's params
+pae_app = pae.app
 
 
 @sites_app.command("serve")
@@ -46,51 +52,53 @@ def serve(
     serve_forever(seed=seed, host=host, port=port)
 
 
-def _params(preset: str | None, pairs: list[str]) -> dict[str, Any]:
+def _with_preset(params: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A named RunConfig preset under the options given on the command line (which win)."""
     from agents.pae.config import PRESETS
 
-    if preset is not None and preset not in PRESETS:
-        raise typer.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    return parse_kv(pairs, PRESETS[preset] if preset else None)
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    return {**PRESETS[preset], **params}
 
 
 def _show(result: JobResult) -> None:
     """The per-site test success table."""
     report = result.report
-    t = Table(*report.tables[0].columns, title=f"{report.title}: {report.summary}")
-    for row in report.tables[0].rows:
-        t.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
-    console.print(t)
-
-
-@pae_app.command("run")
-def run(
-    preset: Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")] = None,
-    option: Annotated[list[str], typer.Option("--option", "-o", help="RunConfig field key=value (JSON).")] = [],  # noqa: B006
-    device: Device = "cpu",
-    amp: Amp = "off",
-    remote: Annotated[bool, typer.Option(help="Queue the job for the workers instead.")] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the report as Markdown here.")] = None,
-) -> None:
-    """Train with PAE and print the test success per site before/after."""
-    raise typer.Exit(
-        code=run_job(
-            "pae.train", _params(preset, option) | device_params(device, amp), remote=remote, out=out, show=_show
-        )
+    table = report.tables[0]
+    print_rows(
+        table.columns,
+        [[f"{v:.2f}" if isinstance(v, float) else v for v in row] for row in table.rows],
+        title=f"{report.title}: {report.summary}",
     )
 
 
+pae.entry(
+    "pae.train",
+    names=("train", "run"),
+    help="Train with PAE and print the test success per site before/after (also `paperworks pae run`).",
+    extras=(
+        Extra(
+            "preset",
+            Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")],
+            None,
+            _with_preset,
+        ),
+    ),
+    show=_show,
+)
+
+
 @pae_app.command("runs")
-def runs(limit: int = 20) -> None:
+def runs(limit: int = 20, as_json: Json = False) -> None:
     """Recent PAE runs."""
     from agents.pae import store
     from core.db import migrate
 
     migrate.upgrade()
-    t = Table("id", "name", "status", "iteration", "created")
-    for r in store.list_runs(limit=limit):
-        t.add_row(r["id"], r["name"], r["status"], str(r["iteration"]), r["created_at"][:19])
-    console.print(t)
+    rows = [
+        [r["id"], r["name"], r["status"], r["iteration"], r["created_at"][:19]] for r in store.list_runs(limit=limit)
+    ]
+    print_rows(["id", "name", "status", "iteration", "created"], rows, as_json=as_json)
 
 
 @pae_app.command("show")
@@ -130,16 +138,22 @@ def compare_cmd(
         console.print(f"written to {out}")
 
 
-@pae_app.command("episode")
+@pae.command(
+    "episode",
+    model=TRAIN_PARAMS,
+    fields=("policy_model", "max_steps", "torch_threads"),
+    aliases={"policy_model": ("--model",), "torch_threads": ("--threads",)},
+)
 def episode(
     task: Annotated[str, typer.Argument(help="The task, in words.")],
     site: Annotated[str, typer.Option(help="Start site.")] = "shop",
-    model: Annotated[str | None, typer.Option(help="Gateway model (default: the local SmolLM2).")] = None,
-    max_steps: Annotated[int, typer.Option(min=1, max=30)] = 10,
     screenshots: Annotated[Path, typer.Option(help="Folder for the step screenshots.")] = Path("pae-episode"),
-    threads: Annotated[int, typer.Option(min=0, help="torch threads (0 = default).")] = 1,
+    *,
+    policy_model: str | None,
+    max_steps: int,
+    torch_threads: int,
 ) -> None:
-    """Play one task on the local sites and print every step."""
+    """Play one task on the local sites and print every step (the policy, step cap and threads of `pae train`)."""
     from agents.pae.env import BrowserEnv, EnvConfig
     from agents.pae.jobs import set_threads
     from agents.pae.policy import LLMPolicy, PolicyConfig, local_model_string
@@ -152,8 +166,8 @@ def episode(
         raise typer.BadParameter(f"unknown site {site!r}; known: {', '.join(SITE_NAMES)}")
     if not 3 <= len(task) <= 500:
         raise typer.BadParameter("the task must be 3..500 characters")
-    set_threads(threads)
-    policy = LLMPolicy(PolicyConfig(model=model or local_model_string(None), temperature=0.0))
+    set_threads(torch_threads)
+    policy = LLMPolicy(PolicyConfig(model=policy_model or local_model_string(None), temperature=0.0))
     t = SiteTask(id="cli", site=site, question=task, start_path=f"/{site}/", proposer="user")
     with SiteServer() as srv, BrowserEnv(srv.base_url, EnvConfig(max_steps=max_steps)) as env:
         traj = run_episode(env, policy, t, screenshots / "step")
@@ -165,16 +179,20 @@ def episode(
     console.print(f"answer: {traj.answer!r} ({traj.length} steps; screenshots in {screenshots})")
 
 
-@pae_app.command("judge-probe")
+@pae.command(
+    "judge-probe", model=TRAIN_PARAMS, fields=("judge_max_tokens",), aliases={"judge_max_tokens": ("--max-tokens",)}
+)
 def judge_probe_cmd(
     model: Annotated[list[str], typer.Option("--model", "-m", help="Judge model(s); default the configured one.")] = [],  # noqa: B006
     tasks_per_site: Annotated[int, typer.Option(min=1, max=20)] = 2,
-    max_tokens: Annotated[int, typer.Option(min=16, max=1000, help="Judge reply budget.")] = 256,
     same_template: Annotated[
         bool, typer.Option(help="Also judge each task with another same-template task's answer (a wrong value).")
     ] = True,
+    *,
+    judge_max_tokens: int,
 ) -> None:
-    """Agreement and Cohen's kappa of the LLM judge with the oracle, before training on it (scripted trajectories)."""
+    """Agreement and Cohen's kappa of the LLM judge with the oracle, before training on it (scripted trajectories);
+    the judge's reply budget is `pae train`'s."""
     from agents.pae.judge_probe import probe
     from core.config import get_settings
 
@@ -182,7 +200,7 @@ def judge_probe_cmd(
         model or [get_settings().llm_model],
         sites=["shop", "recipes", "dictionary", "map"],
         tasks_per_site=tasks_per_site,
-        max_tokens=max_tokens,
+        max_tokens=judge_max_tokens,
         same_template=same_template,
     )
     for r in rows:
@@ -197,27 +215,33 @@ def judge_probe_cmd(
         )
 
 
-@pae_app.command("proposer-probe")
+@pae.command(
+    "proposer-probe",
+    model=TRAIN_PARAMS,
+    fields=("proposer_model", "proposer_max_tokens", "seed"),
+    aliases={"proposer_model": ("--model", "-m"), "proposer_max_tokens": ("--max-tokens",)},
+)
 def proposer_probe_cmd(
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Proposer model; default the configured one.")
-    ] = None,
     site: Annotated[
         list[str], typer.Option("--site", help="Site(s) to propose for; default the four training sites.")
     ] = [],  # noqa: B006
     requests: Annotated[int, typer.Option(min=1, max=20, help="Requests per site and decoding.")] = 1,
     tasks: Annotated[int, typer.Option(min=1, max=20, help="Tasks asked for per request.")] = 5,
-    max_tokens: Annotated[int, typer.Option(min=32, max=4096, help="Proposer reply budget.")] = 512,
-    seed: int = 0,
     decoding: Annotated[
         list[str], typer.Option(help="'free' and/or 'schema' (default both): free text, or under the task JSON schema.")
     ] = [],  # noqa: B006
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the rows and summary here.")] = None,
+    *,
+    proposer_model: str | None,
+    proposer_max_tokens: int,
+    seed: int,
 ) -> None:
-    """Format-error rate of the LLM proposer's free-text replies against decoding under the task JSON schema."""
+    """Format-error rate of the LLM proposer's free-text replies against decoding under the task JSON schema
+    (the proposer model, reply budget and seed of `pae train`)."""
     from agents.pae.proposer_probe import probe, summarise
     from core.config import get_settings
 
+    model = proposer_model
     name = model or get_settings().llm_model
 
     def show(r: dict[str, Any]) -> None:
@@ -232,7 +256,7 @@ def proposer_probe_cmd(
             site or ["shop", "recipes", "dictionary", "map"],
             requests=requests,
             tasks=tasks,
-            max_tokens=max_tokens,
+            max_tokens=proposer_max_tokens,
             seed=seed,
             decodings=[{"free": "free text", "schema": "JSON schema"}.get(d, d) for d in decoding]
             or ["free text", "JSON schema"],
@@ -264,4 +288,4 @@ def proposer_probe_cmd(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(sites_app, name="sites")
-    app.add_typer(pae_app, name="pae")
+    pae.register(app)

@@ -20,8 +20,10 @@ def test_commands_are_registered_and_validate():
     assert r.exit_code == 0 and "--port" in r.output
     for cmd in (["pae", "run", "--help"], ["pae", "episode", "--help"], ["pae", "runs", "--help"]):
         assert runner.invoke(app, cmd).exit_code == 0
-    bad = runner.invoke(app, ["pae", "run", "-o", 'train_sites=["github"]'])
+    bad = runner.invoke(app, ["pae", "run", "--train-sites", "github"])  # options generated from TrainParams
     assert bad.exit_code == 2 and "unknown sites" in bad.output
+    bad = runner.invoke(app, ["pae", "run", "--train-sites", '["shop", "github"]'])  # a JSON list works too
+    assert bad.exit_code == 2 and "unknown sites" in bad.output and "github" in bad.output
     assert runner.invoke(app, ["pae", "run", "--preset", "huge"]).exit_code != 0
     assert runner.invoke(app, ["pae", "episode", "hi", "--site", "nowhere"]).exit_code != 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 
 import pytest
@@ -113,17 +112,14 @@ def test_doctor_lists_checks_and_methods(monkeypatch):
     fake = [doctor.Result(r.check, "missing here" if r.check.name == "WordNet 3.0" else None) for r in results]
     per = doctor.per_method(fake)
     assert [r.check.name for r in per["defame.check"]] == ["WordNet 3.0"] and per["diag.sleep"] == []
-    buf = io.StringIO()
     monkeypatch.setattr(doctor, "run_checks", lambda: fake)
-    from services.cli import progress
-
-    # the private slot, not the ``file`` property: undoing a property set would pin the console to
-    # whatever stream sys.stderr was at that moment (a closed capture), silencing later tests
-    monkeypatch.setattr(progress.console, "_file", buf)
-    r = CliRunner().invoke(app, ["doctor"])
-    out = buf.getvalue()
+    r = CliRunner().invoke(app, ["doctor"])  # the tables go to stdout (issue #47): they can be piped
     assert r.exit_code == 0, r.output
-    assert "wordnet-base" in out and "lacks WordNet 3.0" in out
+    assert "wordnet-base" in r.stdout and "lacks WordNet 3.0" in r.stdout
+    r = CliRunner().invoke(app, ["doctor", "--json"])
+    got = json.loads(r.stdout)
+    assert got["methods"]["defame.check"] == ["WordNet 3.0"] and got["methods"]["diag.sleep"] == []
+    assert any(c["check"] == "WordNet 3.0" and not c["ok"] and "wordnet-base" in c["fix"] for c in got["checks"])
     r = CliRunner().invoke(app, ["prepare", "--check"])
     assert r.exit_code == 0
 

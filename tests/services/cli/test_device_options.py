@@ -1,7 +1,8 @@
-"""The CLI's one ``--device``/``--amp`` pair (``services.cli.jobrun.Device``/``Amp``/``device_params``).
+"""The CLI's one ``--device``/``--amp`` pair.
 
-* every hand-written command that runs a torch job (a method not in ``tests.test_devices.NO_TORCH``)
-  takes ``--device`` and ``--amp`` through the shared aliases and passes them on;
+* every generated command of a torch job (a method not in ``tests.test_devices.NO_TORCH``) takes
+  ``--device`` and ``--amp`` (from ``DeviceParams``: the same choices and defaults everywhere) and
+  passes them on only when given (``jobrun.device_params`` does the same for hand-written code);
 * ``paperworks methods`` shows which methods take a device;
 * a cuda job refused by the API (no GPU worker declared) prints the API's sentence, exit 2;
   run here without CUDA it fails at once, saying so, exit 1.
@@ -9,11 +10,10 @@
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import re
-from pathlib import Path
+import typing
 
 import pytest
 import typer
@@ -22,8 +22,6 @@ from typer.testing import CliRunner
 
 from services.cli import jobrun
 
-COMMANDS = Path(__file__).resolve().parents[3] / "services" / "cli" / "commands"
-
 
 def _torch_free() -> set[str]:
     from tests.test_devices import NO_TORCH
@@ -31,36 +29,24 @@ def _torch_free() -> set[str]:
     return NO_TORCH
 
 
-def _job_commands() -> list[tuple[str, ast.FunctionDef, str]]:
-    """(module, function, job method) for every command function that calls ``run_job("<method>", ...)``."""
-    out = []
-    for path in sorted(COMMANDS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for fn in tree.body:
-            if not isinstance(fn, ast.FunctionDef):
-                continue
-            for node in ast.walk(fn):
-                if (
-                    isinstance(node, ast.Call)
-                    and getattr(node.func, "id", None) == "run_job"
-                    and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                ):
-                    out.append((path.stem, fn, node.args[0].value))
-    return out
-
-
 def test_every_torch_job_command_takes_the_shared_device_and_amp_options():
-    commands = [(m, fn, job) for m, fn, job in _job_commands() if job not in _torch_free()]
-    assert len(commands) >= 15  # the scan finds the commands (fails if run_job calls stop being literal)
-    for module, fn, job in commands:
-        args = {a.arg: a for a in fn.args.args + fn.args.kwonlyargs}
-        where = f"services/cli/commands/{module}.py:{fn.name} ({job})"
-        assert "device" in args and "amp" in args, f"{where}: no --device/--amp (use jobrun.Device and jobrun.Amp)"
-        assert ast.unparse(args["device"].annotation) == "Device", where
-        assert ast.unparse(args["amp"].annotation) == "Amp", where
-        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "device_params"]
-        assert calls, f"{where}: the options are not passed on (device_params(device, amp))"
+    from core.device import AmpName, DeviceName
+    from core.jobs import list_methods
+    from services.cli.entries import group_of
+
+    torch_jobs = [
+        m for m in list_methods() if m.name not in _torch_free() and "device" in m.params_model.model_fields
+    ]  # which torch jobs take DeviceParams is tests/test_devices.py's business
+    assert len(torch_jobs) >= 15
+    for spec in torch_jobs:
+        name, cmd = group_of(spec.package).command_for(spec.name)
+        opts = {p.name: p for p in cmd.params}
+        where = f"paperworks ... {name} ({spec.name})"
+        assert "device" in opts and "amp" in opts, f"{where}: no --device/--amp"
+        assert opts["device"].opts == ["--device"] and opts["amp"].opts == ["--amp"], where
+        assert set(opts["device"].type_descriptor.choices) == set(typing.get_args(DeviceName)), where
+        assert set(opts["amp"].type_descriptor.choices) == set(typing.get_args(AmpName)), where
+        assert opts["device"].default == "cpu" and opts["amp"].default == "off", where
 
 
 def test_device_params_keeps_cpu_runs_unchanged():
@@ -75,11 +61,11 @@ def test_device_params_keeps_cpu_runs_unchanged():
 
 
 def test_a_command_passes_device_and_amp_to_its_job(monkeypatch):
-    from services.cli.commands import long_short_alignment as lsa
+    from services.cli import entries
     from services.cli.main import app
 
     seen: list[dict] = []
-    monkeypatch.setattr(lsa, "run_job", lambda method, params, **kw: seen.append(params) or 0)
+    monkeypatch.setattr(entries, "run_job", lambda method, params, **kw: seen.append(params) or 0)
     runner = CliRunner()
     assert runner.invoke(app, ["lsa", "synthetic", "--steps", "3"]).exit_code == 0
     r = runner.invoke(app, ["lsa", "synthetic", "--steps", "3", "--device", "cuda", "--amp", "bf16"])
@@ -119,10 +105,9 @@ def torch_method():
 def test_methods_lists_the_devices_a_method_takes(torch_method, monkeypatch):
     from services.cli import main
 
-    buf = io.StringIO()
-    monkeypatch.setattr(main, "console", Console(file=buf, force_terminal=False, width=250))
-    assert CliRunner().invoke(main.app, ["methods"]).exit_code == 0
-    rows = {line.split()[1]: line for line in buf.getvalue().splitlines() if line.startswith("│")}
+    r = CliRunner().invoke(main.app, ["methods"])
+    assert r.exit_code == 0
+    rows = {line.split()[1]: line for line in r.stdout.splitlines() if line.startswith("│")}
     assert "cpu|auto|cuda" in rows[torch_method]
     assert "cpu|auto|cuda" not in rows["diag.sleep"]
 

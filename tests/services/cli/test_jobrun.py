@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 
 import pytest
 import typer
@@ -37,10 +38,13 @@ def test_parse_kv_rejects_pairs_without_a_key(pair):
         jobrun.parse_kv(["a=1", pair])
 
 
-def test_run_here_prints_the_report_or_writes_it(out_buf, tmp_path):
+def test_run_here_prints_the_report_or_writes_it(out_buf, tmp_path, capsys):
     assert jobrun.run_job("diag.sleep", {"seconds": 0, "steps": 2}) == 0
-    text = out_buf.getvalue()
-    assert ": succeeded" in text and "Diagnostic sleep" in text and "slept" in text
+    status, report = out_buf.getvalue(), capsys.readouterr().out
+    assert ": succeeded" in status and "Diagnostic sleep" not in status  # status on stderr, the report on stdout
+    assert "Diagnostic sleep" in report and "slept" in report
+    assert jobrun.run_job("diag.sleep", {"seconds": 0, "steps": 2}, as_json=True) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["steps"] == 2
     md = tmp_path / "r.md"
     assert jobrun.run_job("diag.sleep", {"seconds": 0, "steps": 1}, out=md) == 0
     assert md.read_text().startswith("# Diagnostic sleep") and f"report written to {md}" in out_buf.getvalue()
