@@ -23,6 +23,7 @@ from agents.defame.datasets import Item
 from agents.defame.labels import Label, get_benchmark
 from agents.defame.nodes.judge import baseline_verdict
 from agents.defame.run import FactCheck, check_claim
+from core.stats import bootstrap_indices, percentile_interval
 
 log = logging.getLogger(__name__)
 
@@ -230,22 +231,19 @@ def _acc_f1(gold: list[str], pred: list[str], refused: str) -> tuple[float, floa
 def bootstrap_ci(
     gold: list[str], pred: list[str], *, refused: str, n_boot: int = 1000, seed: int = 0
 ) -> dict[str, list[float]]:
-    """Percentile bootstrap 95% intervals of accuracy and macro-F1, resampling claims with replacement."""
-    import random
-
+    """Percentile bootstrap 95% intervals of accuracy and macro-F1, resampling claims with replacement
+    (:func:`core.stats.bootstrap_indices`, ``random.Random(seed)`` draws; rank percentiles)."""
     if not gold:
         return {"accuracy": [0.0, 0.0], "macro_f1": [0.0, 0.0]}
-    rng = random.Random(seed)
-    n, accs, f1s = len(gold), [], []
-    for _ in range(n_boot):
-        idx = [rng.randrange(n) for _ in range(n)]
+    accs, f1s = [], []
+    for idx in bootstrap_indices(len(gold), n_boot=n_boot, seed=seed, scheme="python"):
         a, f = _acc_f1([gold[i] for i in idx], [pred[i] for i in idx], refused)
         accs.append(a)
         f1s.append(f)
-    accs.sort()
-    f1s.sort()
-    lo, hi = int(0.025 * n_boot), min(n_boot - 1, int(0.975 * n_boot))
-    return {"accuracy": [accs[lo], accs[hi]], "macro_f1": [f1s[lo], f1s[hi]]}
+    return {
+        "accuracy": list(percentile_interval(accs, method="rank")),
+        "macro_f1": list(percentile_interval(f1s, method="rank")),
+    }
 
 
 def paired_bootstrap(
@@ -254,26 +252,19 @@ def paired_bootstrap(
     """Differences a − b in accuracy and macro-F1 on the same claims, with percentile bootstrap 95% intervals that
     resample claims once for both systems (paired); ``n`` claims. A difference is measured when its interval
     excludes 0."""
-    import random
-
     out: dict[str, Any] = {"n": len(gold)}
     if not gold:
         return {**out, "accuracy": [0.0, 0.0, 0.0], "macro_f1": [0.0, 0.0, 0.0]}
     (acc_a, f1_a), (acc_b, f1_b) = _acc_f1(gold, pred_a, refused), _acc_f1(gold, pred_b, refused)
-    rng = random.Random(seed)
-    n, d_acc, d_f1 = len(gold), [], []
-    for _ in range(n_boot):
-        idx = [rng.randrange(n) for _ in range(n)]
+    d_acc, d_f1 = [], []
+    for idx in bootstrap_indices(len(gold), n_boot=n_boot, seed=seed, scheme="python"):
         g = [gold[i] for i in idx]
         a_acc, a_f1 = _acc_f1(g, [pred_a[i] for i in idx], refused)
         b_acc, b_f1 = _acc_f1(g, [pred_b[i] for i in idx], refused)
         d_acc.append(a_acc - b_acc)
         d_f1.append(a_f1 - b_f1)
-    d_acc.sort()
-    d_f1.sort()
-    lo, hi = int(0.025 * n_boot), min(n_boot - 1, int(0.975 * n_boot))
-    out["accuracy"] = [acc_a - acc_b, d_acc[lo], d_acc[hi]]
-    out["macro_f1"] = [f1_a - f1_b, d_f1[lo], d_f1[hi]]
+    out["accuracy"] = [acc_a - acc_b, *percentile_interval(d_acc, method="rank")]
+    out["macro_f1"] = [f1_a - f1_b, *percentile_interval(d_f1, method="rank")]
     return out
 
 
