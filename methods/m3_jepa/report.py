@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from core.jobs import JobContext, Report
+from core.stats import mean_sd
 from methods.m3_jepa.config import PAPER_CLAIMS, VARIANTS
 
 ABLATIONS = ("mlp", "k1", "k6", "no_cl", "no_reg", "summed")
@@ -47,15 +48,10 @@ def run_all(params: Any, progress: JobContext, device: Any = None) -> list[dict[
     )
 
 
-def _ms(xs: list[float]) -> tuple[float, float]:
-    a = np.asarray(xs, dtype=float)
-    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
-
-
 def _fmt(xs: list[float], pct: bool = True) -> str:
-    m, s = _ms(xs)
-    f = 100.0 if pct else 1.0
-    return f"{f * m:.1f} ± {f * s:.1f}" if pct else f"{m:.3g} ± {s:.2g}"
+    """Mean ± sample sd over seeds (:func:`core.stats.mean_sd`): ``"12.3 ± 0.4"`` in %, else 3 significant digits."""
+    ms = mean_sd(xs)
+    return ms.format(1, scale=100.0) if pct else ms.format(3, sd_digits=2, spec="g")
 
 
 def aggregate(results: list[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
@@ -78,8 +74,8 @@ def _paired(results: list[dict[str, Any]], a: str, b: str, key: str = "mean_r1")
     seeds = sorted(set(va) & set(vb))
     if not seeds:
         return None
-    m, s = _ms([va[x] - vb[x] for x in seeds])
-    return m, s, len(seeds)
+    d = mean_sd([va[x] - vb[x] for x in seeds])
+    return d.mean, d.sd, len(seeds)
 
 
 def direction_checks(
@@ -206,7 +202,7 @@ def build_report(params: Any, progress: JobContext) -> Report:
     _main_table(report, agg, n_test, oracle)
 
     rows = [
-        (v, float(np.mean(c["i2t_r1"])), _ms(c["i2t_r1"])[1], float(np.mean(c["t2i_r1"])), _ms(c["t2i_r1"])[1])
+        (v, float(np.mean(c["i2t_r1"])), mean_sd(c["i2t_r1"]).sd, float(np.mean(c["t2i_r1"])), mean_sd(c["t2i_r1"]).sd)
         for v, c in agg.items()
     ]
     report.add_figure("recall.png", plots.recall_bars(rows, 1 / n_test, oracle[1]), caption="R@1 per variant")
