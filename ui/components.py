@@ -34,7 +34,7 @@ def method_schema(client: ApiClient, method: str) -> dict[str, Any] | None:
     try:
         spec = next((m for m in client.methods() if m["name"] == method), None)
     except ApiError as exc:
-        st.error(f"Cannot list methods ({exc.status}): {exc.detail}")
+        st.error(f"Cannot list methods ({exc.status}): {exc.message}")
         return None
     if spec is None:
         st.error(f"The API has no {method} method.")
@@ -698,7 +698,7 @@ def follow_job(
         try:
             jobs[name] = client.job(job_id)
         except ApiError as exc:
-            st.error(f"Cannot read job {job_id}: {exc.detail}")
+            st.error(f"Cannot read job {job_id}: {exc.message}")
             return None if single else {}
     live = {name: ids[name] for name, job in jobs.items() if job["status"] in LIVE}
     if live:
@@ -754,7 +754,7 @@ def _follow_live(
             try:
                 job = client.job(job_id)
             except ApiError as exc:
-                st.error(f"Cannot read job {job_id}: {exc.detail}")
+                st.error(f"Cannot read job {job_id}: {exc.message}")
                 continue
             if job["status"] not in LIVE:
                 st.rerun()  # the whole page: the caller renders the ended job
@@ -765,7 +765,7 @@ def _follow_live(
                 try:
                     client.cancel(job_id)
                 except ApiError as exc:
-                    st.error(f"Cannot cancel job {job_id}: {exc.detail}")
+                    st.error(f"Cannot cancel job {job_id}: {exc.message}")
         if stream is None:
             return
         for name, (job_id, bar, lines) in slots.items():  # pushed: redraw on every event
@@ -775,7 +775,7 @@ def _follow_live(
                     if job["status"] not in LIVE:
                         st.rerun()
             except ApiError as exc:
-                st.warning(f"Live updates of job {job_id} stopped: {exc.detail}")
+                st.warning(f"Live updates of job {job_id} stopped: {exc.message}")
                 return
 
     # re-run every `interval` even when streaming: another fragment's timer (the jobs table) interrupts a
@@ -820,7 +820,7 @@ def render_report(client: ApiClient, job_id: str) -> None:
     try:
         rep = client.report(job_id)
     except ApiError as exc:
-        st.info(f"No report yet: {exc.detail}")
+        st.info(f"No report yet: {exc.message}")
         return
     body = rep["body"]
     by_name = {a["name"]: a for a in body.get("artifacts", [])}
@@ -917,7 +917,7 @@ def jobs_table(client: ApiClient, method: str | None = None, limit: int = 20) ->
     try:
         jobs = client.jobs(limit=limit, method=method)
     except ApiError as exc:
-        st.error(f"Cannot list jobs: {exc.detail}")
+        st.error(f"Cannot list jobs: {exc.message}")
         return []
     if not jobs:
         st.caption("No jobs yet.")
