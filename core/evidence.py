@@ -226,7 +226,7 @@ class Evidence:
         """A :class:`core.jobs.report.Section` holding :meth:`table` (import kept lazy for core's layering)."""
         from core.jobs.report import Section
 
-        return Section(title=title, body=self.table())
+        return Section(title=title, markdown=self.table())
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Evidence:

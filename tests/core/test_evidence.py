@@ -79,3 +79,13 @@ def test_the_table_sits_between_markers_and_replaces_in_place():
     ev.headlines[0].claim = "DOR lowers new-class ECE"
     twice = replace_table(once, ev.table())
     assert twice.count(BEGIN) == 1 and "new-class" in table_in(twice)
+
+
+def test_section_is_a_report_section_holding_the_table():
+    from core.jobs.report import Report
+
+    ev = Evidence(RAW)
+    ev.headline("DOR lowers ECE", stat="paired_diff", a="dor/ece", b="coop/ece", direction="less")
+    report = Report(title="DOR")
+    report.sections.insert(0, ev.section())
+    assert report.sections[0].markdown == ev.table() and table_in(report.to_markdown()) == ev.table()
