@@ -231,6 +231,37 @@ def test_sdr_d_larger_than_the_features_is_refused_with_one_sentence_everywhere(
     assert api_client.post("/v1/nonlinear_sdr/fit", json={"dataset": "wine", "n_components": 13}).status_code == 201
 
 
+RULES = [  # (method, params, CLI argv, API path): impossible combinations every entry refuses alike
+    (
+        "clinical_got.case",
+        {"case_id": "case500", "n_cases": 133},
+        ["clinical", "case", "case500"],
+        "/v1/clinical/trace",
+    ),
+    (
+        "rf.edit",
+        {"digit_index": 3, "steps": 5, "inject": 9},
+        ["rf", "edit", "--digit-index", "3", "--steps", "5", "--inject", "9"],
+        "/v1/rf/edit",
+    ),
+]
+
+
+@pytest.mark.parametrize("method,params,argv,path", RULES, ids=[r[0] for r in RULES])
+def test_cross_field_rules_read_the_same_in_cli_and_api(method, params, argv, path, api_client):
+    from core.jobs import get_method
+    from core.jobs.registry import InvalidParams
+    from services.cli.main import app
+
+    with pytest.raises(InvalidParams) as exc:
+        get_method(method).validate(params)
+    (sentence,) = exc.value.sentences()
+    r = CliRunner().invoke(app, argv)
+    assert r.exit_code == 2 and sentence in " ".join(r.output.split()), r.output
+    r = api_client.post(path, json=params)
+    assert r.status_code == 422 and [e["msg"] for e in r.json()["errors"]] == [sentence]
+
+
 def test_bundled_feature_counts_are_scikit_learns():
     from sklearn import datasets
 

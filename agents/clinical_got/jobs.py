@@ -7,7 +7,7 @@ import logging
 import time
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agents.clinical_got.config import PRESETS, ClinicalGotConfig, Node
 from agents.clinical_got.experiment import Arm, run_arm, trace_report
@@ -31,6 +31,15 @@ class CaseParams(BaseModel):
     oracle_nodes: list[Node] = Field(default_factory=list, max_length=4, description="Nodes given the ground truth.")
     run_id: str | None = Field(None, pattern=RUN_ID, description="Store the answers under this run (fan-out).")
     arm: str = Field("single", pattern=r"^[A-Za-z0-9_.:-]{1,40}$", description="Arm name the answers are stored as.")
+
+    @model_validator(mode="after")
+    def _case_in_benchmark(self) -> CaseParams:
+        ids = BenchConfig(n_cases=self.n_cases, seed=self.seed).case_ids()
+        if self.case_id not in ids:
+            raise ValueError(
+                f"case_id: {self.case_id} is not in a benchmark of {self.n_cases} cases ({ids[0]} … {ids[-1]})"
+            )
+        return self
 
     def config(self) -> ClinicalGotConfig:
         return ClinicalGotConfig(
