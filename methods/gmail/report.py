@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.jobs import Report
+from core.stats import mean_sd
 from methods.gmail.config import ARM_TEXT, ARMS, PAPER
 from methods.gmail.plots import curves_over_strength, embedding_coords, embedding_map, loss_curves
 
@@ -33,14 +34,14 @@ def scalars(result: dict) -> dict[str, dict[str, float]]:
 
 
 def aggregate(runs: list[dict]) -> dict[str, dict[str, tuple[float, float]]]:
-    """Mean and std (ddof 1; 0 for one seed) over seeds, per arm and metric."""
+    """Mean and std (ddof 1; 0 for one seed: :func:`core.stats.mean_sd`) over seeds, per arm and metric."""
     per = [scalars(r) for r in runs]
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for arm in per[0]:
         out[arm] = {}
         for k in per[0][arm]:
-            xs = np.asarray([p[arm][k] for p in per], dtype=float)
-            out[arm][k] = (float(xs.mean()), float(xs.std(ddof=1)) if len(xs) > 1 else 0.0)
+            ms = mean_sd([p[arm][k] for p in per])
+            out[arm][k] = (ms.mean, ms.sd)
     return out
 
 
