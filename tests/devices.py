@@ -28,7 +28,8 @@ the device-leak test around each job):
   scalars. A scalar that C++ code adds elsewhere can still trip it: the error names no tensor of
   yours, so it is told apart from a device leak ("not a lazy tensor").
 
-Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails. It also computes
+Same values and autograd; a CPU tensor mixed with a ``lazy`` one still fails. ``torch.inference_mode``
+is ``torch.no_grad`` inside the block (the backend has no inference tensors). It also computes
 ``lerp`` (AdamW's moment update), which the backend lacks, from native ops: through the eager
 fallback it cost one sync and one graph compile per parameter and step; and ``pixel_shuffle``, which
 the backend gets wrong (garbage values; also in pixel_unshuffle's backward), and ``pixel_unshuffle``,
@@ -238,11 +239,25 @@ class _LazyWorkarounds(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def _inference_mode(mode: bool = True) -> Any:
+    return torch.no_grad() if mode else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def lazy_safe_views() -> Iterator[None]:
-    """Inside the block (this thread), work around the lazy backend's two defects (module docstring)."""
-    with _LazyWorkarounds():
-        yield
+    """Inside the block (this thread), work around the lazy backend's defects (module docstring).
+
+    ``torch.inference_mode`` (looked up at call time) is ``torch.no_grad`` inside the block: the lazy
+    backend has no inference tensors (every view op under it fails: "aten::view ... has no
+    implementation for the backend lazy"); the numbers are the same.
+    """
+    real = torch.inference_mode
+    torch.inference_mode = _inference_mode  # type: ignore[assignment]
+    try:
+        with _LazyWorkarounds():
+            yield
+    finally:
+        torch.inference_mode = real  # type: ignore[assignment]
 
 
 def params_on(model: type[BaseModel], values: dict[str, Any], device: str | torch.device) -> BaseModel:

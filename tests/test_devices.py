@@ -26,6 +26,8 @@ from tests.devices import cuda_or_skip, lazy_safe_views, params_on, stand_in_dev
 from tests.methods.any4.fakes import EVAL_CHECKPOINT, TINY_QUANTIZE, tiny_base, tiny_base_with_checkpoint
 from tests.methods.double_filter.fakes import fresh_runs
 from tests.methods.fourier_mamba.fakes import SMALL_SHA, isolated_models, tiny_model_and_small_upload
+from tests.methods.lms3.fakes import QUERY as LMS3_QUERY
+from tests.methods.lms3.fakes import tiny_local_model
 from tests.methods.m3_jepa.fakes import install as m3_jepa_stand_ins
 from tests.methods.rf_solver.fakes import tiny_digits_model
 
@@ -178,6 +180,20 @@ CASES: dict[str, Case] = {
         rtol=0.01,
         atol=1e-3,
         setup=tiny_base_with_checkpoint,  # quantized once on the CPU into tmp_path
+    ),
+    "lms3.index": Case(
+        {"dataset": "mawps", "pool_size": 4, "seed": 7},
+        compare=("items", "encoded"),
+        rtol=0.0,
+        atol=0.0,
+        setup=tiny_local_model,  # a tiny random llama instead of SmolLM2 (tests/methods/lms3/fakes.py)
+    ),
+    "lms3.select": Case(
+        {"dataset": "mawps", "pool_size": 4, "seed": 7, "query": LMS3_QUERY, "index_if_missing": True},
+        compare=("pool_size", "demos"),
+        rtol=0.0,
+        atol=0.0,
+        setup=tiny_local_model,
     ),
     "rf.reconstruct": Case(
         {"digit_index": 5, "label": "1", "nfes": [4]},

@@ -54,7 +54,8 @@ def is_correct(pred: float | None, gold: str, tol: float = 1e-4) -> bool:
 
 def greedy_complete(model: Any, tokenizer: Any, prompt: str, max_new_tokens: int) -> str:
     """Greedy continuation of ``prompt`` (KV cache), cut at EOS or at a new ``\\nQ:`` block."""
-    ids = torch.tensor([tokenizer(prompt)["input_ids"]])
+    dev = next(model.parameters()).device
+    ids = torch.tensor([tokenizer(prompt)["input_ids"]], device=dev)
     eos = tokenizer.eos_token_id
     eos_set = set(eos if isinstance(eos, (list, tuple)) else [eos])
     out_ids: list[int] = []
@@ -68,5 +69,7 @@ def greedy_complete(model: Any, tokenizer: Any, prompt: str, max_new_tokens: int
             text = tokenizer.decode(out_ids, skip_special_tokens=True)
             if STOP in text:
                 return text.split(STOP)[0]
-            out = model(input_ids=torch.tensor([[token]]), past_key_values=out.past_key_values, use_cache=True)
+            out = model(
+                input_ids=torch.tensor([[token]], device=dev), past_key_values=out.past_key_values, use_cache=True
+            )
     return tokenizer.decode(out_ids, skip_special_tokens=True)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from core.device import autocast
 from core.jobs import JobContext
 from core.llm import get_local_model, model_hash
 from core.vectorstore import VectorStore
@@ -93,14 +94,19 @@ class Experiment:
         store: VectorStore,
         model_name: str | None = None,
         cache: ResultCache | None = None,
+        device: Any = "cpu",
+        amp: str = "off",
     ) -> None:
+        from methods.lms3.service import local_model_on
+
         self.cfg = cfg
         self.store = store
         lm = get_local_model(model_name)
-        self.model, self.tok = lm.model, lm.tokenizer
-        self.hash = model_hash(model_name)
-        self.encoder = Encoder(self.model, self.tok, batch_size=cfg.batch_size)
-        self.proj = attention_projections(self.model)
+        self.model, self.tok = local_model_on(model_name, device), lm.tokenizer  # representations, NLL, decoding
+        self.amp, self.device = amp, next(self.model.parameters()).device
+        self.hash = model_hash(model_name) + ("-bf16" if amp == "bf16" else "")  # pools and cached results
+        self.encoder = Encoder(self.model, self.tok, batch_size=cfg.batch_size, amp=amp)
+        self.proj = attention_projections(lm.model)  # from the CPU weights
         self.cache = cache if cache is not None else ResultCache(None)  # an empty cache is falsy
         self.keys = [(m, layer) for m in MODES for layer in LAYERS]
         self.counts = {"nll_scored": 0, "nll_reused": 0, "decoded": 0, "decode_reused": 0}
@@ -123,13 +129,14 @@ class Experiment:
         step = max(1, self.cfg.batch_size)
         for b0 in range(0, len(items), step):
             chunk = items[b0 : b0 + step]
-            res = gold_nll(
-                self.model,
-                self.tok,
-                [pg[0] for _, pg in chunk],
-                [pg[1] for _, pg in chunk],
-                batch_size=max(1, self.cfg.batch_size // 2),
-            )
+            with autocast(self.device, self.amp):
+                res = gold_nll(
+                    self.model,
+                    self.tok,
+                    [pg[0] for _, pg in chunk],
+                    [pg[1] for _, pg in chunk],
+                    batch_size=max(1, self.cfg.batch_size // 2),
+                )
             for (k, _), r in zip(chunk, res):
                 self.cache.put(k, r.mean)
             if progress is not None:
@@ -140,7 +147,8 @@ class Experiment:
         k = ResultCache.key("gen", self.hash, str(max_new), prompt)
         hit = self.cache.get(k)
         if hit is None:
-            hit = greedy_complete(self.model, self.tok, prompt, max_new)
+            with autocast(self.device, self.amp):
+                hit = greedy_complete(self.model, self.tok, prompt, max_new)
             self.cache.put(k, hit)
             self.counts["decoded"] += 1
         else:
@@ -441,9 +449,11 @@ def run_experiment(
     progress: JobContext,
     cache_path: Path | None = None,
     model_name: str | None = None,
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> list[DatasetResult]:
-    """Run every dataset of ``cfg`` and return the measurements."""
-    exp = Experiment(cfg, store=store, model_name=model_name, cache=ResultCache(cache_path))
+    """Run every dataset of ``cfg`` on ``device`` and return the measurements (the result cache is device-free)."""
+    exp = Experiment(cfg, store=store, model_name=model_name, cache=ResultCache(cache_path), device=device, amp=amp)
     out = []
     for i, name in enumerate(cfg.datasets):
         sub = progress.sub(i / len(cfg.datasets), (i + 1) / len(cfg.datasets))

@@ -1,4 +1,10 @@
-"""LMS3 job types (``lms3.index``, ``lms3.select``) and the ``lms3`` reproducer."""
+"""LMS3 job types (``lms3.index``, ``lms3.select``) and the ``lms3`` reproducer.
+
+``device``/``amp`` (:class:`core.device.DeviceParams`) choose where the local transformers model
+(SmolLM2) computes the representations (hidden states) and, in the reproducer, the gold-NLL
+logits and greedy decoding. ``lms3.select`` with ``generate`` runs the prompt through
+``core.llm.complete`` (llama.cpp or the gateway), whose device is a deployment setting.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from core.config import get_settings
+from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.lms3.config import PRESETS, DatasetName, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
@@ -17,9 +24,17 @@ from methods.lms3.service import Lms3Service
 
 log = logging.getLogger(__name__)
 
+MODEL_NAME: str | None = None
+"""The local model the jobs encode with (``None``: the registry's default, SmolLM2-135M-Instruct)."""
+
 
 def _service(p: PoolParams, orientation: str = "reference") -> Lms3Service:
-    return Lms3Service(representation=RepresentationConfig(mode=p.mode, layer=p.layer, orientation=orientation))
+    return Lms3Service(
+        model_name=MODEL_NAME,
+        representation=RepresentationConfig(mode=p.mode, layer=p.layer, orientation=orientation),
+        device=resolve_device(p.device),
+        amp=p.amp,
+    )
 
 
 @register_method(
@@ -54,6 +69,7 @@ def index_job(params: IndexParams, progress: JobContext) -> Report:
             "forward_passes": stats.forward_passes,
             "seconds": round(stats.seconds, 2),
             "model_hash": svc.model_hash,
+            **device_provenance(svc.device, params.amp),
         }
     )
     report.add_table("Collections", ["collection"], [[c] for c in stats.collections])
@@ -96,6 +112,7 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
             "lambda": res.lam,
             "pool_size": res.pool_size,
             "normalize": params.normalize,
+            **device_provenance(svc.device, params.amp),
         }
     )
     cols = ["rank", "pool index", "Sim", "Stab", "Score", "cosine distance", "in Sim top-λ", "problem"]
@@ -123,7 +140,7 @@ def select_job(params: SelectParams, progress: JobContext) -> Report:
     return report
 
 
-class Lms3Options(ReproducerOptions):
+class Lms3Options(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce lms3``; the sizes of each preset are in ``methods/lms3/config.py``."""
 
     preset: Literal["cpu_small", "spec_cpu", "tiny"] = Field(
@@ -177,6 +194,10 @@ def reproduce(options: Lms3Options, progress: JobContext) -> Report:
     )
     cache = Path(get_settings().cache_dir) / "lms3" / f"results-{model_hash()}.jsonl"
     t0 = time.perf_counter()
-    results = run_experiment(cfg, store=get_vectorstore(), progress=progress, cache_path=cache)
+    results = run_experiment(
+        cfg, store=get_vectorstore(), progress=progress, cache_path=cache, device=options.device, amp=options.amp
+    )
     wall = time.perf_counter() - t0
-    return build_report(results, cfg, wall_s=wall, command="paperworks reproduce lms3" + options.cli_options())
+    report = build_report(results, cfg, wall_s=wall, command="paperworks reproduce lms3" + options.cli_options())
+    report.metrics.update(device_provenance(resolve_device(options.device), options.amp))
+    return report

@@ -56,6 +56,7 @@ def gold_nll(
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     base = model.base_model
     head = model.get_output_embeddings()
+    dev = next(model.parameters()).device  # ids are built on the CPU and moved; only the NLLs come back
     done = 0
     for b0 in range(0, len(order), max(1, batch_size)):
         idx = order[b0 : b0 + batch_size]
@@ -67,13 +68,13 @@ def gold_nll(
             ids[r, : len(s)] = torch.tensor(s)
             mask[r, : len(s)] = 1
         with torch.inference_mode():
-            hidden = base(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+            hidden = base(input_ids=ids.to(dev), attention_mask=mask.to(dev), use_cache=False).last_hidden_state
             for r, i in enumerate(idx):
                 n_p, g = len(pairs[i][0]), pairs[i][1]
                 # the state at position t predicts token t+1: gold tokens sit at n_p .. n_p+len(g)-1
                 h = hidden[r, n_p - 1 : n_p - 1 + len(g)]
                 logp = torch.log_softmax(head(h).float(), dim=-1)
-                nll = -logp[torch.arange(len(g)), torch.tensor(g)]
+                nll = -logp[torch.arange(len(g), device=dev), torch.tensor(g, device=dev)]
                 out[i] = GoldNll(mean=float(nll.mean()), total=float(nll.sum()), tokens=len(g))
         done += len(idx)
         if progress is not None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from core.device import DeviceParams
 from methods.lms3.data import MATH_SUBJECTS, PoolSpec
 
 MAX_QUERY_CHARS = 8000
@@ -16,8 +17,8 @@ Layer = Literal["final_norm_output", "last_layer_attn_input"]
 Arm = Literal["zero_shot", "random", "cosine", "sim_only", "stab_only", "score_no_reject", "lms3"]
 
 
-class PoolParams(BaseModel):
-    """Which pool and which representation."""
+class PoolParams(DeviceParams):
+    """Which pool and which representation (and where the model encodes: ``device``/``amp``)."""
 
     dataset: Dataset = Field("mawps", description="Demonstration pool: the dataset's train split.")
     pool_size: int | None = Field(

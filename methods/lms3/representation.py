@@ -17,6 +17,9 @@ check that both agree to fp32 rounding.
 appends one EOS and takes its state. Both come from one forward pass over
 ``tokens + [EOS]`` (causal attention makes the state at ``n - 1`` independent of
 the appended token).
+
+The forward passes run on the model's device (under ``amp``); token ids are built on the CPU and
+moved, the states are gathered there and only the (n, d) representations come back.
 """
 
 from __future__ import annotations
@@ -44,12 +47,21 @@ class Encoder:
         max_length: truncation length in tokens (128 in the reference).
         batch_size: texts per forward pass.
         exact_padding: run the literal 128-token padded input in ``reference`` mode.
+        amp: ``off`` or ``bf16`` (autocast on the model's device, :func:`core.device.autocast`).
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, max_length: int = 128, batch_size: int = 16, exact_padding: bool = False
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_length: int = 128,
+        batch_size: int = 16,
+        exact_padding: bool = False,
+        amp: str = "off",
     ) -> None:
         self.model = model
+        self.amp = amp
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.batch_size = max(1, batch_size)
@@ -64,6 +76,11 @@ class Encoder:
     @property
     def hidden_size(self) -> int:
         return int(self.model.config.hidden_size)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model (and so every forward pass) is."""
+        return next(self.model.parameters()).device
 
     def token_ids(self, text: str) -> list[int]:
         """Default special tokens, truncated to ``max_length`` (the reference tokenization)."""
@@ -118,13 +135,16 @@ class Encoder:
         self, input_ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor | None, layers: list[RepresentationLayer]
     ) -> dict[RepresentationLayer, torch.Tensor]:
         """Hidden states (b, L, d) of the decoder for each requested layer, fp32."""
+        from core.device import autocast
+
         base = self.model.base_model
         need_mid = "last_layer_attn_input" in layers
-        with torch.inference_mode():
+        dev = self.device
+        with torch.inference_mode(), autocast(dev, self.amp):
             out = base(
-                input_ids=input_ids,
-                attention_mask=mask,
-                position_ids=pos,
+                input_ids=input_ids.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=None if pos is None else pos.to(dev),
                 output_hidden_states=need_mid,
                 use_cache=False,
             )
@@ -151,7 +171,7 @@ class Encoder:
                 ids[r, : len(t)] = torch.tensor(t)
                 mask[r, : len(t)] = 1
             states = self._forward(ids, mask, None, layers)
-            return {k: v[:, L - 1].numpy() for k, v in states.items()}
+            return {k: v[:, L - 1].cpu().numpy() for k, v in states.items()}
         # Compact equivalent: real tokens, then the summary EOS at position id L-1 with a masked key.
         seqs, gather = [], []
         for t in batch:
@@ -171,8 +191,9 @@ class Encoder:
             pos[r, : len(p)] = torch.tensor(p)
             mask[r, : len(m)] = torch.tensor(m)
         states = self._forward(ids, mask, pos, layers)
-        g = torch.tensor(gather)
-        return {k: v[torch.arange(b), g].numpy() for k, v in states.items()}
+        g = torch.tensor(gather, device=self.device)
+        rows = torch.arange(b, device=self.device)
+        return {k: v[rows, g].cpu().numpy() for k, v in states.items()}
 
     def _appended_batch(self, batch: list[list[int]], layers: list[RepresentationLayer]) -> dict[Key, np.ndarray]:
         """``last_token`` (index n-1) and ``eos_appended`` (index n) from ``tokens + [EOS]``."""
@@ -184,10 +205,10 @@ class Encoder:
             ids[r, : len(t)] = torch.tensor(t)
             mask[r, : len(t) + 1] = 1
         states = self._forward(ids, mask, None, layers)
-        ns = torch.tensor([len(t) for t in batch])
-        rows = torch.arange(b)
+        ns = torch.tensor([len(t) for t in batch], device=self.device)
+        rows = torch.arange(b, device=self.device)
         out: dict[Key, np.ndarray] = {}
         for layer, v in states.items():
-            out[("last_token", layer)] = v[rows, ns - 1].numpy()
-            out[("eos_appended", layer)] = v[rows, ns].numpy()
+            out[("last_token", layer)] = v[rows, ns - 1].cpu().numpy()
+            out[("eos_appended", layer)] = v[rows, ns].cpu().numpy()
         return out

@@ -6,6 +6,11 @@
     res.prompt, res.demos, res.rejected
 
 Other parts of paperworks (agents' few-shot prompts) call :meth:`Lms3Service.select`.
+
+``Lms3Service(device=...)`` encodes on that device: the CPU uses the shared local model
+(``core.llm.get_local_model``), another device a private copy moved there once per process
+(:func:`local_model_on`; the shared instance is never moved). The projections P and Stab are
+computed from the CPU weights, and the pools in Chroma do not depend on the device.
 """
 
 from __future__ import annotations
@@ -73,6 +78,23 @@ def _projections(model_name: str | None) -> AttentionProjections:
     return attention_projections(get_local_model(model_name).model)
 
 
+@locked_cache(maxsize=2)
+def _model_copy(model_name: str | None, device: str) -> Any:
+    import copy
+
+    return copy.deepcopy(get_local_model(model_name).model).to(device).eval()
+
+
+def local_model_on(model_name: str | None, device: Any = "cpu") -> Any:
+    """The local transformers model on ``device``: the shared instance on the CPU, else a copy kept there."""
+    from core.device import resolve_device
+
+    dev = resolve_device(device)
+    if dev.type == "cpu":
+        return get_local_model(model_name).model
+    return _model_copy(model_name, str(dev))
+
+
 class Lms3Service:
     """Indexing and selection over Chroma pools with one local model and representation.
 
@@ -81,6 +103,8 @@ class Lms3Service:
         representation: mode, layer, orientation and max length.
         store: the vector store (default: the configured Chroma).
         batch_size: texts per forward pass when encoding.
+        device: where the model encodes (``cpu``/``auto``/``cuda`` or a torch device).
+        amp: ``off`` or ``bf16`` autocast for the encoding forward passes.
     """
 
     def __init__(
@@ -90,7 +114,13 @@ class Lms3Service:
         representation: RepresentationConfig | None = None,
         store: VectorStore | None = None,
         batch_size: int = 16,
+        device: Any = "cpu",
+        amp: str = "off",
     ) -> None:
+        from core.device import resolve_device
+
+        self.device = resolve_device(device)
+        self.amp = amp
         self.model_name = model_name
         self.rep = representation or RepresentationConfig()
         self.store = store if store is not None else get_vectorstore()
@@ -103,7 +133,8 @@ class Lms3Service:
 
     @property
     def model_hash(self) -> str:
-        return model_hash(self.model_name)
+        """The weights' id, which keys the pools; ``-bf16`` when encoding under bf16 autocast (other numbers)."""
+        return model_hash(self.model_name) + ("-bf16" if self.amp == "bf16" else "")
 
     @property
     def projections(self) -> AttentionProjections:
@@ -113,7 +144,13 @@ class Lms3Service:
     def encoder(self) -> Encoder:
         if self._encoder is None:
             lm = get_local_model(self.model_name)
-            self._encoder = Encoder(lm.model, lm.tokenizer, max_length=self.rep.max_length, batch_size=self.batch_size)
+            self._encoder = Encoder(
+                local_model_on(self.model_name, self.device),
+                lm.tokenizer,
+                max_length=self.rep.max_length,
+                batch_size=self.batch_size,
+                amp=self.amp,
+            )
         return self._encoder
 
     def index(self, spec: PoolSpec, *, keys: list[Key] | None = None, progress: Any = None) -> IndexStats:

@@ -73,7 +73,8 @@ def test_reproducer_rejects_unknown_options(tmp_path):
         rep.run(tmp_path, null_context(), {"preset": "huge"})
     with pytest.raises(
         InvalidOptions,
-        match="speed: unknown option; known: accuracy, all_modes, datasets, nll_queries, preset, theory_queries",
+        match="speed: unknown option; known: accuracy, all_modes, amp, datasets, device, nll_queries, preset, "
+        "theory_queries",
     ):
         rep.run(tmp_path, null_context(), {"speed": "fast"})
     assert rep.validate({"datasets": "gsm8k, math"}).datasets == ["gsm8k", "math"]
