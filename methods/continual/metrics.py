@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.stats import mean_sd
+
 
 def accuracy_matrix_row(y_true: np.ndarray, y_pred: np.ndarray, task_of_label: np.ndarray, n_tasks: int) -> np.ndarray:
     """One row of ``A``: accuracy on each task's test samples (NaN for tasks absent from ``y_true``)."""
@@ -91,8 +93,6 @@ def summarize(matrix: np.ndarray, sizes: Sequence[int]) -> dict[str, float]:
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and (population, ddof=0) standard deviation, ignoring NaN; NaN when empty."""
-    v = np.asarray([x for x in values if not (isinstance(x, float) and math.isnan(x))], dtype=float)
-    if v.size == 0:
-        return math.nan, math.nan
-    return float(v.mean()), float(v.std())
+    """Mean and (population, ddof=0) standard deviation, ignoring NaN; NaN when empty (:func:`core.stats.mean_sd`)."""
+    ms = mean_sd(values, ddof=0, nan="omit")
+    return ms.mean, ms.sd

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from core import stats
 from core.jobs import JobContext, null_context
 from methods.continual.data import load_dataset, make_stream
 from methods.continual.harness import ExperimentResult, run_sequence, torch_threads
@@ -97,17 +98,10 @@ class Interval:
 
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> Interval:
-    """Mean and t-interval (ddof = 1) of ``values``, NaN ignored; a single value gives a point interval."""
-    from scipy import stats
-
-    v = np.asarray([x for x in values if not math.isnan(float(x))], dtype=float)
-    if v.size == 0:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    m = float(v.mean())
-    if v.size == 1:
-        return Interval(m, m, m, 1)
-    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return Interval(m, m - half, m + half, int(v.size))
+    """Mean and t-interval (ddof = 1) of ``values``, NaN ignored; a single value gives a point interval
+    (:func:`core.stats.t_interval`)."""
+    ci = stats.t_interval(values, level)
+    return Interval(ci.estimate, ci.low, ci.high, ci.n)
 
 
 def paired(a: Sequence[float], b: Sequence[float]) -> Interval:
