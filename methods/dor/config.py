@@ -72,7 +72,15 @@ class TaskConfig(BaseModel):
 
 #: ``paperworks reproduce dor`` presets (fields of the reproducer's options).
 PRESETS: dict[str, dict] = {
-    "quick": {"seeds": 1, "epochs": 4, "outlier_k": 50, "outlier_batch": 8, "backbone": "test", "views": 1},
-    "default": {"seeds": 3, "epochs": 100},
-    "spec": {"seeds": 3, "epochs": 200},
+    "quick": {
+        "seeds": 2,
+        "epochs": 4,
+        "outlier_k": 50,
+        "outlier_batch": 8,
+        "backbone": "test",
+        "views": 1,
+        "ablation_seeds": 2,
+    },  # fmt: skip
+    "default": {"seeds": 10, "epochs": 100, "ablation_seeds": 3},
+    "spec": {"seeds": 10, "epochs": 200, "ablation_seeds": 3},
 }

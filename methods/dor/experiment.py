@@ -3,19 +3,26 @@
 :func:`get_backbone` gives the tiny CLIP of :mod:`methods.vlm` (trained once and cached) or a
 user's CLIP checkpoint folder; :func:`outlier_pool` builds DOR's pool once (it depends on the
 base class names only); :func:`run_arms` tunes and evaluates every arm for one seed;
-:func:`aggregate` and :func:`checks` turn the per-seed results into the means and the spec's
-§7.5 directional checks.
+:func:`aggregate` turns the per-seed results into means ± sd and :func:`per_seed_values` into the
+raw per-seed lists the headline claims are computed from. :func:`tune_one` is the body of the job
+``dor.tune``; :func:`reproduce` the body of ``paperworks reproduce dor``.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-
+from core.device import device_provenance, resolve_device
+from core.jobs import JobContext, Report
+from core.provenance import provenance, provenance_line
+from core.stats import mean_sd
+from core.train import pin_threads
 from methods.dor.config import TaskConfig, TuneConfig
 from methods.dor.outliers import OutlierPool, select_pool
+from methods.dor.report import reproduction_report, tune_report
 from methods.dor.tune import Task, evaluate, make_task, tune
 from methods.vlm.data import wordnet_lemmas
 
@@ -109,62 +116,129 @@ def run_arms(
 METRICS = ("acc", "conf", "ece", "ace", "mce", "fd")
 
 
-def aggregate(per_seed: list[dict[str, dict]]) -> dict[str, dict[str, tuple[float, float]]]:
-    """mean and std over seeds of every arm's base/new metrics and HM: {arm: {"base_ece": (mean, std), ...}}."""
-    out: dict[str, dict[str, tuple[float, float]]] = {}
-    common = [arm for arm in per_seed[0] if all(arm in r for r in per_seed)]
+def per_seed_values(per_seed: list[dict[str, dict]]) -> dict[str, Any]:
+    """The raw per-seed lists: ``{arm: {"base_ece": [seed 1, seed 2, ...], ..., "hm": [...]}}``.
+
+    Arms run on every seed only (the pool ablations of the first seeds are kept apart under
+    ``"ablation"``, one list per arm over the seeds that ran it); ``"derived"`` holds the per-seed
+    new-class FD gaps to zero-shot, ``|FD(arm) − FD(zero-shot)|``, for CoOp and CoOp+DOR.
+    """
+    common = [arm for arm in per_seed[0] if "@" not in arm and all(arm in r for r in per_seed)]
+    raw: dict[str, Any] = {"seeds": list(range(1, len(per_seed) + 1))}
     for arm in common:
-        stats: dict[str, tuple[float, float]] = {}
-        for split in ("base", "new"):
-            for m in METRICS:
-                vals = np.array([r[arm][split][m] for r in per_seed], dtype=float)
-                stats[f"{split}_{m}"] = (float(vals.mean()), float(vals.std()))
-        hm = np.array([r[arm]["hm"] for r in per_seed], dtype=float)
-        stats["hm"] = (float(hm.mean()), float(hm.std()))
-        out[arm] = stats
+        vals = {
+            f"{split}_{m}": [float(r[arm][split][m]) for r in per_seed] for split in ("base", "new") for m in METRICS
+        }
+        vals["hm"] = [float(r[arm]["hm"]) for r in per_seed]
+        raw[arm] = vals
+    abl = sorted({a for r in per_seed for a in r if "@" in a})
+    if abl:
+        raw["ablation"] = {}
+        for arm in ["coop", "coop+dor", *abl]:
+            rows = [r for r in per_seed if all(a in r for a in abl)]
+            raw["ablation"][arm] = {
+                key: [float(r[arm][split][m]) for r in rows]
+                for key, split, m in (("base_ece", "base", "ece"), ("new_ece", "new", "ece"), ("new_acc", "new", "acc"))
+            }
+            raw["ablation"][arm]["hm_ece"] = [
+                _hm(b, n)
+                for b, n in zip(raw["ablation"][arm]["base_ece"], raw["ablation"][arm]["new_ece"], strict=True)
+            ]
+    if {"zeroshot", "coop", "coop+dor"} <= set(raw):
+        zs = raw["zeroshot"]["new_fd"]
+        raw["derived"] = {
+            f"fd_gap_{arm.replace('+', '_')}": [abs(a - z) for a, z in zip(raw[arm]["new_fd"], zs, strict=True)]
+            for arm in ("coop", "coop+dor")
+        }
+    return raw
+
+
+def _hm(a: float, b: float) -> float:
+    return 2 * a * b / (a + b) if a + b > 0 else 0.0
+
+
+def aggregate(per_seed: list[dict[str, dict]]) -> dict[str, dict[str, tuple[float, float]]]:
+    """Mean and sample sd over seeds of every arm's base/new metrics and HM: {arm: {"base_ece": (mean, sd), ...}}."""
+    raw = per_seed_values(per_seed)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for arm, vals in raw.items():
+        if arm in ("seeds", "ablation", "derived"):
+            continue
+        out[arm] = {k: (mean_sd(v).mean, mean_sd(v).sd) for k, v in vals.items()}
     return out
 
 
-def checks(agg: dict[str, dict[str, tuple[float, float]]], *, tolerance: float = 1.0) -> list[tuple[str, bool, str]]:
-    """Spec §7.5 on the seed means: (check, passed, the numbers)."""
-    m = {arm: {k: v[0] for k, v in s.items()} for arm, s in agg.items()}
-    zs, coop, dor = m["zeroshot"], m["coop"], m["coop+dor"]
-    fd_gap_coop = abs(coop["new_fd"] - zs["new_fd"])
-    fd_gap_dor = abs(dor["new_fd"] - zs["new_fd"])
-    out = [
-        (
-            "new-class ECE: CoOp+DOR < CoOp",
-            dor["new_ece"] < coop["new_ece"],
-            f"{dor['new_ece']:.2f} vs {coop['new_ece']:.2f}",
-        ),
-        (
-            "new-class confidence: CoOp > zero-shot",
-            coop["new_conf"] > zs["new_conf"],
-            f"{coop['new_conf']:.1f} vs {zs['new_conf']:.1f}",
-        ),
-        (
-            "new-class FD grows under CoOp",
-            coop["new_fd"] > zs["new_fd"],
-            f"{coop['new_fd']:.3f} vs zero-shot {zs['new_fd']:.3f}",
-        ),
-        (
-            "new-class FD stays closer to zero-shot under DOR",
-            fd_gap_dor < fd_gap_coop,
-            f"|Δ| {fd_gap_dor:.3f} (DOR) vs {fd_gap_coop:.3f} (CoOp)",
-        ),
-        (
-            f"base accuracy: CoOp+DOR within {tolerance:g} point of CoOp (or above)",
-            dor["base_acc"] >= coop["base_acc"] - tolerance,
-            f"{dor['base_acc']:.1f} vs {coop['base_acc']:.1f}",
-        ),
-    ]
-    if "kgcoop" in m and "kgcoop+dor" in m:
-        kg, kgd = m["kgcoop"], m["kgcoop+dor"]
-        out.append(
-            (
-                "new-class ECE: KgCoOp+DOR < KgCoOp (not a spec check; reported)",
-                kgd["new_ece"] < kg["new_ece"],
-                f"{kgd['new_ece']:.2f} vs {kg['new_ece']:.2f}",
-            )
+def tune_one(params: Any, progress: JobContext) -> Report:
+    """The job ``dor.tune``: one host (± DOR) tuned on the base classes and evaluated against zero-shot."""
+    dev = resolve_device(params.device)  # a cuda job on a worker without CUDA fails here, at once
+    task_cfg = TaskConfig(**{k: getattr(params, k) for k in TaskConfig.model_fields})
+    cfg = TuneConfig(**{k: getattr(params, k) for k in TuneConfig.model_fields})
+    with pin_threads(params.threads):
+        backbone = get_backbone(
+            params.backbone, params.clip_dir, progress=progress.sub(0.0, 0.3), device=dev, amp=params.amp
         )
-    return out
+        progress(0.3, "encoding the few-shot task")
+        task = make_task(backbone, task_cfg, seed=params.seed, views=cfg.views)
+        pool = None
+        if cfg.dor:
+            progress(0.35, "scoring the WordNet outlier candidates")
+            pool = outlier_pool(backbone, task, cfg)
+        result = tune(
+            backbone, task, cfg, pool, seed=params.seed, progress=progress.sub(0.4, 0.95), device=dev, amp=params.amp
+        )
+        zero = evaluate(backbone, task, None, n_bins=cfg.n_bins)
+        tuned = evaluate(backbone, task, result.learner, n_bins=cfg.n_bins)
+    tuned["losses"], tuned["parts"] = result.losses, result.parts
+    conf = params.model_dump()
+    report = tune_report(conf, zero, tuned, pool.words if pool else [], pool.scores if pool else [], result.sampled)
+    report.metrics.update(device_provenance(dev, params.amp))
+    return report
+
+
+def reproduce(options: Any, progress: JobContext) -> Report:
+    """``paperworks reproduce dor``: every arm over seeds 1..``seeds`` (paired: the same few-shot draw per seed
+    in every arm), the outlier-pool ablation on the first ``ablation_seeds`` seeds, the headline claims."""
+    start = time.perf_counter()
+    dev = resolve_device(options.device)
+    task_cfg = TaskConfig(dataset=options.dataset, n_base=options.n_base, shots=options.shots)
+    cfg = TuneConfig(
+        epochs=options.epochs,
+        outlier_k=options.outlier_k,
+        outlier_batch=options.outlier_batch,
+        views=options.views,
+        n_bins=options.n_bins,
+    )
+    n_abl = options.ablation_seeds if options.ablations else 0
+    with pin_threads(options.threads):
+        backbone = get_backbone(
+            options.backbone, options.clip_dir, progress=progress.sub(0.0, 0.2), device=dev, amp=options.amp
+        )
+        pools: dict = {}
+        per_seed = []
+        for i, seed in enumerate(range(1, options.seeds + 1)):
+            sub = progress.sub(0.2 + 0.8 * i / options.seeds, 0.2 + 0.8 * (i + 1) / options.seeds)
+            ablations = ABLATION_POOLS if i < n_abl else ()
+            t0 = time.perf_counter()
+            per_seed.append(
+                run_arms(
+                    backbone,
+                    task_cfg,
+                    cfg,
+                    seed=seed,
+                    ablations=ablations,
+                    pools=pools,
+                    progress=sub,
+                    device=dev,
+                    amp=options.amp,
+                )  # fmt: skip
+            )
+            log.info("seed %d done in %.0f s", seed, time.perf_counter() - t0)
+    info = {
+        "backbone": options.clip_dir or f"tiny CLIP '{options.backbone}'",
+        "n_new": len(set(per_seed[0]["zeroshot"]["new_labels"].tolist())),
+        "seconds": round(time.perf_counter() - start, 1),
+        "machine": provenance_line(dev, options.amp, threads=options.threads),
+        "provenance": provenance(dev, options.amp, threads=options.threads),
+        "command": f"paperworks reproduce dor{options.cli_options()}",
+    }
+    return reproduction_report(options.model_dump(), per_seed_values(per_seed), per_seed, pools, info)

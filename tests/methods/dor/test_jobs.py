@@ -2,6 +2,7 @@
 
 import pytest
 
+from core.evidence import Evidence, table_in
 from core.jobs import InvalidOptions, InvalidParams, get_method, get_reproducer, null_context
 from methods.vlm.render import LEXICON
 
@@ -57,6 +58,16 @@ def test_reproduce_quick_writes_the_results_page(tmp_path, small_vocabulary):
         tmp_path, null_context(), {"preset": "quick", "dataset": "digits", "n_base": 5, "shots": 4, "outlier_k": 10}
     )
     text = (tmp_path / "dor.md").read_text()
-    for needle in ("paper new ECE", "Spec §7.5 checks", "What was shrunk", "Reading", "Outlier choice", "14.58"):
+    for needle in ("paper new ECE", "What was shrunk", "Reading", "Outlier choice", "14.58", "per seed"):
         assert needle in text
     assert (tmp_path / "dor" / "reliability_new.png").is_file()
+    # the headline table comes first and is recomputed from results.json's per-seed values
+    ev = Evidence.load(tmp_path / "dor" / "results.json")
+    assert ev.recompute() == [] and table_in(text) == ev.table()
+    assert text.index("Summary: the headline claims") < text.index("Reading") < text.index("paper new ECE")
+    assert len(ev.raw["coop"]["new_ece"]) == 2 and len(ev.raw["ablation"]["coop+dor@far"]["hm_ece"]) == 2
+    claims = {h.claim: h for h in ev.headlines}
+    first = claims["DOR lowers CoOp's new-class ECE"]
+    diffs = [a - b for a, b in zip(ev.raw["coop+dor"]["new_ece"], ev.raw["coop"]["new_ece"], strict=True)]
+    assert first.result["estimate"] == pytest.approx(sum(diffs) / 2) and first.result["n"] == 2
+    assert "Near-OOD outliers beat far-OOD ones (HM of ECEs)" in claims
