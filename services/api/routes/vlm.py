@@ -4,9 +4,11 @@
 * ``GET /v1/vlm/datasets/{name}/{split}/items?start=&count=`` — captions, labels and boxes (JSON, ≤ 64 items);
 * ``GET /v1/vlm/datasets/{name}/{split}/grid.png?start=&count=`` — those images tiled as a PNG (boxes drawn);
 * ``POST /v1/vlm/zeroshot`` — multipart ``image`` (size-limited, decoded to validate) plus the fields of
-  ``methods/vlm/jobs.py:ZeroShotParams`` minus the image reference (``device``/``amp`` included: the job
-  is routed by its device, a 422 for ``cuda`` where no GPU worker is declared); ``classnames`` as
-  comma-separated text. Returns the ``vlm.zeroshot`` job (201); its report holds the probabilities.
+  ``methods/vlm/jobs.py:ZeroShotParams`` minus the image references (read from the model by
+  :func:`services.api.forms.form_model`; ``device``/``amp`` included: the job is routed by its device, a
+  422 for ``cuda`` where no GPU worker is declared); ``classnames`` as comma-separated text. Returns the
+  ``vlm.zeroshot`` job (201); its report holds the probabilities. A JSON body (an image named by reference:
+  a dataset item) goes to the generated route on the same path (:mod:`services.api.job_routes`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, File, Form, HTTPException, Query, Response, UploadFile, status
 from pydantic import BaseModel, Field
 
-from core.device import AMP_HELP, DEVICE_HELP, AmpName, DeviceName
-from methods.vlm.jobs import DatasetName
+from methods.vlm.jobs import DatasetName, ZeroShotParams
 from services.api.deps import ApiKeyDep, submit
+from services.api.forms import form_model
 from services.api.schemas import JobPublic
 from services.api.uploads import read_image, store_upload
 
@@ -104,21 +106,17 @@ def grid(
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
 
 
+ZeroShotForm = form_model(ZeroShotParams, exclude=("image_sha256", "dataset", "split", "index"), name="VlmZeroShotForm")
+
+
 @router.post("/zeroshot", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
 async def zeroshot(
     key: ApiKeyDep,
     image: Annotated[UploadFile, File(description="The image to classify.")],
-    classnames: Annotated[str, Form(max_length=4000, description="Comma-separated class names (empty: objects).")] = "",
-    template: Annotated[str, Form(min_length=3, max_length=100)] = "a photo of a {}.",
-    preset: Annotated[Literal["default", "test"], Form()] = "default",
-    device: Annotated[DeviceName, Form(description=DEVICE_HELP)] = "cpu",
-    amp: Annotated[AmpName, Form(description=AMP_HELP)] = "off",
+    fields: Annotated[ZeroShotForm, Form()],
 ) -> JobPublic:
-    """Store the upload (413/415 on bad images) and submit ``vlm.zeroshot`` on it."""
+    """Store the upload (413/415 on bad images) and submit ``vlm.zeroshot`` on it (the other fields: the job's)."""
     img = await read_image(image)
     sha = store_upload(img.data, name=img.filename or "image", owner=key.id)
-    names = [c.strip() for c in classnames.split(",") if c.strip()]
-    params = {"image_sha256": sha, "classnames": names, "template": template, "preset": preset}
-    params |= {"device": device, "amp": amp} if (device, amp) != ("cpu", "off") else {}
-    job, _ = submit("vlm.zeroshot", params, key=key)
+    job, _ = submit("vlm.zeroshot", {**fields.model_dump(mode="json"), "image_sha256": sha}, key=key)
     return JobPublic.model_validate(job)

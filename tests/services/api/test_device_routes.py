@@ -1,7 +1,7 @@
 """Per-method routes let ``device``/``amp`` through to the job, where routing decides the queue.
 
 The generic routes are covered in tests/core/jobs/test_routing.py; here the hand-written upload
-form of ``POST /v1/vlm/zeroshot`` (its fields are listed one by one, so they must name the device).
+form of ``POST /v1/vlm/zeroshot`` (its fields come from ``ZeroShotParams``, device and amp included).
 """
 
 from __future__ import annotations
@@ -53,5 +53,8 @@ def test_the_openapi_form_lists_the_device(api_client):
     spec = api_client.get("/openapi.json").json()
     op = spec["paths"]["/v1/vlm/zeroshot"]["post"]
     ref = op["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]
-    props = spec["components"]["schemas"][ref]["properties"]
+    body = spec["components"]["schemas"][ref]
+    props = dict(body["properties"])  # the upload, and the job's fields (from its params model) through allOf
+    for part in body.get("allOf", []):
+        props |= spec["components"]["schemas"][part["$ref"].rsplit("/", 1)[-1]]["properties"]
     assert props["device"]["enum"] == ["cpu", "auto", "cuda"] and props["amp"]["enum"] == ["off", "bf16"]
