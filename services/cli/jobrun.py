@@ -1,9 +1,9 @@
 """Running a job from the command line, in one place.
 
 * :func:`parse_kv` — the one ``key=value`` parser of every ``--param``/``-p``/``--option``/``-o``;
-* :data:`Device`, :data:`Amp` and :func:`device_params` — the one ``--device``/``--amp`` pair of every
-  hand-written command of a torch job (``paperworks run METHOD -p device=cuda`` needs nothing: the
-  params are generic there);
+* :data:`Device`, :data:`Amp` and :func:`device_params` — a ``--device``/``--amp`` pair for code that builds a
+  torch job's params by hand (the generated job commands of :mod:`services.cli.entries` take them from the
+  params model's ``DeviceParams``; ``paperworks run METHOD -p device=cuda`` needs nothing either);
 * :func:`run_job` — run a registered job in this process (``run_inline``) or, with ``remote``,
   submit it through the HTTP API and follow it; either way with the progress bar of
   :mod:`services.cli.progress`, a status line, and the report: printed as rich Markdown, or
