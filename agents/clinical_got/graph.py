@@ -49,6 +49,6 @@ def build_graph(mode: Mode = "cgot", checkpointer: Any = None):
 
 
 graph = build_graph("cgot")
-"""The uncheckpointed CGoT graph (``langgraph.json`` points here); runs use :func:`agents.clinical_got.run.run_case`."""
+"""The uncheckpointed CGoT graph (``langgraph.json`` points here); runs use :func:`agents.clinical_got.experiment.run_case`."""
 
 direct_graph = build_graph("direct")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.clinical_got.config import ClinicalGotConfig
+from agents.clinical_got.experiment import run_case, scored_row
 from agents.clinical_got.graph import build_graph, direct_graph, graph
-from agents.clinical_got.run import run_case, scored_row
 from methods.clinical_got.bench import prepare_case
 from methods.clinical_got.config import BenchConfig
 from methods.clinical_got.evaluate import bayes_accuracy, task_metrics
