@@ -108,5 +108,5 @@ def layer_output_mse(
     for name, mod in qmodel.named_modules():
         if isinstance(mod, QuantLinear) and name in inputs:
             diff = fp_weights[name].float() - mod.dequantized_weight()
-            out[name] = float(((inputs[name] @ diff.t()) ** 2).mean())
+            out[name] = float(((inputs[name].to(diff.device) @ diff.t()) ** 2).mean())
     return out

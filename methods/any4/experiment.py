@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from core.device import autocast, device_provenance, resolve_device
 from methods.any4.calibrate import read_default_prompt
 from methods.any4.clean_model import CleanModelConfig, load_or_train
 from methods.any4.config import QuantConfig
@@ -57,6 +58,10 @@ class ReproduceOptions:
     #: shared cores every small op otherwise pays an OpenMP wake-up (measured: 4x slower overall
     #: on the 2-core dev machine under load); pass threads=2 on a quiet machine.
     threads: int | None = 1
+    #: where the models are scored (and the clean model trains when not cached): cpu, auto, cuda or a torch
+    #: device; the k-means and the quantization always run on the CPU. ``amp``: off or bf16 (scoring only).
+    device: str = "cpu"
+    amp: str = "off"
 
 
 @dataclass
@@ -100,7 +105,9 @@ def run_suite(
     names = [n for n, _ in targets]
     fp_weights = {n: m.weight.detach().clone() for n, m in targets}
     inputs = capture_inputs(model, calib_ids, names)
-    fp_nll = {k: window_nll(model, v) for k, v in windows.items()}
+    dev = next(model.parameters()).device
+    with autocast(dev, opts.amp):
+        fp_nll = {k: window_nll(model, v) for k, v in windows.items()}
     res = SuiteResult(
         model=name,
         eval_sets={k: f"{v.shape[0]}×{v.shape[1]} tokens" for k, v in windows.items()},
@@ -116,7 +123,8 @@ def run_suite(
         sub = progress.sub(i / len(jobs), (i + 1) / len(jobs))
         qmodel = copy.deepcopy(model)
         summary = quantize_model(qmodel, cfg, calib_ids=ids, progress=sub.sub(0.0, 0.7))
-        nll = {k: window_nll(qmodel, v) for k, v in windows.items()}
+        with autocast(dev, opts.amp):
+            nll = {k: window_nll(qmodel, v) for k, v in windows.items()}
         ppl = {k: ppl_from_nll(nll[k], v.shape[1] - 1) for k, v in windows.items()}
         out_mse = layer_output_mse(qmodel, fp_weights, inputs)
         res.layer_mse[f"{label}@{cfg.group_size}"] = out_mse
@@ -147,8 +155,15 @@ def run_suite(
 def _clean_suite(
     opts: ReproduceOptions, data_dir: Path, cache_dir: Path, tok_dir: Path, prompt: str, progress
 ) -> tuple[SuiteResult, dict]:
+    dev = resolve_device(opts.device)
     cm = load_or_train(
-        opts.clean, data_dir=data_dir, cache_dir=cache_dir, tokenizer_dir=tok_dir, progress=progress.sub(0.0, 0.5)
+        opts.clean,
+        data_dir=data_dir,
+        cache_dir=cache_dir,
+        tokenizer_dir=tok_dir,
+        progress=progress.sub(0.0, 0.5),
+        device=dev,
+        amp=opts.amp,
     )
     seq = opts.clean.seq_len
     windows = {
@@ -166,7 +181,7 @@ def _clean_suite(
     ]
     res = run_suite(
         "clean-llama (from scratch, fp32)",
-        cm.model,
+        cm.model.to(dev),
         windows,
         calib,
         opts,
@@ -203,7 +218,7 @@ def _smol_suite(opts: ReproduceOptions, data_dir: Path, prompt: str, progress) -
     calib = torch.tensor([encode(prompt)])
     res = run_suite(
         "SmolLM2-135M-Instruct (weights pre-quantized, Q4_1)",
-        model,
+        model.to(resolve_device(opts.device)),
         windows,
         calib,
         opts,
@@ -228,6 +243,7 @@ def run_reproduction(opts: ReproduceOptions, progress, *, data_dir: Path, cache_
     """Run both suites; returns a JSON-able dict of everything measured."""
     from core.llm.local_models import converted_dir
 
+    dev = resolve_device(opts.device)  # a device this process lacks fails here, before any work
     t0 = time.perf_counter()
     prompt = read_default_prompt(data_dir)
     tok_dir = converted_dir()
@@ -254,5 +270,6 @@ def run_reproduction(opts: ReproduceOptions, progress, *, data_dir: Path, cache_
             "torch": torch.__version__,
             "threads": threads_used,
             "cuda": torch.cuda.is_available(),
+            **device_provenance(dev, opts.amp),
         },
     }

@@ -87,8 +87,11 @@ def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     return run_evaluate(params, progress, checkpoint_root())
 
 
-class Any4Options(ReproducerOptions):
-    """Options of ``paperworks reproduce any4`` (defaults: methods/any4/experiment.py ``ReproduceOptions``)."""
+class Any4Options(ReproducerOptions, Params):
+    """Options of ``paperworks reproduce any4`` (defaults: methods/any4/experiment.py ``ReproduceOptions``).
+
+    ``device``/``amp``: where the models are scored (and the clean model trains when not cached).
+    """
 
     group_sizes: list[Literal[32, 64, 128]] = Field([64, 32], min_length=1, description="Group sizes g.")
     variants: list[str] = Field(
@@ -124,4 +127,6 @@ def reproduce(options: Any4Options, progress: JobContext) -> Report:
         opts.clean = dataclasses.replace(opts.clean, steps=options.clean_steps)
     s = get_settings()
     res = run_reproduction(opts, progress, data_dir=Path(s.data_dir), cache_dir=Path(s.cache_dir))
-    return build_report(res, "paperworks reproduce any4" + options.cli_options())
+    report = build_report(res, "paperworks reproduce any4" + options.cli_options())
+    report.metrics.update({k: res["machine"][k] for k in ("device", "dtype", "gpu") if k in res["machine"]})
+    return report
