@@ -4,24 +4,25 @@
 // even k; LUT (N, 16) per row or (16,) global; scales_and_zeros (K/g, N, 2)). Covers any4, int4,
 // nf4 and fp4 alike: they differ only in the table.
 //
-// x86 with AVX-512: a row's 16-entry table sits in one register and _mm512_permutexvar_ps looks
-// up 16 codes at once (it reads only the low 4 index bits, so the low nibble needs no mask). The
-// activations are reordered once per call so that the 16 low nibbles of 16 bytes meet x at the
-// even k and the 16 high nibbles x at the odd k. M = 1 accumulates Σ lut·x per group and applies
-// the group's scale once (ŵ·x summed = s·Σ lut·x + zero·Σ x); M > 1 dequantizes each 32-weight
-// block of 4 rows in registers and reuses it for 4 activation rows. AVX2: the same with two 8-entry
-// permutes and a blend per lookup. Other CPUs, or g not a multiple of 32: plain loops.
-// Parallel over blocks of output rows (OpenMP, nthreads from torch.get_num_threads()).
+// Three code paths, chosen per call:
+// * g a multiple of 64 on AVX-512 (VL): the 64-weight path. 32 bytes of codes are loaded as 8 dwords;
+//   shifting them right by 4j puts the code of k = 8i + j in the low nibble of lane i, and
+//   _mm256_permutex2var_ps looks 8 codes up in the row's 16-entry table held in two registers.
+// * g a multiple of 32 (AVX-512 or AVX2): 16 bytes widened to 16 (AVX2: 2 × 8) dwords; the low and
+//   the high nibbles are looked up with _mm512_permutexvar_ps (AVX2: two 8-entry permutes and a blend).
+// * anything else, or a CPU without those: plain loops.
+// The activations are reordered once per call to meet the codes in that order. M = 1 walks 4 rows at
+// a time through all groups, accumulating Σ lut·x per group and applying the group's scale once
+// (Σ ŵ·x = s·Σ lut·x + zero·Σ x), tables and sums in registers. (Walking the groups outermost instead,
+// so that a group's scales of many rows — adjacent in the (K/g, N, 2) layout — are read together, was
+// ~30% faster with the weights in DRAM at K = N = 1536 but ~40% slower with them in cache; see
+// docs/bench/any4.md.) M > 1 dequantizes each block of codes in registers (ŵ = lut·s + zero) and
+// reuses it for up to 8 activation rows. Parallel over blocks of 64 output rows (OpenMP; nthreads =
+// torch.get_num_threads()).
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "common.h"
-
-// M = 1: output rows per task (groups are the outer loop inside a task, see gemv_rows), and how many
-// groups ahead the 64-weight path prefetches codes and scales.
-#define PW_GEMV_ROWS 64
-#define PF 8
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -86,30 +87,36 @@ void reorder_x(const float* x, float* xd, int64_t K) {
 
 inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
 
-// Group q of rows n0 … n0+R−1: tot[r] += s·Σ lut·x over the group, zs[r] += zero·Σ x.
 template <int R>
-void gemv_group(const Gemm& a, int64_t n0, int64_t q, __m512* tot, float* zs) {
-    const int64_t half = a.K / 2;
-    __m512 tb[R], ae[R], ao[R];
+void gemv_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
+    __m512 tb[R], tot[R];
+    float zs[R];
     const uint8_t* p[R];
     for (int r = 0; r < R; ++r) {
         tb[r] = _mm512_loadu_ps(table(a, n0 + r));
+        tot[r] = _mm512_setzero_ps();
+        zs[r] = 0;
         p[r] = a.packed + (n0 + r) * half;
-        ae[r] = ao[r] = _mm512_setzero_ps();
     }
-    for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
-        const __m512 xe = _mm512_loadu_ps(a.xd + k), xo = _mm512_loadu_ps(a.xd + k + 16);
+    for (int64_t q = 0; q < G; ++q) {
+        __m512 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm512_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+            const __m512 xe = _mm512_loadu_ps(a.xd + k), xo = _mm512_loadu_ps(a.xd + k + 16);
+            for (int r = 0; r < R; ++r) {
+                const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
+                ae[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb[r]), xe, ae[r]);
+                ao[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), tb[r]), xo, ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
         for (int r = 0; r < R; ++r) {
-            const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
-            ae[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb[r]), xe, ae[r]);
-            ao[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(c, 4), tb[r]), xo, ao[r]);
+            tot[r] = _mm512_fmadd_ps(_mm512_add_ps(ae[r], ao[r]), _mm512_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
         }
     }
-    const float xs = a.xs[q];
-    for (int r = 0; r < R; ++r) {
-        tot[r] = _mm512_fmadd_ps(_mm512_add_ps(ae[r], ao[r]), _mm512_set1_ps(scale(a, q, n0 + r)), tot[r]);
-        zs[r] += zero(a, q, n0 + r) * xs;
-    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
 }
 
 // R rows × MB activation rows; the weights of a 32-k block are dequantized once and used MB times.
@@ -194,14 +201,12 @@ struct Table8 {
 
 inline Table8 load_table8(const float* t) { return {_mm256_loadu_ps(t), _mm256_loadu_ps(t + 8)}; }
 
-inline float hsum8(__m256 v) {  // (the 64-path's horizontal sum)
+inline float hsum8(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-
-inline float hsum(__m256 v) { return hsum8(v); }
 
 template <int J>
 inline __m256 look8(const Table8& t, __m256i v) {
@@ -210,40 +215,42 @@ inline __m256 look8(const Table8& t, __m256i v) {
 }
 
 template <int R>
-void gemv64_group(const Gemm& a, int64_t n0, int64_t q, __m256* tot, float* zs) {
-    const int64_t half = a.K / 2;
+void gemv64_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
     Table8 tb[R];
-    __m256 ae[R], ao[R];
+    __m256 tot[R];
+    float zs[R];
     const uint8_t* p[R];
     for (int r = 0; r < R; ++r) {
         tb[r] = load_table8(table(a, n0 + r));
+        tot[r] = _mm256_setzero_ps();
+        zs[r] = 0;
         p[r] = a.packed + (n0 + r) * half;
-        ae[r] = ao[r] = _mm256_setzero_ps();
-        // the rows' codes and scales PF groups ahead: the rows of a block are read in step, too many
-        // streams for the hardware prefetcher when the weights come from DRAM (a prefetch past the
-        // end of the buffer is harmless)
-        __builtin_prefetch(p[r] + (q + PF) * a.g / 2);
     }
-    __builtin_prefetch(a.sz + ((q + PF) * a.N + n0) * 2);
-    for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
-        const float* xb = a.xd + k;
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
+            const float* xb = a.xd + k;
+            for (int r = 0; r < R; ++r) {
+                const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
+                ae[r] = _mm256_fmadd_ps(look8<0>(tb[r], v), _mm256_loadu_ps(xb), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<1>(tb[r], v), _mm256_loadu_ps(xb + 8), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<2>(tb[r], v), _mm256_loadu_ps(xb + 16), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<3>(tb[r], v), _mm256_loadu_ps(xb + 24), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<4>(tb[r], v), _mm256_loadu_ps(xb + 32), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<5>(tb[r], v), _mm256_loadu_ps(xb + 40), ao[r]);
+                ae[r] = _mm256_fmadd_ps(look8<6>(tb[r], v), _mm256_loadu_ps(xb + 48), ae[r]);
+                ao[r] = _mm256_fmadd_ps(look8<7>(tb[r], v), _mm256_loadu_ps(xb + 56), ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
         for (int r = 0; r < R; ++r) {
-            const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
-            ae[r] = _mm256_fmadd_ps(look8<0>(tb[r], v), _mm256_loadu_ps(xb), ae[r]);
-            ao[r] = _mm256_fmadd_ps(look8<1>(tb[r], v), _mm256_loadu_ps(xb + 8), ao[r]);
-            ae[r] = _mm256_fmadd_ps(look8<2>(tb[r], v), _mm256_loadu_ps(xb + 16), ae[r]);
-            ao[r] = _mm256_fmadd_ps(look8<3>(tb[r], v), _mm256_loadu_ps(xb + 24), ao[r]);
-            ae[r] = _mm256_fmadd_ps(look8<4>(tb[r], v), _mm256_loadu_ps(xb + 32), ae[r]);
-            ao[r] = _mm256_fmadd_ps(look8<5>(tb[r], v), _mm256_loadu_ps(xb + 40), ao[r]);
-            ae[r] = _mm256_fmadd_ps(look8<6>(tb[r], v), _mm256_loadu_ps(xb + 48), ae[r]);
-            ao[r] = _mm256_fmadd_ps(look8<7>(tb[r], v), _mm256_loadu_ps(xb + 56), ao[r]);
+            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
         }
     }
-    const float xs = a.xs[q];
-    for (int r = 0; r < R; ++r) {
-        tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
-        zs[r] += zero(a, q, n0 + r) * xs;
-    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum8(tot[r]) + zs[r] + bias(a, n0 + r);
 }
 
 // R rows × MB activation rows; each 64-weight block of a row is dequantized once (ŵ = lut·s + zero)
@@ -346,29 +353,36 @@ inline __m256 lookup(const Table& t, __m256i c) {
 inline __m256i codes8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)p)); }
 
 template <int R>
-void gemv_group(const Gemm& a, int64_t n0, int64_t q, __m256* tot, float* zs) {
-    const int64_t half = a.K / 2;
+void gemv_block(const Gemm& a, int64_t n0) {
+    const int64_t G = a.K / a.g, half = a.K / 2;
     Table tb[R];
-    __m256 ae[R], ao[R];
+    __m256 tot[R];
+    float zs[R];
     const uint8_t* p[R];
     for (int r = 0; r < R; ++r) {
         tb[r] = load_table(table(a, n0 + r));
+        tot[r] = _mm256_setzero_ps();
+        zs[r] = 0;
         p[r] = a.packed + (n0 + r) * half;
-        ae[r] = ao[r] = _mm256_setzero_ps();
     }
-    for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
-        const __m256 xe = _mm256_loadu_ps(a.xd + k), xo = _mm256_loadu_ps(a.xd + k + 8);
+    for (int64_t q = 0; q < G; ++q) {
+        __m256 ae[R], ao[R];
+        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
+        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+            const __m256 xe = _mm256_loadu_ps(a.xd + k), xo = _mm256_loadu_ps(a.xd + k + 8);
+            for (int r = 0; r < R; ++r) {
+                const __m256i c = codes8(p[r] + k / 2);
+                ae[r] = _mm256_fmadd_ps(lookup<false>(tb[r], c), xe, ae[r]);
+                ao[r] = _mm256_fmadd_ps(lookup<true>(tb[r], c), xo, ao[r]);
+            }
+        }
+        const float xs = a.xs[q];
         for (int r = 0; r < R; ++r) {
-            const __m256i c = codes8(p[r] + k / 2);
-            ae[r] = _mm256_fmadd_ps(lookup<false>(tb[r], c), xe, ae[r]);
-            ao[r] = _mm256_fmadd_ps(lookup<true>(tb[r], c), xo, ao[r]);
+            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
+            zs[r] += zero(a, q, n0 + r) * xs;
         }
     }
-    const float xs = a.xs[q];
-    for (int r = 0; r < R; ++r) {
-        tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
-        zs[r] += zero(a, q, n0 + r) * xs;
-    }
+    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
 }
 
 template <int R, int MB>
@@ -429,8 +443,7 @@ void dequant_rows(const Gemm& a, float* w, int64_t n0, int64_t n1) {
 constexpr bool SIMD = false;
 void reorder_x(const float*, float*, int64_t) {}
 template <int R>
-void gemv_group(const Gemm&, int64_t, int64_t, float*, float*) {}
-inline float hsum(float v) { return v; }
+void gemv_block(const Gemm&, int64_t) {}
 template <int R, int MB>
 void gemm_block(const Gemm&, int64_t, int64_t) {}
 void dequant_rows(const Gemm&, float*, int64_t, int64_t) {}
@@ -466,38 +479,20 @@ void gemm_rows(const Gemm& a, int64_t n0, int64_t n1, int64_t m0, bool w64) {
     }
 }
 
-// M = 1, output rows [n0, n1) (at most 64): groups outermost, so that a group's scales and zeros of
-// all these rows — adjacent in the (K/g, N, 2) layout — are read together (row by row they lie N·8
-// bytes apart, one cache line and often one page per group: slow when the weights come from DRAM).
-// The per-row sums wait in tot / zs between groups.
-template <typename Acc, void (*G4)(const Gemm&, int64_t, int64_t, Acc*, float*),
-          void (*G1)(const Gemm&, int64_t, int64_t, Acc*, float*)>
-void gemv_rows(const Gemm& a, int64_t n0, int64_t n1) {
-    Acc tot[PW_GEMV_ROWS];
-    float zs[PW_GEMV_ROWS];
-    std::memset(tot, 0, sizeof tot);
-    std::memset(zs, 0, sizeof zs);
-    for (int64_t q = 0; q < a.K / a.g; ++q) {
-        int64_t n = n0;
-        for (; n + 4 <= n1; n += 4) G4(a, n, q, tot + (n - n0), zs + (n - n0));
-        for (; n < n1; ++n) G1(a, n, q, tot + (n - n0), zs + (n - n0));
-    }
-    for (int64_t n = n0; n < n1; ++n) a.y[n] = hsum(tot[n - n0]) + zs[n - n0] + bias(a, n);
-}
-
-// Output rows [n0, n1) (at most 64) for every activation row (w64: the 64-weight path).
+// Output rows [n0, n1) for every activation row (w64: the 64-weight path, see gemv64_block).
 void rows_simd(const Gemm& a, int64_t n0, int64_t n1, bool w64) {
     if (a.M == 1) {
+        int64_t n = n0;
 #if defined(PW_HAVE_64)
-        if (w64) return gemv_rows<__m256, gemv64_group<4>, gemv64_group<1>>(a, n0, n1);
+        if (w64) {
+            for (; n + 4 <= n1; n += 4) gemv64_block<4>(a, n);
+            for (; n < n1; ++n) gemv64_block<1>(a, n);
+            return;
+        }
 #endif
-#if defined(__AVX512F__)
-        return gemv_rows<__m512, gemv_group<4>, gemv_group<1>>(a, n0, n1);
-#elif defined(__AVX2__) && defined(__FMA__)
-        return gemv_rows<__m256, gemv_group<4>, gemv_group<1>>(a, n0, n1);
-#else
-        return gemv_rows<float, gemv_group<4>, gemv_group<1>>(a, n0, n1);
-#endif
+        for (; n + 4 <= n1; n += 4) gemv_block<4>(a, n);
+        for (; n < n1; ++n) gemv_block<1>(a, n);
+        return;
     }
     const int step = w64 ? 8 : 4;  // activation rows per pass over the weights
     int64_t m = 0;
@@ -574,7 +569,7 @@ int pw_any4_gemm(const PwAny4Layer* layer, const float* x, int64_t M, int64_t sx
         a.xs = xs.data();
     }
     // blocks of 64 rows (a multiple of 4): enough tasks to balance threads, long enough runs per task
-    const int64_t rows = M == 1 ? PW_GEMV_ROWS : 64, nblk = (N + rows - 1) / rows;
+    const int64_t rows = 64, nblk = (N + rows - 1) / rows;
     const int nth = (int)std::max<int64_t>(1, std::min<int64_t>(nthreads, nblk));
     auto block = [&](int64_t b) {
         const int64_t n0 = b * rows, n1 = std::min(N, n0 + rows);
