@@ -51,6 +51,11 @@ class DiTVelocity:
         self.seq_len = model.cfg.tokens
         self.late_blocks = model.cfg.single_blocks
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model is (the studies move their images there and bring the results back)."""
+        return next(self.model.parameters()).device
+
     def labels(self, cond: Any, batch: int) -> torch.Tensor:
         """Label names, indices or a tensor → a (batch,) long tensor."""
         names = self.model.cfg.labels

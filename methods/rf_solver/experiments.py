@@ -85,6 +85,11 @@ class ReconRow:
     seconds: float
 
 
+def _device(model: EditableModel) -> torch.device:
+    """The model's device (``DiTVelocity.device``); the CPU for models that do not say."""
+    return getattr(model, "device", None) or torch.device("cpu")
+
+
 def reconstruction_study(
     model: EditableModel,
     images: torch.Tensor,
@@ -102,7 +107,8 @@ def reconstruction_study(
             ("Euler (equal steps)", 1, n),
         ):
             t0 = time.perf_counter()
-            rec, _, nfe = reconstruct_image(model, images, labels, steps, order, shift)
+            rec, _, nfe = reconstruct_image(model, images.to(_device(model)), labels, steps, order, shift)
+            rec = rec.float().cpu()
             sec = time.perf_counter() - t0
             m = summary(rec, images)
             rows.append(ReconRow(dataset, name, steps, nfe, m["mse"], m["psnr"], m["ssim"], sec))
@@ -120,8 +126,8 @@ def injection_reconstruction_check(
     """Spec §7.6: same prompt, guidance 1, reconstruction MSE as the injected steps k grow (k = N included)."""
     out = {}
     for k in ks:
-        res = rf_edit(model, images, labels, labels, num_steps=num_steps, inject_k=k, guidance=1.0)
-        out[k] = float(mse(res.edited, images).mean())
+        res = rf_edit(model, images.to(_device(model)), labels, labels, num_steps=num_steps, inject_k=k, guidance=1.0)
+        out[k] = float(mse(res.edited.float().cpu(), images).mean())
     return out
 
 
@@ -167,9 +173,11 @@ def edit_tradeoff(
     edits: dict[int, list[torch.Tensor]] = {k: [] for k in ks}
     for i in range(0, len(labels), batch):
         sl = slice(i, i + batch)
-        res = edit_sweep(model, images[sl], labels[sl], targets[sl], ks, num_steps=num_steps, guidance=guidance)
+        res = edit_sweep(
+            model, images[sl].to(_device(model)), labels[sl], targets[sl], ks, num_steps=num_steps, guidance=guidance
+        )
         for k in ks:
-            edits[k].append(res[k])
+            edits[k].append(res[k].float().cpu())
     tacc, sacc, mses, sems = [], [], [], []
     for k in ks:
         x = torch.cat(edits[k])
@@ -325,34 +333,46 @@ def edit_ablation(
     for i in starts:
         sl = slice(i, i + batch)
         x, y, tgt = images[sl], labels[sl], targets[sl]
+        x_dev = x.to(_device(model))
 
         def score(
             out: torch.Tensor, keys: str, name: str, blocks: str, k: int, x=x, tgt=tgt
         ) -> None:  # bound per batch
+            out = out.float().cpu()
             hits.setdefault((keys, name, blocks, k), []).append(scorer.predict(out) == tgt.numpy())
             mses.setdefault((keys, name, blocks, k), []).append(mse(out, x).numpy())
 
         # k = 0 injects nothing: one sample per guidance, shared by every (keys, blocks) cell
         if progress is not None:
             progress(done / total, "ablation: k = 0")
-        base = edit_sweep(model, x, y, tgt, (0,), num_steps=num_steps, variants=variants)
-        rec0 = mse(rf_edit(model, x, y, y, num_steps=recon_steps, inject_k=0, guidance=1.0).edited, x).numpy()
+        base = edit_sweep(model, x_dev, y, tgt, (0,), num_steps=num_steps, variants=variants)
+        rec0 = mse(
+            rf_edit(model, x_dev, y, y, num_steps=recon_steps, inject_k=0, guidance=1.0).edited.float().cpu(), x
+        ).numpy()
         done += 1
         for keys, blocks in pairs:
             if progress is not None:
                 progress(done / total, f"ablation: V keys {keys}, blocks {blocks}")
             res = edit_sweep(
-                model, x, y, tgt, injected, num_steps=num_steps, blocks=blocks, keying=keys, variants=variants
+                model, x_dev, y, tgt, injected, num_steps=num_steps, blocks=blocks, keying=keys, variants=variants
             )
             for (name, _, _), (half, gv) in zip(ABLATION_CFG, variants, strict=True):
                 score(base[(0, half, gv)], keys, name, blocks, 0)
                 for k in injected:
                     score(res[(k, half, gv)], keys, name, blocks, k)
             r = rf_edit(
-                model, x, y, y, num_steps=recon_steps, inject_k=recon_steps, guidance=1.0, blocks=blocks, keying=keys
+                model,
+                x_dev,
+                y,
+                y,
+                num_steps=recon_steps,
+                inject_k=recon_steps,
+                guidance=1.0,
+                blocks=blocks,
+                keying=keys,
             )
             recon.setdefault((keys, blocks, 0), []).append(rec0)
-            recon.setdefault((keys, blocks, recon_steps), []).append(mse(r.edited, x).numpy())
+            recon.setdefault((keys, blocks, recon_steps), []).append(mse(r.edited.float().cpu(), x).numpy())
             done += 1
     cat = lambda d: {key: np.concatenate(v) for key, v in d.items()}  # noqa: E731
     return AblationResult(

@@ -153,8 +153,8 @@ def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
     )
 
 
-class RfSolverOptions(ReproducerOptions):
-    """Options of ``paperworks reproduce rf_solver``."""
+class RfSolverOptions(ReproducerOptions, DeviceParams):
+    """Options of ``paperworks reproduce rf_solver`` (``device``/``amp``: where the models train and solve)."""
 
     n_recon: int = Field(64, ge=1, le=297, description="Held-out digits reconstructed per solver and NFE.")
     n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited (after the reconstructed ones).")
@@ -188,8 +188,8 @@ def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     return run_reproduction(progress, **options.model_dump())  # the options are the function's keywords
 
 
-class RfSolverAblationOptions(ReproducerOptions):
-    """Options of ``paperworks reproduce rf_solver_ablation``."""
+class RfSolverAblationOptions(ReproducerOptions, DeviceParams):
+    """Options of ``paperworks reproduce rf_solver_ablation`` (``device``/``amp`` as for ``rf_solver``)."""
 
     n_edit: int = Field(50, ge=1, le=233, description="Held-out digits edited per grid cell.")
     offset: int = Field(64, ge=0, le=296, description="First held-out digit (64 = the edits of `reproduce rf_solver`).")

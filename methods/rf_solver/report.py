@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import platform
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any
 import torch
 
 from core.jobs import JobContext, Report, Table
+from core.provenance import provenance_line
 from core.stats import bootstrap_ci, wilson
 from methods.rf_solver import plots
 from methods.rf_solver.checkpoints import get_model, train_info
@@ -102,10 +101,17 @@ def _analytic_markdown(res: AnalyticResult) -> str:
     )
 
 
-def _model(report: Report, name: str, progress: JobContext) -> tuple[DiTVelocity, list[Any]]:
+def _model(
+    report: Report, name: str, progress: JobContext, device: Any = "cpu", amp: str = "off"
+) -> tuple[DiTVelocity, list[Any]]:
     progress(0.0, f"loading or training the {name} model")
     preset = get_preset(name)
-    model, folder = get_model(preset, callbacks=(lambda s, _l: progress(s / preset.train.steps, f"train {name}"),))
+    model, folder = get_model(
+        preset,
+        callbacks=(lambda s, _l: progress(s / preset.train.steps, f"train {name}"),),
+        device=device,
+        amp=amp,
+    )
     info = train_info(folder)
     losses = info.get("losses", [])
     report.add_json(
@@ -353,8 +359,17 @@ def run_reproduction(
     threads: int = 0,
     ablation: bool = False,
     digits_model: str = "digits_long",
+    device: str = "cpu",
+    amp: str = "off",
 ) -> Report:
-    """Run every study and build the report (written as ``rf_solver.md`` + ``rf_solver/`` by the registry)."""
+    """Run every study and build the report (written as ``rf_solver.md`` + ``rf_solver/`` by the registry).
+
+    ``device``/``amp``: where the models train (when not cached) and the solves run; the analytic
+    flows, the metrics and the scorer stay on the CPU.
+    """
+    from core.device import autocast, device_provenance, resolve_device
+
+    dev = resolve_device(device)
     if threads > 0:
         torch.set_num_threads(threads)
     from core.config import get_settings
@@ -379,60 +394,62 @@ def run_reproduction(
         ),
         caption="max |inversion error| vs NFE",
     )
-    digits, drow = _model(report, digits_model, progress.sub(0.1, 0.45))
-    photo, prow = _model(report, "photo", progress.sub(0.45, 0.7))
-
-    progress(0.7, "reconstruction")
-    test = load_digits_split("test")
-    crops, crop_labels = photo_crops(32, 32, generator=torch.Generator().manual_seed(0), holdout=True)
-    recon = reconstruction_study(digits, test.images[:n_recon], test.labels[:n_recon], "digits (held out)")
-    recon += reconstruction_study(photo, crops, crop_labels, "photo crops (held-out region)")
-    names, examples = _example_images(Path(get_settings().data_dir), 32)
-    if examples is not None:  # real photos never seen in training, reconstructed under the label "china"
-        recon += reconstruction_study(
-            photo, examples, torch.zeros(len(names), dtype=torch.long), "rf_edit_examples 32×32"
+    digits, drow = _model(report, digits_model, progress.sub(0.1, 0.45), dev, amp)
+    photo, prow = _model(report, "photo", progress.sub(0.45, 0.7), dev, amp)
+    with autocast(dev, amp):  # the solves (the models are on dev)
+        progress(0.7, "reconstruction")
+        test = load_digits_split("test")
+        crops, crop_labels = photo_crops(32, 32, generator=torch.Generator().manual_seed(0), holdout=True)
+        recon = reconstruction_study(digits, test.images[:n_recon], test.labels[:n_recon], "digits (held out)")
+        recon += reconstruction_study(photo, crops, crop_labels, "photo crops (held-out region)")
+        names, examples = _example_images(Path(get_settings().data_dir), 32)
+        if examples is not None:  # real photos never seen in training, reconstructed under the label "china"
+            recon += reconstruction_study(
+                photo, examples, torch.zeros(len(names), dtype=torch.long), "rf_edit_examples 32×32"
+            )
+        rows = [asdict(r) for r in recon]
+        report.add_figure(
+            "recon_vs_nfe_digits.png",
+            plots.recon_vs_nfe(rows, "digits (held out)"),
+            caption="digits reconstruction MSE vs NFE",
         )
-    rows = [asdict(r) for r in recon]
-    report.add_figure(
-        "recon_vs_nfe_digits.png",
-        plots.recon_vs_nfe(rows, "digits (held out)"),
-        caption="digits reconstruction MSE vs NFE",
-    )
-    report.add_figure(
-        "recon_vs_nfe_photo.png",
-        plots.recon_vs_nfe(rows, "photo crops (held-out region)"),
-        caption="photo reconstruction MSE vs NFE",
-    )
-    inj = injection_reconstruction_check(digits, test.images[:n_recon], test.labels[:n_recon])
+        report.add_figure(
+            "recon_vs_nfe_photo.png",
+            plots.recon_vs_nfe(rows, "photo crops (held-out region)"),
+            caption="photo reconstruction MSE vs NFE",
+        )
+        inj = injection_reconstruction_check(digits, test.images[:n_recon], test.labels[:n_recon])
 
-    progress(0.8, "edit trade-off")
-    sl = slice(n_recon, n_recon + n_edit)
-    tr = edit_tradeoff(digits, test.images[sl], test.labels[sl], EDIT_KS)
-    shown = [0, 2, 4, 8, 15]
-    report.add_figure(
-        "edit_tradeoff.png",
-        plots.tradeoff(tr.ks, tr.target_acc, tr.mse_to_source, tr.mse_sem),
-        caption="edit strength vs structure preservation",
-    )
-    report.add_image(
-        "edit_examples.png",
-        plots.image_grid([tr.sources] + [tr.examples[k] for k in shown]),
-        caption=f"rows: source, then edits with k = {shown}",
-    )
-    c_src, _ = photo_crops(4, 32, generator=torch.Generator().manual_seed(1), holdout=True)
-    sweep = edit_sweep(photo, c_src, "china", "flower", (0, 2, 5, 15), num_steps=15, guidance=2.0)
-    report.add_image(
-        "photo_edit_examples.png",
-        plots.image_grid([c_src] + [sweep[k] for k in (0, 2, 5, 15)]),
-        caption="photo model, china → flower",
-    )
+        progress(0.8, "edit trade-off")
+        sl = slice(n_recon, n_recon + n_edit)
+        tr = edit_tradeoff(digits, test.images[sl], test.labels[sl], EDIT_KS)
+        shown = [0, 2, 4, 8, 15]
+        report.add_figure(
+            "edit_tradeoff.png",
+            plots.tradeoff(tr.ks, tr.target_acc, tr.mse_to_source, tr.mse_sem),
+            caption="edit strength vs structure preservation",
+        )
+        report.add_image(
+            "edit_examples.png",
+            plots.image_grid([tr.sources] + [tr.examples[k] for k in shown]),
+            caption=f"rows: source, then edits with k = {shown}",
+        )
+        c_src, _ = photo_crops(4, 32, generator=torch.Generator().manual_seed(1), holdout=True)
+        sweep = edit_sweep(photo, c_src.to(dev), "china", "flower", (0, 2, 5, 15), num_steps=15, guidance=2.0)
+        sweep = {k: v.float().cpu() for k, v in sweep.items()}
+        report.add_image(
+            "photo_edit_examples.png",
+            plots.image_grid([c_src] + [sweep[k] for k in (0, 2, 5, 15)]),
+            caption="photo model, china → flower",
+        )
 
-    ab_md, ab_sum, ab = "", None, None
-    if ablation:
-        progress(0.85, "RF-Edit ablation grid")
-        ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.85, 0.99))
-        ab_md, ab_sum = _ablation_markdown(ab)
-        report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
+        ab_md, ab_sum, ab = "", None, None
+        if ablation:
+            progress(0.85, "RF-Edit ablation grid")
+            ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.85, 0.99))
+            ab_md, ab_sum = _ablation_markdown(ab)
+            report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
+    report.metrics.update(device_provenance(dev, amp))
 
     checks = _checks(ana, recon, inj, tr)
     report.metrics.update(
@@ -512,9 +529,7 @@ def run_reproduction(
                 + (" -o ablation=true" if ablation else "")
                 + (f" -o digits_model={digits_model}" if digits_model != "digits_long" else "")
                 + "` (seed 0 everywhere).",
-                f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared; 1-min load average "
-                f"{os.getloadavg()[0]:.1f} at the end), torch {torch.__version__} with {torch.get_num_threads()} threads, "
-                f"Python {platform.python_version()}.",
+                f"- {provenance_line()}",
                 f"- Wall time: {elapsed:.0f} s (model training excluded when the models were already cached; "
                 "training seconds are in the models table).",
                 "- Guidance: FLUX-dev feeds guidance to a distilled model; the tiny DiT is trained with 10% label dropout "
@@ -637,9 +652,19 @@ def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
 
 
 def run_ablation_reproduction(
-    progress: JobContext, *, offset: int = 64, n_edit: int = 50, threads: int = 0, preset: str = "digits_long"
+    progress: JobContext,
+    *,
+    offset: int = 64,
+    n_edit: int = 50,
+    threads: int = 0,
+    preset: str = "digits_long",
+    device: str = "cpu",
+    amp: str = "off",
 ) -> Report:
-    """The RF-Edit ablation grid on its own (``paperworks reproduce rf_solver_ablation``)."""
+    """The RF-Edit ablation grid on its own (``paperworks reproduce rf_solver_ablation``), solved on ``device``."""
+    from core.device import autocast, device_provenance, resolve_device
+
+    dev = resolve_device(device)
     if threads > 0:
         torch.set_num_threads(threads)
     start = time.perf_counter()
@@ -650,10 +675,12 @@ def run_ablation_reproduction(
         "classifier-free-guidance halves (spec), conditional half only, guidance 1} × {all single-stream blocks "
         "(spec), the later half only (as FLUX)}; intervals over the edits.",
     )
-    digits, drow = _model(report, preset, progress.sub(0.0, 0.3))
+    digits, drow = _model(report, preset, progress.sub(0.0, 0.3), dev, amp)
     test = load_digits_split("test")
     sl = slice(offset, offset + n_edit)
-    ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.3, 0.98))
+    with autocast(dev, amp):
+        ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.3, 0.98))
+    report.metrics.update(device_provenance(dev, amp))
     md, summary = _ablation_markdown(ab)
     report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
     spec = (ABLATION_KEYS[0], ABLATION_CFG[0][0], ABLATION_BLOCKS[0])
@@ -693,9 +720,7 @@ def run_ablation_reproduction(
                 "(seed 0: targets, model, bootstrap).",
                 f"- Edited images: held-out digits {offset}–{offset + n_edit - 1} (the ones "
                 "`paperworks reproduce rf_solver` edits); targets drawn as in its trade-off study.",
-                f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs shared with other jobs (1-min load "
-                f"average {os.getloadavg()[0]:.1f} at the end), torch {torch.__version__}, "
-                f"{torch.get_num_threads()} thread(s).",
+                f"- {provenance_line()}",
                 f"- Wall time: {time.perf_counter() - start:.0f} s.",
             ]
         ),
