@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import platform
 from typing import Any
 
 from agents.clinical_got.config import ClinicalGotConfig
 from agents.clinical_got.figures import graph_dot, graph_figure, triples_figure
 from agents.clinical_got.nodes import NODE_TITLES, model_of
 from core.jobs import Report
+from core.provenance import provenance_line
 from methods.clinical_got.bench import PreparedCase
 
 PAPER_GAIN = 15.0  # abstract: "~15% absolute gain" on the 2-year outcome (Gemini-1.5-flash, real data)
@@ -188,8 +188,8 @@ def reproduce_report(
     report.add_section("Reading", _reading(results, models, ceiling))
     report.add_section(
         "Run",
-        f"`{command}` — wall {wall_s / 60:.1f} min on {platform.machine()} ({platform.python_version()}), "
-        f"benchmark seed {options.get('seed')}. Node answer time summed over all answers, as recorded when each was "
+        f"`{command}` — wall {wall_s / 60:.1f} min, benchmark seed {options.get('seed')}. {provenance_line()} "
+        "Node answer time summed over all answers, as recorded when each was "
         f"generated: {_answer_seconds(results) / 60:.1f} min (parallel nodes such as N1 ∥ N2 overlap, so this exceeds "
         "the generating run's wall time; a rerun takes finished cases from the LangGraph checkpoints, so its own "
         "wall time can be far shorter).",

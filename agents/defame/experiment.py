@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import platform
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
 from agents.defame.datasets import Item, load, mocheg_documents
 from agents.defame.evaluate import averitec_predictions, run_items, summarise
 from core.jobs import JobContext, Report
+from core.provenance import provenance_line
 
 log = logging.getLogger(__name__)
 
@@ -330,8 +330,7 @@ def reproduce_report(
                 "per domain and the top-10 keyword sentences applied as in the paper.",
                 f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}); "
                 + (f"MOCHEG dry-run rows 0..{len(mo_out) - 1}." if mo_out else "no MOCHEG claims."),
-                f"- Machine: {platform.machine()}, {platform.processor() or 'cpu'}, 2 shared cores; "
-                f"Python {platform.python_version()}.",
+                f"- {provenance_line()}",
             ]
         ),
     )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import platform
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from agents.pae import store
 from agents.pae.config import RunConfig
 from agents.pae.loop import RunResult, curves, run_pae
 from core.jobs import JobContext, Report
+from core.provenance import provenance_line
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ def reproduce(
             "history": {k: r.history for k, r in results.items()},
         }
     )
-    report.metrics.update({"minutes": round(minutes, 1), "machine": f"{platform.machine()} {platform.system()}"})
+    report.metrics.update({"minutes": round(minutes, 1), "provenance": provenance_line(dev, amp)})
     report.metrics.update(device_provenance(dev, amp))
     report.summary = (
         f"preset {size}, seed {base.seed}, {minutes:.1f} min on this machine; command: paperworks reproduce pae"

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
-import platform
 
 import numpy as np
-import torch
 
 from core.jobs import Report, Table
+from core.provenance import provenance_line
 from methods.continual.harness import ExperimentResult, seed_list
 from methods.continual.metrics import mean_std
 from methods.continual.report import add_experiment, pm
@@ -383,8 +381,7 @@ def _setup_text(
             "training data (Grams averaged over passes). The reference makes one pass; with n_t ≈ 64 ≤ d = 64 "
             "(32/class) a single pass makes P_t a near-interpolating fit, see the `spc32_1pass` ablation.",
             "- Oracle arm: ridge on current-backbone features of every seen class's training data (it alone keeps data).",
-            f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, "
-            f"torch {torch.__version__}, {threads} torch thread(s). Wall time {elapsed / 60:.1f} min under the shared "
+            f"- {provenance_line(threads=threads)} Wall time {elapsed / 60:.1f} min under the shared "
             f"load, CPU time {cpu / 60:.1f} min (≈ the wall time on an idle machine with one thread); mean wall seconds "
             "per seed: " + ", ".join(f"{k} {v:.0f}" for k, v in sec_per_run.items()) + ".",
             "- Paper numbers are for ResNet-18 on CIFAR-100 / Tiny-ImageNet / ImageNet; they are not comparable with "

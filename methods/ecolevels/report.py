@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.jobs import Report
+from core.provenance import provenance_line
 from methods.ecolevels.classify import LEVEL_NAMES
 from methods.ecolevels.reconcile import LABEL_NAMES, Conflict, Prediction
 from methods.ecolevels.runner import ProbeResult
@@ -168,13 +169,11 @@ def combine(
     reports: dict[str, Report], *, skipped: dict[str, str], command: str, options: dict[str, Any], wall_s: float
 ) -> Report:
     """One results document over several models' flow reports (reference models first)."""
-    import platform
-
     rep = Report(
         title="EcoLevels: gender–occupation probes at four levels",
         summary=(
             f"{len(reports)} model(s) incl. the scripted references; target: résumé screener; "
-            f"{wall_s:.0f} s on {platform.machine()}."
+            f"{wall_s:.0f} s. {provenance_line()}"
         ),
     )
     from methods.llm_eval.harness import run_seconds

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from scipy.ndimage import median_filter
 from core.config import get_settings
 from core.device import device_provenance
 from core.jobs import JobContext, Report
+from core.provenance import provenance_line
 from methods.fourier_mamba.config import Preset
 from methods.fourier_mamba.data import rain100l_pairs
 from methods.fourier_mamba.evaluate import (
@@ -239,9 +239,9 @@ def _setup_markdown(preset: Preset, names: list[str], n_eval: int, eval_crop: in
     secs = ", ".join(f"{o} {r.seconds:.0f} s" for o, r in results.items())
     return "\n".join(
         [
-            f"- Preset `{preset.name}`; machine: {platform.machine()} {platform.system()}, torch "
-            f"{torch.__version__}, {torch.get_num_threads()} thread(s) available, threads pinned to "
-            f"{tc.threads or 'default'}; training time: {secs} (a shared 2-core CPU: other jobs ran at the same time).",
+            f"- Preset `{preset.name}`; threads pinned to {tc.threads or 'default'}; training time: {secs} (a shared "
+            "CPU: other jobs ran at the same time).",
+            f"- {provenance_line()}",
             f"- Network: C = {mc.channels}, levels {list(mc.blocks)} blocks (decoder mirrors the encoder), "
             f"d_state {mc.d_state}, expand {mc.expand}, spectrum as {mc.spectrum.replace('_', '/')}, "
             f"selective scan `{mc.scan_impl}` (chunked PyTorch on CPU).",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import platform
 from typing import Any
 
 import numpy as np
 
 from core.jobs import Report
+from core.provenance import provenance_line
 from methods.lms3.analysis import paired_bootstrap, sign_test
 from methods.lms3.config import ExperimentConfig
 from methods.lms3.experiment import ACC_ARMS, NLL_ARMS, THEORY_SCORES, DatasetResult
@@ -152,7 +152,7 @@ def _setup_md(results: list[DatasetResult], cfg: ExperimentConfig, wall_s: float
         f"min_lambda = {cfg.selection.min_lambda}; representation `reference` (128-token EOS right-padding, "
         "state at index 127, final-norm output), P = W̃_K·W_Q unless stated; fp32 throughout. "
         f"Bootstrap: {cfg.bootstrap} resamples. Model: SmolLM2-135M-Instruct (Q4_1 GGUF dequantized to fp32). "
-        f"Machine: {platform.machine()}, {platform.system()}, 2 shared CPU cores; wall time {wall_s / 60:.1f} min. "
+        f"{provenance_line()} Wall time {wall_s / 60:.1f} min. "
         "Pools are seeded subsets of the train split (per subject for MATH), queries the first items of "
         "test/dev (per subject for MATH). " + _scale_note(cfg) + _reuse_note(results)
     )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import platform
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.jobs import Report
+from core.provenance import provenance_line
 from methods.medcog.highlevel import Episode, HighLevelSummary
 from methods.medcog.lowmid import LowMidResult
 
@@ -90,7 +90,7 @@ def build_report(
         title="MultiCogEval: low / mid / high cognitive levels",
         summary=(
             f"{len(models)} model(s) evaluated ({', '.join(r.label for r in models) or 'none'}), with the oracle "
-            f"and constant baselines; {wall_s:.0f} s on {platform.machine()} ({platform.processor() or 'cpu'})."
+            f"and constant baselines; {wall_s:.0f} s. {provenance_line()}"
         ),
     )
     from methods.llm_eval.harness import run_seconds

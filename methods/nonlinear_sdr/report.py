@@ -9,14 +9,13 @@ in this process. Every number in the report is measured by this run.
 from __future__ import annotations
 
 import logging
-import os
-import platform
 import time
 from typing import Any
 
 import numpy as np
 
 from core.jobs import JobContext, Report
+from core.provenance import provenance_line
 from methods.nonlinear_sdr import checks
 from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS, NONLINEAR, chance_distance, replicate
 
@@ -495,7 +494,7 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
         f"{', '.join(options.contamination_models)} at n = {options.contamination_n}; "
         f"{', '.join(options.datasets) or 'no'} real datasets"
         f"{f' (digits: {options.digits_n} rows)' if options.digits_n and 'digits' in options.datasets else ''}. "
-        f"{seconds / 60:.1f} min on {os.cpu_count()} CPU cores ({platform.processor() or platform.machine()})."
+        f"{seconds / 60:.1f} min. {provenance_line()}"
     )
     report.add_section(
         "Setup",
