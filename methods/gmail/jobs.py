@@ -8,8 +8,6 @@ trained model live there; reports record the device, dtype and GPU name.
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 from typing import Literal
 
@@ -17,6 +15,7 @@ from pydantic import Field, field_validator
 
 from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
+from core.provenance import provenance_line
 from methods.gmail.config import PRESETS, GmailConfig
 
 
@@ -136,9 +135,7 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
         "arch": f"ViT {vc.num_hidden_layers} layers × {vc.hidden_size} wide, {vc.image_size} px, patch {vc.patch_size}, "
         f"{backbone.model.config.projection_dim}-d embedding",
         "seconds": round(time.perf_counter() - start, 1),
-        "machine": " ".join(p for p in (platform.machine(), platform.processor()) if p)
-        + f" ({options.threads} torch thread(s), {os.cpu_count()} CPUs shared with other jobs)"
-        + ("" if dev.type == "cpu" else f", torch on {device_provenance(dev, options.amp).get('gpu', dev)}"),
+        "machine": provenance_line(dev, options.amp, threads=options.threads),
         "command": f"paperworks reproduce gmail{options.cli_options()}",
     }
     report = reproduction_report(options.model_dump(), strengths, runs, mech, info)
@@ -148,7 +145,7 @@ def reproduce(options: GmailOptions, progress: JobContext) -> Report:
     report.add_figure("pairs.png", pair_grid(test.real, gens, test.specific_captions()),
                       caption="Held-out pairs: the real render (top) and the generator's image at each strength")  # fmt: skip
     aggs = [aggregate(r) for r in runs]
-    report.add_section("Command", f"`{info['command']}` — {info['seconds']} s on {info['machine']}.")
+    report.add_section("Command", f"`{info['command']}` — {info['seconds']} s. {info['machine']}")
     report.add_section("What was shrunk", shrunk(options.model_dump(), info))
     report.add_section("Reading", reading(strengths, aggs, mech + directional_checks(strengths, aggs)))
     return report
