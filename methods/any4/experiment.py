@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,7 +18,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from core.device import autocast, device_provenance, resolve_device
+from core.device import autocast, resolve_device
+from core.provenance import provenance
 from methods.any4.calibrate import read_default_prompt
 from methods.any4.clean_model import CleanModelConfig, load_or_train
 from methods.any4.config import QuantConfig
@@ -264,12 +264,5 @@ def run_reproduction(opts: ReproduceOptions, progress, *, data_dir: Path, cache_
         "suites": [asdict(s) for s in suites],
         "clean_model": meta,
         "seconds": time.perf_counter() - t0,
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "torch": torch.__version__,
-            "threads": threads_used,
-            "cuda": torch.cuda.is_available(),
-            **device_provenance(dev, opts.amp),
-        },
+        "machine": {**provenance(dev, opts.amp, threads=threads_used), "cuda": torch.cuda.is_available()},
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.jobs import Report, Table
+from core.provenance import format_provenance
 from core.stats import FAILS, HOLDS, NOT_RESOLVED, verdict
 from methods.any4 import plots
 
@@ -313,8 +314,8 @@ def _setup(res: dict, command: str, suites: list[dict]) -> str:
     opts, clean = res["options"], suites[0]
     tl, ccfg, notes = clean["notes"].get("train_log", {}), opts["clean"], clean["notes"]
     lines = [
-        f"- Command: `{command}` (seed {opts['seed']}); torch {res['machine']['torch']}, "
-        f"{res['machine']['threads']} intra-op thread(s), CUDA: {res['machine']['cuda']}; {res['machine']['platform']}.",
+        f"- Command: `{command}` (seed {opts['seed']}); CUDA available: {res['machine']['cuda']}. "
+        f"{format_provenance(res['machine'])}",
         f"- Wall time {res['seconds'] / 60:.1f} min on the shared 2-core machine, other jobs running; "
         + (
             "this includes training the clean model."
