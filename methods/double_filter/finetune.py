@@ -119,11 +119,17 @@ def finetune(
     device: Any = None,
     amp: str = "off",
     progress=None,
+    val: TaskData | None = None,
+    val_keep=None,
+    eval_every: int = 0,
 ) -> TaskModel:
     """Full fine-tuning (all parameters) of a copy of ``pretrained`` with ``genome`` and kept patches ``keep``.
 
     Trains on ``device`` (default: ``pretrained``'s device); the copy and its task head are built on the CPU
-    with the seed (the same initial weights on every device) and moved.
+    with the seed (the same initial weights on every device) and moved. With ``val`` and ``eval_every``, the
+    validation score (with ``val_keep``) is measured every ``eval_every`` steps and after the last one; the
+    model's ``curve`` attribute holds ``[(step, score), ...]`` (step 0: before training) and ``losses`` every
+    step's training loss. Measuring does not change the training (no random numbers are drawn).
     """
     from core.train import fit, seed_everything
 
@@ -141,8 +147,22 @@ def finetune(
         idx = torch.from_numpy(rng.choice(len(train), min(batch_size, len(train)), replace=False))
         return train.images[idx], tokens[idx], train.labels[idx], None if keep is None else keep[idx]
 
-    fit(tm, batch, lambda m, b: _loss(m, b, gen), steps=steps, lr=lr, warmup=max(1, steps // 10),
-        weight_decay=0.05, device=dev, amp=amp, progress=progress, message=f"fine-tune {train.task}")  # fmt: skip
+    curve: list[tuple[int, float]] = []
+
+    def measure(step: int) -> None:
+        if val is None or eval_every <= 0 or not (step % eval_every == 0 or step == steps):
+            return
+        curve.append((step, float(evaluate(tm.eval(), val, tok, val_keep, top_k=8)["score"])))
+        tm.train()
+
+    if val is not None and eval_every > 0:
+        tm.to(dev)
+        measure(0)
+    losses = fit(tm, batch, lambda m, b: _loss(m, b, gen), steps=steps, lr=lr, warmup=max(1, steps // 10),
+                 weight_decay=0.05, device=dev, amp=amp, progress=progress, message=f"fine-tune {train.task}",
+                 after_step=lambda step: measure(step + 1))  # fmt: skip
+    tm.curve = curve
+    tm.losses = [float(x) for x in losses]
     return tm.eval()
 
 
@@ -180,20 +200,24 @@ def evaluate(tm: TaskModel, data: TaskData, tok, keep=None, *, gallery: int = 10
         hit = (preds == data.labels).numpy()
         kinds = np.asarray(data.kinds)
         per = {k: float(hit[kinds == k].mean()) for k in sorted(set(data.kinds))}
-        return {"score": float(hit.mean()), "per_kind": per, "seconds": seconds, "n": len(data)}
-    r1, r5 = [], []
+        return {"score": float(hit.mean()), "per_kind": per, "seconds": seconds, "n": len(data),
+                "hits": hit.astype(float).tolist()}  # fmt: skip
+    r1, r5, hits = [], [], []
     for lo in range(0, len(data), gallery):
         hi = min(len(data), lo + gallery)
         r = _retrieval(tm.vlp, on(data.images[lo:hi]), on(tokens[lo:hi]), data.labels[lo:hi],
                        None if keep is None else on(keep[lo:hi]), top_k)  # fmt: skip
         r1.append(r[0])
         r5.append(r[1])
+        hits += r[2]
     seconds = time.perf_counter() - t0
-    return {"score": float(np.mean(r1)), "per_kind": {"R@5": float(np.mean(r5))}, "seconds": seconds, "n": len(data)}
+    return {"score": float(np.mean(r1)), "per_kind": {"R@5": float(np.mean(r5))}, "seconds": seconds, "n": len(data),
+            "hits": hits}  # fmt: skip
 
 
-def _retrieval(m: DoubleFilterVLP, images, tokens, labels, keep, top_k: int) -> tuple[float, float]:
-    """ALBEF protocol: ITC picks the top-k candidates, ITM re-ranks them; R@1 and R@5 averaged over t→i and i→t.
+def _retrieval(m: DoubleFilterVLP, images, tokens, labels, keep, top_k: int) -> tuple[float, float, list[float]]:
+    """ALBEF protocol: ITC picks the top-k candidates, ITM re-ranks them; R@1 and R@5 averaged over t→i and i→t,
+    and each item's R@1 (the mean of its text's and its image's hit: 0, 0.5 or 1).
 
     ``labels`` stay on the CPU; the model's inputs are on its device.
     """
@@ -213,8 +237,9 @@ def _retrieval(m: DoubleFilterVLP, images, tokens, labels, keep, top_k: int) -> 
         score = m.itm_head(m.fuse(txt[tt], pad[tt], img[ii])).softmax(-1)[:, 1].view(len(s), k)
         ranked = torch.gather(cand, 1, score.argsort(1, descending=True)).cpu().numpy()
         rel = np.take_along_axis(same if direction == "i2t" else same.T, ranked, 1)
-        out.append((rel[:, :1].any(1).mean(), rel[:, :5].any(1).mean()))
-    return float(np.mean([o[0] for o in out])), float(np.mean([o[1] for o in out]))
+        out.append((rel[:, :1].any(1).mean(), rel[:, :5].any(1).mean(), rel[:, :1].any(1)))
+    per_item = (out[0][2].astype(float) + out[1][2].astype(float)) / 2
+    return float(np.mean([o[0] for o in out])), float(np.mean([o[1] for o in out])), per_item.tolist()
 
 
 def arm_flops(model: DoubleFilterVLP, task: str, arm: Arm, data: TaskData, tok, cfg: IPFConfig) -> dict:

@@ -37,6 +37,11 @@ class GAResult:
     best_curve: list[float]  # best-so-far fitness after each generation (generation 0 = initial population)
     mean_curve: list[float]
     evaluations: int
+    #: the best fitness *in the population* of each generation: non-decreasing only because the elite are
+    #: carried over unchanged (without elitism a generation can lose its best genome)
+    population_best: list[float] = field(default_factory=list)
+    #: every generation's population (generation 0 first), for checks of the operators
+    populations: list[list[tuple[int, ...]]] = field(repr=False, default_factory=list)
     cache: dict[tuple[int, ...], float] = field(repr=False, default_factory=dict)
 
 
@@ -98,6 +103,12 @@ def run_ga(
     best_i = int(np.argmax(scores))
     best, best_f = pop[best_i].copy(), scores[best_i]
     best_curve, mean_curve = [best_f], [float(np.mean(scores))]
+    population_best = [float(max(scores))]
+
+    def genomes(population: list[np.ndarray]) -> list[tuple[int, ...]]:
+        return [tuple(int(x) for x in g) for g in population]
+
+    populations = [genomes(pop)]
 
     def tournament() -> np.ndarray:
         picks = rng.choice(len(pop), cfg.tournament, replace=False if cfg.tournament <= len(pop) else True)
@@ -122,9 +133,14 @@ def run_ga(
             best, best_f = pop[i].copy(), scores[i]
         best_curve.append(best_f)
         mean_curve.append(float(np.mean(scores)))
+        population_best.append(float(max(scores)))
+        populations.append(genomes(pop))
         if progress is not None:
             progress((gen + 1) / cfg.generations, f"GA generation {gen + 1}/{cfg.generations} best {best_f:.4f}")
-    return GAResult(tuple(int(x) for x in best), best_f, best_curve, mean_curve, len(cache), cache)
+    return GAResult(
+        tuple(int(x) for x in best), best_f, best_curve, mean_curve, len(cache), cache=cache,
+        population_best=population_best, populations=populations,
+    )  # fmt: skip
 
 
 def random_mask(groups: Sequence[str], zeros: int, seed: int, max_drop: float = 0.5) -> tuple[int, ...]:

@@ -104,6 +104,12 @@ class ExperimentParams(IPFParams, DeviceParams):
     directional: bool = Field(
         True, description="On VQA also run the §7.5 baselines (random / foreground-first patches, random mask)."
     )
+    curve_points: int = Field(
+        10,
+        ge=0,
+        le=100,
+        description="Validation measurements during each fine-tuning (the convergence curve; 0: none).",
+    )
     threads: int = Field(1, ge=1, le=64, description="torch threads.")
 
     @model_validator(mode="after")
@@ -117,7 +123,7 @@ class ExperimentParams(IPFParams, DeviceParams):
 )
 def run_experiment(params: ExperimentParams, progress: JobContext) -> Report:
     """Fine-tune the tiny VLP per task with no filter, the patch filter, the GA layer filter and both; accuracy vs FLOPs/latency, the GA's fitness curve and the §7 checks."""
-    from methods.double_filter.run import run_reproduction
+    from methods.double_filter.experiment import run_reproduction
 
     return run_reproduction(params, progress)
 
@@ -132,6 +138,6 @@ class Options(ReproducerOptions, ExperimentParams):
 @register_reproducer("double_filter", options=Options, description="Double-Filter: patch & layer filtering of a VLP")
 def reproduce(options: Options, progress: JobContext) -> Report:
     """Accuracy vs FLOPs/latency for no filter, IPF, ALF and both on synthetic VQA/NLVR/retrieval, ≥ 3 seeds, §7 checks."""
-    from methods.double_filter.run import run_reproduction
+    from methods.double_filter.experiment import run_reproduction
 
     return run_reproduction(options, progress)

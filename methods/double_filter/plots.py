@@ -107,3 +107,31 @@ def score_vs_cost(summary: dict[str, dict[str, dict]], metric_names: dict[str, s
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def val_curves(runs: list[dict[str, Any]], metric_names: dict[str, str]) -> Any:
+    """Per task: every arm's validation score against fine-tuning steps (mean over seeds; the convergence check)."""
+    plt = _plt()
+    tasks = list(dict.fromkeys(r["task"] for r in runs))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.8 * len(tasks), 3.4), squeeze=False)
+    for j, task in enumerate(tasks):
+        ax = axes[0, j]
+        arms = [a for a in ARM_STYLE if any(a in r["arms"] for r in runs if r["task"] == task)]
+        for arm in arms:
+            curves = [
+                r["arms"][arm]["val_curve"] for r in runs if r["task"] == task and r["arms"][arm].get("val_curve")
+            ]
+            if not curves:
+                continue
+            n = min(len(c) for c in curves)
+            steps = [curves[0][i][0] for i in range(n)]
+            mean = np.mean([[c[i][1] for i in range(n)] for c in curves], axis=0)
+            label, marker, colour = ARM_STYLE[arm]
+            ax.plot(steps, 100 * mean, marker=marker, ms=3, color=colour, label=label)
+        ax.set_title(task, fontsize=10)
+        ax.set_xlabel("fine-tuning step")
+        ax.set_ylabel(f"validation {metric_names[task]} (%)")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from core.evidence import Evidence
 from core.jobs import JobContext
 from methods.double_filter.jobs import ExperimentParams, Options, PatchParams, reproduce, run_experiment, run_patches
 
@@ -49,7 +52,17 @@ def test_experiment_tiny_on_every_task():
     assert all(ok for name, ok in checks.items() if not name.startswith("5."))  # structural checks 1–4 hold
     assert sum(name.startswith("5.") for name in checks) == 5
     assert r.artifact("ga_fitness.png") and r.artifact("score_vs_cost.png") and r.artifact("kept_patches.png")
-    assert any(t.title == "§7 checks" for t in r.tables)
+    assert any(t.title.startswith("§7 checks") for t in r.tables)
+    # every arm records its validation curve (step 0 .. steps) and per-item test hits; the headlines come from them
+    for run in runs:
+        for arm in run["arms"].values():
+            assert [p[0] for p in arm["val_curve"]] == [0, 1, 2, 3] and len(arm["hits"]) == 32
+            assert arm["score"] == pytest.approx(sum(arm["hits"]) / 32)
+    ev = Evidence.from_json(json.loads(r._pending["results.json"]))
+    assert ev.recompute() == [] and r.sections[0].markdown == ev.table()
+    claims = [h.claim for h in ev.headlines]
+    assert "nlvr: Double-Filter within 1 pt of full fine-tuning" in claims and len(claims) == 12
+    assert len(ev.raw["vqa"]["none"]["hits"]) == 32 and any(t.title.startswith("Convergence") for t in r.tables)
 
 
 def test_reproducer_quick_preset_fills_options():
