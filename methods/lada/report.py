@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
-import platform
 import time
 
 import numpy as np
 
 from core.jobs import JobContext, Report, Table
+from core.provenance import provenance_line
 from methods.continual.report import pm
 from methods.continual.xtail import METRICS, XTailExperiment
 
@@ -112,7 +111,6 @@ def _table(title: str, columns: list[str], rows: list, note: str = "") -> Table:
 
 
 def run_reproduction(options, progress: JobContext) -> Report:
-    import torch
 
     from core.device import device_provenance, resolve_device
     from methods.continual.harness import seed_list
@@ -143,13 +141,11 @@ def run_reproduction(options, progress: JobContext) -> Report:
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     labels = {k: lab for k, _, _, lab in arms}
     return build_report(exps, labels, checks, options=options, seeds=seeds, folder=str(folder), elapsed=elapsed, cpu=cpu,
-                        torch_version=torch.__version__, logit_scale=float(backbone.logit_scale),
+                        logit_scale=float(backbone.logit_scale),
                         provenance=device_provenance(dev, options.amp))  # fmt: skip
 
 
-def build_report(
-    exps, labels, checks, *, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, provenance=None
-) -> Report:
+def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, logit_scale, provenance=None) -> Report:
     """The reproduction's report; ``provenance`` (:func:`core.device.device_provenance`) says where it ran."""
     provenance = provenance or {"device": "cpu", "dtype": "float32"}
     sweep = {k: e for k, e in exps.items() if k.startswith("lada_beta")}
@@ -172,9 +168,7 @@ def build_report(
         for m in METRICS:
             v = agg[k][m][0]
             report.metrics[f"{k}.{m}"] = None if math.isnan(v) else round(v, 6)
-    report.add_section(
-        "Setup", _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls, provenance)
-    )
+    report.add_section("Setup", _setup(exps, options, seeds, folder, elapsed, cpu, logit_scale, n_cls, provenance))
     main = _table(
         f"X-TAIL (union label space, {len(seeds)} seeds, mean ± std)",
         ["arm", "Transfer (%)", "Average (%)", "Last (%)"],
@@ -260,7 +254,7 @@ def _domain_sizes(domains):
     return [names[d] for d in domains]
 
 
-def _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scale, n_cls, provenance) -> str:
+def _setup(exps, options, seeds, folder, elapsed, cpu, logit_scale, n_cls, provenance) -> str:
     gpu = "" if provenance["device"] == "cpu" else f"; learners on {provenance.get('gpu') or provenance['device']}"
     o = exps["lada"].options
     return "\n".join(
@@ -285,9 +279,8 @@ def _setup(exps, options, seeds, folder, elapsed, cpu, torch_version, logit_scal
             f"(hidden {exps['rail'].options['hidden_dim']}, γ {exps['rail'].options['ridge']:g}, fusion weight "
             f"{exps['rail'].options['fusion_weight']:g}, zero-shot domain selector, as RAIL's `primal_RAIL.py`); ablations BF "
             "(AdaptFormer + k-means centre prototypes), BF + DPT (GMM prototypes), BF + LADA without old-task loss.",
-            f"- Seeds {seeds} (each: shots subsample, initialisation, prototype noise). Machine: {platform.machine()}, "
-            f"{os.cpu_count()} CPUs shared with other jobs, torch {torch_version}, {options.threads} thread(s); wall "
-            f"{elapsed / 60:.1f} min, CPU {cpu / 60:.1f} min{gpu} ({provenance['dtype']}).",
+            f"- Seeds {seeds} (each: shots subsample, initialisation, prototype noise). Wall {elapsed / 60:.1f} min, "
+            f"CPU {cpu / 60:.1f} min{gpu} ({provenance['dtype']}). {provenance_line(threads=options.threads)}",
             *(["", "**Smoke run (test CLIP): not results.**"] if options.backbone == "test" else []),
         ]
     )

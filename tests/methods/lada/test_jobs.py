@@ -102,7 +102,7 @@ def test_reproduce_report_puts_paper_numbers_checks_and_reading_beside_ours():
     checks = unit_checks() + direction_checks(exps)
     assert all(c["pass"] for c in checks), checks
     report = build_report(exps, {k: k for k in keys}, checks, options=LadaOptions(), seeds=[0], folder="f", elapsed=1.0,
-                          cpu=1.0, torch_version="x", logit_scale=50.0)  # fmt: skip
+                          cpu=1.0, logit_scale=50.0)  # fmt: skip
     md = report.to_markdown()
     assert "83.1" in md and "Dual-RAIL" in md  # the paper's numbers
     assert "9a Last(LADA) > Last(BF)" in md and "| pass |" in md
