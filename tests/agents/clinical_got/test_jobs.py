@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sqlalchemy import func, select
 
+from core.evidence import Evidence, table_in
 from core.jobs import get_reproducer, null_context
 
 
@@ -71,3 +73,59 @@ def test_reproducer_tiny_with_a_scripted_model(cgot_model, tmp_path):
     assert oracle["task1"]["accuracy"] == oracle["task3"]["accuracy"] == 1.0
     for a in arms:  # all six tasks reported for every arm
         assert {"task1", "task2", "task2_5", "task3", "task4", "task5"} <= set(a["metrics"])
+    # issue #49: results.json holds the per-case values and the headlines the doc's table is rendered from
+    ev = Evidence.load(tmp_path / "clinical_got" / "results.json")
+    assert ev.recompute() == [] and table_in(text) == ev.table()
+    short = cgot_model.split("/")[-1]
+    m = ev.raw["models"][short]
+    n = len(m["case_ids"])
+    acc = {a: arms[i]["metrics"]["task4"]["accuracy"] for i, a in enumerate(names) if a != "oracle-all"}
+    gain = next(h for h in ev.headlines if h.claim.startswith("CGoT raises"))
+    assert gain.result["n"] == n and gain.result["estimate"] == pytest.approx(acc["cgot"] - acc["direct"])
+    vs_maj = next(h for h in ev.headlines if "majority class" in h.claim)
+    maj = sum(m["majority_correct"]) / n
+    assert vs_maj.result["estimate"] == pytest.approx(acc["cgot"] - maj)
+    assert f"{maj:.3f}" in vs_maj.context
+    for case_id in m["case_ids"]:  # each case's node answers, per arm, with the truth
+        case = ev.raw["cases"][case_id]
+        assert set(case["answers"][short]) == {"direct", "cgot", "cgot-oracle-upstream"}
+        assert case["answers"][short]["cgot"]["n4"]["answer"].startswith("[ans]:")
+        assert case["truth"]["outcome"] in (0, 1)
+    assert "majority class" in text.split("\n")[2] and "paired bootstrap" in text.split("\n")[2]
+
+
+def test_headlines_read_a_constant_answer_against_the_majority_class():
+    """The 135M's CGoT answered "1" on every case: on 48 cases, below a majority class of 0s that is a failure (paired
+    bootstrap), and the difference from a direct arm right on 8 cases more is not a gain."""
+    from types import SimpleNamespace
+
+    from agents.clinical_got.experiment import Arm
+    from agents.clinical_got.report import evidence
+
+    outcomes = [0] * 32 + [1] * 16
+    direct_answers = [1] * 24 + [0] * 8 + [1] * 16  # right on 8 of the 0s and all the 1s
+
+    def arm(name, answers):
+        rows = [
+            {"case_id": f"case{i:03d}", "truth": {"outcome": o}, "parsed": {"n4": a}, "answers": {}}
+            for i, (o, a) in enumerate(zip(outcomes, answers, strict=True))
+        ]
+        return SimpleNamespace(
+            arm=Arm(name, "cgot", None),  # type: ignore[arg-type]
+            model="local/tiny",
+            rows=rows,
+            metrics={
+                "task4": {"balanced_accuracy": 0.5},
+                "task1": {"accuracy": 0},
+                "task2": {"f1": 0},
+                "task3": {"accuracy": 0},
+            },
+            baselines={"bayes": 0.8},
+        )
+
+    ev = evidence([arm("direct", direct_answers), arm("cgot", [1] * 48)])
+    res = {h.claim.split(" (")[0]: h.result for h in ev.headlines}
+    assert res["CGoT's outcome accuracy beats the majority class"]["verdict"] == "fails"
+    assert res["CGoT's outcome accuracy beats the majority class"]["estimate"] == pytest.approx(16 / 48 - 32 / 48)
+    gain = res["CGoT raises 2-year outcome accuracy over the direct question"]
+    assert gain["estimate"] == pytest.approx(16 / 48 - 24 / 48) and gain["verdict"] in ("fails", "not resolved")
