@@ -9,6 +9,7 @@ import numpy as np
 
 from core.jobs import JobContext, Report, Table
 from core.provenance import provenance_line
+from core.stats import mean_sd
 from methods.continual.report import pm
 from methods.continual.xtail import METRICS, XTailExperiment
 
@@ -185,7 +186,7 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
     last_rows = []
     for k, e in exps.items():
         A = np.stack([np.asarray(r.matrices[e.heads[0]]) for r in e.runs])[:, -1, :] * 100
-        last_rows.append([labels[k]] + [f"{A[:, d].mean():.1f} ± {A[:, d].std():.1f}" for d in range(len(domains))])
+        last_rows.append([labels[k]] + [mean_sd(A[:, d], ddof=0).format(1) for d in range(len(domains))])
     per_domain = _table("Last row per domain (%)", ["arm", *domains], last_rows)
     paper = _table(
         "Paper (ViT-B/16, 10 real datasets, X-TAIL 16-shot order I; spec §4, secondary sources)",

@@ -16,6 +16,7 @@ import numpy as np
 
 from core.jobs import JobContext, Report
 from core.provenance import provenance_line
+from core.stats import mean_sd
 from methods.nonlinear_sdr import checks
 from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS, NONLINEAR, chance_distance, replicate
 
@@ -100,7 +101,8 @@ def run_settings(settings: list[dict[str, Any]], options: Any, progress: JobCont
 # --- aggregation --------------------------------------------------------------------
 def _stat(results: list[dict], est: str, key: str) -> tuple[float, float] | None:
     vals = [r[est][key] for r in results if est in r and key in r[est]]
-    return (float(np.mean(vals)), float(np.std(vals))) if vals else None
+    ms = mean_sd(vals, ddof=0)  # population sd over the replications
+    return (ms.mean, ms.sd) if vals else None
 
 
 def _get_stat(results: list[dict], est: str, key: str) -> float | None:

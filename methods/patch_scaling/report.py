@@ -10,12 +10,20 @@ from typing import Any
 import numpy as np
 
 from core.jobs import JobContext, Report
+from core.stats import mean_sd
 from methods.patch_scaling.config import PAPER
+
+PARAMS_DEVICES = ("cpu", "auto", "cuda")
 
 
 def _on_device(run: dict[str, Any], options: Any) -> dict[str, Any]:
-    """A run's params with the sweep's ``device`` and ``amp`` (already validated by the sweep's params)."""
-    return {**run, "device": options.device, "amp": options.amp}
+    """A run's params with the sweep's ``device`` and ``amp``.
+
+    A device the params cannot name (a library caller's ``"cuda:1"``, the tests' ``lazy``) is validated as
+    ``cpu`` and given to the in-process runs by :func:`run_list` (sub-jobs cannot carry it).
+    """
+    device = options.device if str(options.device) in PARAMS_DEVICES else "cpu"
+    return {**run, "device": device, "amp": options.amp}
 
 
 def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
@@ -29,7 +37,7 @@ def run_all(options: Any, progress: JobContext) -> list[dict[str, Any]]:
         for p in options.patches
         for s in range(options.seeds)
     ]
-    return run_list(runs, options.dispatch, progress)
+    return run_list(runs, options.dispatch, progress, device=options.device)
 
 
 def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
@@ -46,24 +54,29 @@ def longer_runs(options: Any, progress: JobContext) -> list[dict[str, Any]]:
         for p in ends
         for s in range(options.longer_seeds)
     ]
-    return run_list(runs, options.dispatch, progress)
+    return run_list(runs, options.dispatch, progress, device=options.device)
 
 
-def run_list(runs: list[dict[str, Any]], dispatch: str, progress: JobContext) -> list[dict[str, Any]]:
+def run_list(
+    runs: list[dict[str, Any]], dispatch: str, progress: JobContext, *, device: Any = None
+) -> list[dict[str, Any]]:
     """Train every run of ``runs`` (``patch_scaling.train`` params; cached per run), as sub-jobs when a worker is
     configured (:func:`core.jobs.dispatch.map_jobs`).
 
     Each sub-job carries its run's ``device`` and ``amp`` (so it is routed where they say). A
     sub-job still queued after a minute is run here only when it asked for the CPU: a GPU job is
-    never pulled back into this (possibly CPU-only) process.
+    never pulled back into this (possibly CPU-only) process. ``device``, when the params cannot name it
+    (see :func:`_on_device`), is where the in-process runs train.
     """
     from core.jobs.dispatch import map_jobs
+
+    override = device if device is not None and str(device) not in PARAMS_DEVICES else None
 
     on_cpu = all(r.get("device", "cpu") == "cpu" for r in runs)
     return map_jobs(
         "patch_scaling.train",
         runs,
-        inline=_train_cached,
+        inline=lambda r, sub: _train_cached(r, sub, device=override),
         result=lambda data: data["result"],
         dispatch=dispatch,
         progress=progress,
@@ -73,8 +86,8 @@ def run_list(runs: list[dict[str, Any]], dispatch: str, progress: JobContext) ->
     )
 
 
-def _train_cached(r: Any, sub: JobContext) -> dict[str, Any]:
-    """One run in this process (its cached result when there is one)."""
+def _train_cached(r: Any, sub: JobContext, device: Any = None) -> dict[str, Any]:
+    """One run in this process (its cached result when there is one), on ``device`` or its params' device."""
     from methods.patch_scaling.train import train_eval
 
     path = _cache_path(run_key(r))
@@ -87,7 +100,7 @@ def _train_cached(r: Any, sub: JobContext) -> dict[str, Any]:
         r.seed,
         image_size=r.image_size,
         epochs=r.epochs,
-        device=r.device,
+        device=r.device if device is None else device,
         amp=r.amp,
         progress=sub,
     )
@@ -166,8 +179,8 @@ def aggregate(results: list[dict[str, Any]]) -> dict[str, dict[int, dict[str, fl
         cell["tokens"] = r["tokens"]
     for per_p in out.values():
         for cell in per_p.values():
-            acc = np.array(cell["acc"])
-            cell["mean"], cell["std"], cell["n"] = float(acc.mean()), float(acc.std()), len(acc)
+            acc = mean_sd(cell["acc"], ddof=0)  # population sd over seeds
+            cell["mean"], cell["std"], cell["n"] = acc.mean, acc.sd, acc.n
             cell["wall"] = float(np.mean(cell["s"]))
             cell["loss"] = float(np.mean(cell["l"]))
     return out
@@ -323,7 +336,7 @@ def longer_rows(agg: dict, agg_long: dict, options: Any) -> list[list[Any]]:
                         b,
                         p,
                         options.epochs,
-                        f"{100 * np.mean(main):.1f} ± {100 * np.std(main):.1f}",
+                        mean_sd(main, ddof=0).format(1, scale=100),
                         len(main),
                         f"{loss:.2f}",
                     ]

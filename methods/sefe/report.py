@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from core.jobs import Report
+from core.stats import mean_sd
 from methods.continual.plots import accuracy_matrix_figure
 from methods.continual.task_incremental import TIExperiment
 from methods.sefe.config import ARM_LABELS, SefeConfig
@@ -44,13 +45,14 @@ def _diag_mean(exp: TIExperiment, key: str, from_task: int = 1) -> tuple[float, 
         xs = [x for x in xs if not math.isnan(x)]
         if xs:
             vals.append(float(np.mean(xs)))
-    return (float(np.mean(vals)), float(np.std(vals))) if vals else (math.nan, math.nan)
+    ms = mean_sd(vals, ddof=0)  # population sd over seeds; NaN without values
+    return ms.mean, ms.sd
 
 
 def _first_drop(exp: TIExperiment, kind: str = "compliance") -> tuple[float, float]:
     """Task 1's value right after task 1 minus right after task 2 (mean ± std over seeds)."""
-    d = [r.matrix(kind)[0, 0] - r.matrix(kind)[1, 0] for r in exp.runs]
-    return float(np.mean(d)), float(np.std(d))
+    ms = mean_sd([r.matrix(kind)[0, 0] - r.matrix(kind)[1, 0] for r in exp.runs], ddof=0)
+    return ms.mean, ms.sd
 
 
 def expected_direction_checks(exps: dict[str, TIExperiment]) -> list[tuple[str, bool | None, str]]:
