@@ -414,7 +414,13 @@ def read_batch(path: Path, *, fresh: bool = False) -> list[dict[str, Any]]:
 
     items = []
     salt = uuid.uuid4().hex if fresh else ""
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    from services.api.uploads import text_or_error
+
+    try:
+        text = text_or_error(path.read_bytes(), path.name, "a JSON Lines file")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:

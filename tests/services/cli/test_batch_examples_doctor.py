@@ -67,6 +67,10 @@ def test_batch_rejections_and_bad_files(remote_api, tmp_path):
     f.write_text(json.dumps({"method": "diag.sleep", "params": {"seconds": -1}}) + "\n")
     r = CliRunner().invoke(app, ["run", "--batch", str(f)])
     assert r.exit_code == 2 and "rejected (422)" in r.output
+    assert "seconds: Input should be greater than or equal to 0" in r.output and "{'" not in r.output
+    f.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))  # a renamed image: a sentence, not a codec error
+    r = CliRunner().invoke(app, ["run", "--batch", str(f)], env={"COLUMNS": "300"})
+    assert r.exit_code == 2 and "bad.jsonl is not a JSON Lines file: its content is a PNG image" in r.output
     f.write_text("{not json\n")
     assert CliRunner().invoke(app, ["run", "--batch", str(f)]).exit_code == 2
     f.write_text(json.dumps({"method": "diag.sleep", "extra": 1}) + "\n")
