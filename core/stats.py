@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -73,17 +74,29 @@ def _array(values: Sequence[float] | np.ndarray, nan: Literal["keep", "omit"]) -
     return a
 
 
-def mean_sd(values: Sequence[float] | np.ndarray, *, ddof: int = 1, nan: Literal["keep", "omit"] = "keep") -> MeanSD:
+def mean_sd(
+    values: Sequence[float] | np.ndarray,
+    *,
+    ddof: int = 1,
+    nan: Literal["keep", "omit"] = "keep",
+    exact: bool = False,
+) -> MeanSD:
     """Mean and standard deviation of ``values`` (numpy: ``a.mean()``, ``a.std(ddof=ddof)``).
 
     ``ddof=1`` (the default) is the sample sd; one value then has sd 0. ``ddof=0`` is the population sd.
-    ``nan="omit"`` drops NaN first. Without values both are NaN and ``n`` is 0.
+    ``nan="omit"`` drops NaN first. Without values both are NaN and ``n`` is 0. ``exact=True`` computes with
+    the :mod:`statistics` module (exact rational arithmetic, correctly rounded) instead of numpy's float sums;
+    the two differ in the last bits at most.
     """
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population) or 1 (sample), got {ddof}")
     a = _array(values, nan)
     if a.size == 0:
         return MeanSD(math.nan, math.nan, 0)
+    if exact:
+        v = [float(x) for x in a]
+        spread = statistics.stdev if ddof == 1 else statistics.pstdev
+        return MeanSD(statistics.mean(v), spread(v) if len(v) > ddof else 0.0, len(v))
     sd = float(a.std(ddof=ddof)) if a.size > ddof else 0.0
     return MeanSD(float(a.mean()), sd, int(a.size))
 

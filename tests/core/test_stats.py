@@ -340,3 +340,18 @@ def test_interval_and_normal_interval():
     assert (ni.low, ni.high) == pytest.approx((x.mean() - half, x.mean() + half))
     assert math.isnan(normal_interval([1.0]).low)
     assert stats.__all__  # the public names
+
+
+def _old_lsa_agg(v):  # methods/long_short_alignment/report.py (mean ± SE with the statistics module)
+    return f"{statistics.mean(v):.3g} ± {statistics.stdev(v) / len(v) ** 0.5:.2g}"
+
+
+def test_exact_mean_sd_is_the_statistics_module():
+    for x in SAMPLES[1:]:
+        v = [float(t) for t in x]
+        ms = mean_sd(v, exact=True)
+        assert (ms.mean, ms.sd) == (statistics.mean(v), statistics.stdev(v))
+        assert mean_sd(v, ddof=0, exact=True).sd == statistics.pstdev(v)
+        assert f"{ms.mean:.3g} ± {ms.sd / len(v) ** 0.5:.2g}" == _old_lsa_agg(v)
+        assert ms.mean == pytest.approx(mean_sd(v).mean, rel=1e-12)  # numpy and exact agree but for the last bits
+    assert mean_sd([2.5], exact=True).sd == 0.0 and mean_sd([], exact=True).n == 0
