@@ -28,7 +28,7 @@ import typer
 from rich.table import Table
 
 from services.cli.entries import Extra, MethodCommands
-from services.cli.jobrun import JobResult
+from services.cli.jobrun import JobResult, parse_kv
 from services.cli.listing import Json, print_rows
 from services.cli.progress import console
 
@@ -61,6 +61,12 @@ def _with_preset(params: dict[str, Any], preset: str) -> dict[str, Any]:
     return {**PRESETS[preset], **params}
 
 
+def _with_pairs(params: dict[str, Any], pairs: list[str]) -> dict[str, Any]:
+    """``-o key=value`` pairs (JSON values) over the preset and the options: how runs were started before
+    the options were generated (docs/results/pae.md quotes such commands)."""
+    return {**params, **parse_kv(pairs)}
+
+
 def _show(result: JobResult) -> None:
     """The per-site test success table."""
     report = result.report
@@ -82,6 +88,17 @@ pae.entry(
             Annotated[str | None, typer.Option(help="small or issue (see agents/pae/config.py).")],
             None,
             _with_preset,
+        ),
+        Extra(
+            "option",
+            Annotated[
+                list[str] | None,
+                typer.Option(
+                    "--option", "-o", help="A TrainParams field as key=value (JSON values); wins over --preset."
+                ),
+            ],
+            None,
+            _with_pairs,
         ),
     ),
     show=_show,

@@ -55,7 +55,12 @@ def test_arguments_aliases_and_presets(sent):
     preset = "quick"
     _ok(["continual", "run", "dpcr", "--preset", preset, "-o", "tssp_passes=5"])
     _ok(["lada", "run", "xtail_lwf", "--shots", "4"])  # the old command name of lada.xtail
+    # pae run: --preset fills fields, the options given win, and the older -o key=value still works
+    _ok(["pae", "run", "--preset", "small", "-o", 'reward="llm"', "-o", "seed=3", "--iterations", "1"])
     params = dict(sent)
+    from agents.pae.config import PRESETS
+
+    assert params["pae.train"] == {**PRESETS["small"], "iterations": 1, "reward": "llm", "seed": 3}
     assert params["lms3.select"] == {"dataset": "gsm8k", "query": "What is 2 + 3?", "k": 2, "l": 0.1}
     assert params["m3_jepa.retrieve"] == {"caption": "a bold seven", "k": 4}
     assert params["continual.run"]["options"] == {**get_learner("dpcr").presets[preset], "tssp_passes": 5}
