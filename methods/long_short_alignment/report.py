@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.jobs import JobContext, Report
+from core.stats import mean_sd
 from methods.long_short_alignment.config import PAPER
 
 TASKS = ("mean", "length", "outrep")
@@ -54,7 +55,8 @@ def _agg(vals: list[float | None]) -> str:
         return "refused"
     if len(v) == 1:
         return f"{v[0]:.3g}"
-    return f"{statistics.mean(v):.3g} ± {statistics.stdev(v) / len(v) ** 0.5:.2g}"
+    ms = mean_sd(v, exact=True)  # mean ± standard error
+    return f"{ms.mean:.3g} ± {ms.sd / len(v) ** 0.5:.2g}"
 
 
 def synthetic_tables(report: Report, results: list[dict], pes: list[str]) -> dict:
@@ -96,18 +98,19 @@ def synthetic_tables(report: Report, results: list[dict], pes: list[str]) -> dic
 def _ms(v: list[float], fmt: str = ".4g") -> str:
     if len(v) == 1:
         return format(v[0], fmt)
-    return f"{format(statistics.mean(v), fmt)} ± {format(statistics.stdev(v), '.2g')}"
+    ms = mean_sd(v, exact=True)
+    return f"{format(ms.mean, fmt)} ± {format(ms.sd, '.2g')}"
 
 
 def _t_ci(d: list[float]) -> tuple[float, float, float]:
     """Mean and two-sided 95 % t-interval of paired differences (nan bounds with one value)."""
     from scipy import stats
 
-    m = statistics.mean(d)
+    ms = mean_sd(d, exact=True)
     if len(d) < 2:
-        return m, float("nan"), float("nan")
-    h = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
-    return m, m - h, m + h
+        return ms.mean, float("nan"), float("nan")
+    h = stats.t.ppf(0.975, len(d) - 1) * ms.sd / len(d) ** 0.5
+    return ms.mean, ms.mean - h, ms.mean + h
 
 
 def _fisher_ci(r: float, n: int) -> tuple[float, float]:

@@ -18,13 +18,13 @@ there (the process-wide CPU instance, which the gateway also serves, is never mo
 from __future__ import annotations
 
 import random
-import statistics
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from core.device import autocast, resolve_device
+from core.stats import mean_sd
 from methods.long_short_alignment.misalign import entropy, sce, skl
 
 
@@ -40,7 +40,8 @@ def _last_logits(model: Any, x: torch.Tensor, amp: str = "off") -> torch.Tensor:
 def _mean_se(v: list[float]) -> tuple[float, float]:
     if len(v) < 2:
         return (v[0] if v else float("nan")), float("nan")
-    return statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5
+    ms = mean_sd(v, exact=True)  # mean ± standard error
+    return ms.mean, ms.sd / len(v) ** 0.5
 
 
 @torch.no_grad()
