@@ -9,6 +9,7 @@ import numpy as np
 from core.evidence import Evidence
 from core.jobs import Report
 from core.provenance import provenance, provenance_line
+from core.stats import mean_sd
 from methods.double_filter.checks import directional
 from methods.double_filter.config import PAPER
 
@@ -34,10 +35,10 @@ def aggregate(runs: list[dict]) -> dict[str, dict[str, dict]]:
             cell["rho"] = r["rho"] if r["patches"] != "all" else 1.0
     for task, arms in out.items():
         for cell in arms.values():
-            s = np.array(cell["scores"])
-            cell.update(score=float(s.mean()), score_std=float(s.std()), n=len(s), bg=float(np.nanmean(cell["bgs"]))
+            s, lat = mean_sd(cell["scores"], ddof=0), mean_sd(cell["lat"], ddof=0)  # population sd over seeds
+            cell.update(score=s.mean, score_std=s.sd, n=s.n, bg=float(np.nanmean(cell["bgs"]))
                         if not np.all(np.isnan(cell["bgs"])) else float("nan"),
-                        latency=float(np.mean(cell["lat"])), latency_std=float(np.std(cell["lat"])),
+                        latency=lat.mean, latency_std=lat.sd,
                         model_ms=float(np.mean(cell["model"])),
                         flops=float(np.mean(cell["fl"])), zeros=float(np.mean(cell["z"])))  # fmt: skip
         out[task] = {a: arms[a] for a in ARM_ORDER if a in arms}
