@@ -8,7 +8,7 @@ Low = normalised MCQ; mid = the mean of normalised SV, AE and MR.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,7 +21,6 @@ from methods.medcog.extract import (
     extract_mr,
     extract_sv,
     options_of,
-    parsable,
 )
 
 MR_WEIGHTS: dict[str, tuple[float, float]] = {"medqa": (0.2, 0.8), "medmcqa": (0.25, 0.75)}
@@ -47,16 +46,47 @@ def mr_item_score(dataset: Dataset, right_pred: tuple, wrong_pred: tuple, gold: 
 
 def item_scores(dataset: Dataset, task: Task, item: tuple, outputs: list[str], rng: random.Random) -> list[float]:
     """Correctness of one repeat's outputs for an item (one entry per variant; MR: one weighted entry)."""
+    return item_scores_parsed(dataset, task, item, outputs, rng)[0]
+
+
+class _Recorder:
+    """Wraps the padding ``rng``: the same draws, and ``used`` tells whether an extraction fell back to a guess."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.used = rng, False
+
+    def choice(self, seq):  # the only draw the extractors make
+        self.used = True
+        return self.rng.choice(seq)
+
+
+def item_scores_parsed(
+    dataset: Dataset, task: Task, item: tuple, outputs: list[str], rng: random.Random
+) -> tuple[list[float], list[bool], list[bool]]:
+    """:func:`item_scores`, then per entry whether the rules read the output(s) behind it rather than padding them
+    with a random guess (SV: rather than counting them wrong; MR: both of its outputs), and the same per output.
+    The ``rng`` draws are exactly :func:`item_scores`'s."""
     vs = variants(task, item)
+
+    def read(fn, *args) -> tuple[object, bool]:
+        rec = _Recorder(rng)
+        return fn(*args, rec), not rec.used
+
     if task == "MCQ":
-        return [float(extract_mcq(outputs[0], options_of(vs[0].prompt), rng) == vs[0].gold)]
+        got, ok = read(extract_mcq, outputs[0], options_of(vs[0].prompt))
+        ok = ok and bool(outputs[0])  # an empty output is scored wrong without a guess: not read either
+        return [float(got == vs[0].gold)], [ok], [ok]
     if task == "SV":
-        return [float(extract_sv(o) == v.gold) for o, v in zip(outputs, vs, strict=True)]
+        got = [extract_sv(o) for o in outputs]
+        oks = [g is not None for g in got]
+        return [float(g == v.gold) for g, v in zip(got, vs, strict=True)], oks, oks
     if task == "AE":
-        return [float(extract_ae(o, rng) == v.gold) for o, v in zip(outputs, vs, strict=True)]
-    right = extract_mr(outputs[0], alice_answer(vs[0].prompt), rng)
-    wrong = extract_mr(outputs[1], alice_answer(vs[1].prompt), rng)
-    return [mr_item_score(dataset, right, wrong, vs[1].gold[1])]
+        pairs = [read(extract_ae, o) for o in outputs]
+        oks = [ok for _, ok in pairs]
+        return [float(g == v.gold) for (g, _), v in zip(pairs, vs, strict=True)], oks, oks
+    right, ok_r = read(extract_mr, outputs[0], alice_answer(vs[0].prompt))
+    wrong, ok_w = read(extract_mr, outputs[1], alice_answer(vs[1].prompt))
+    return [mr_item_score(dataset, right, wrong, vs[1].gold[1])], [ok_r and ok_w], [ok_r, ok_w]
 
 
 @dataclass
@@ -71,6 +101,10 @@ class TaskScore:
     norm_se: float
     n_items: int
     unparsed: float = 0.0  # share of outputs the rules could not read (padded randomly, or wrong for SV)
+    # per item (in ``items`` order): idx, the normalised score over all its outputs (random padding included, as
+    # the reference scores), the normalised score over the outputs the rules read (None: none read) and the
+    # share of its scored entries that were read
+    per_item: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -86,14 +120,33 @@ def score_task(
     """
     rng = random.Random(seed)
     repeats = len(next(iter(outputs.values())))
+    c = chance(dataset, task)
     per_run = []
+    got: dict[int, list[tuple[float, bool]]] = {it[0]: [] for it in items}
+    n_out = n_unread = 0
     for r in range(repeats):
-        scores = [s for it in items for s in item_scores(dataset, task, it, outputs[it[0]][r], rng)]
+        scores = []
+        for it in items:
+            vals, read, read_out = item_scores_parsed(dataset, task, it, outputs[it[0]][r], rng)
+            scores += vals
+            got[it[0]] += list(zip(vals, read, strict=True))
+            n_out += len(read_out)
+            n_unread += sum(not ok for ok in read_out)
         per_run.append(float(np.mean(scores)))
     ms = mean_sd(per_run)  # sample sd; .se = sd / √n
-    c = chance(dataset, task)
-    texts = [o for it in items for run in outputs[it[0]] for o in run]
-    unparsed = sum(not parsable(task, o) for o in texts) / max(1, len(texts))
+    per_item = []
+    for it in items:
+        entries = got[it[0]]
+        read = [v for v, ok in entries if ok]
+        per_item.append(
+            {
+                "idx": it[0],
+                "norm": normalise(float(np.mean([v for v, _ in entries])), c),
+                "norm_parsed": normalise(float(np.mean(read)), c) if read else None,
+                "parsed": len(read) / len(entries),
+            }
+        )
+    unparsed = n_unread / max(1, n_out)
     return TaskScore(
         dataset=dataset,
         task=task,
@@ -105,6 +158,7 @@ def score_task(
         norm_se=ms.se / (1.0 - c),
         n_items=len(items),
         unparsed=unparsed,
+        per_item=per_item,
     )
 
 

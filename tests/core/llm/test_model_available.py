@@ -31,7 +31,7 @@ def test_a_transformers_directory_is_available(tmp_path):
 
 def test_one_copy_for_every_agent():
     import agents.clinical_got.experiment as cgot
-    import agents.medcog.jobs as medcog
+    import agents.medcog.experiment as medcog
 
     assert core.llm.model_available is model_available
     assert medcog.model_available is model_available and cgot.model_available is model_available

@@ -71,3 +71,34 @@ def test_parsable_flags_outputs_that_fall_to_padding():
     assert parsable("AE", "Yes.") and not parsable("AE", "C: Increased Aa gradient")
     assert parsable("MR", " incorrect, the correct answer is E") and not parsable("MR", "C")
     assert parsable("SV", "False") and not parsable("SV", "hmm")
+
+
+def test_score_task_keeps_each_items_parsed_share_and_its_score_on_read_answers_only():
+    """Issue #49: a random guess must not count as an answer. Item 1's two outputs are read, item 2's first is
+    a guess (padding) and its second is read; item 3 is never read. The padded scores are unchanged."""
+    items = [
+        (1, "Q1 Options: A: x\tB: y", "C"),
+        (2, "Q2 Options: A: x\tB: y", "A"),
+        (3, "Q3 Options: A: x\tB: y", "B"),
+    ]
+    outputs = {1: [[" C"], [" B"]], 2: [["no idea"], [" A"]], 3: [["hmm"], ["what"]]}
+    s = score_task("medqa", "MCQ", items, outputs)
+    by = {x["idx"]: x for x in s.per_item}
+    assert by[1]["parsed"] == 1.0 and by[1]["norm_parsed"] == pytest.approx(normalise(0.5, 0.2))
+    assert by[2]["parsed"] == 0.5 and by[2]["norm_parsed"] == pytest.approx(normalise(1.0, 0.2))
+    assert by[3]["parsed"] == 0.0 and by[3]["norm_parsed"] is None
+    assert s.unparsed == pytest.approx(3 / 6)
+    # the padded score draws from random.Random(48) exactly as before (item_scores, the reference's rule)
+    from methods.medcog.scoring import item_scores
+
+    rng = random.Random(48)
+    runs = [[v for it in items for v in item_scores("medqa", "MCQ", it, outputs[it[0]][r], rng)] for r in range(2)]
+    assert s.run_acc == pytest.approx([sum(x) / 3 for x in runs])
+    assert by[2]["norm"] == pytest.approx(normalise((runs[0][1] + runs[1][1]) / 2, 0.2))
+
+
+def test_an_option_text_answer_is_read_not_guessed():
+    """The MCQ reader replaces an option's text by its letter: such an output is read, whatever the patterns say."""
+    items = [(4, "Q Options: A: Aspirin\tB: Heparin", "B")]
+    s = score_task("medqa", "MCQ", items, {4: [["Heparin is the drug"], ["Heparin"]]})
+    assert s.per_item[0]["parsed"] == 1.0 and s.per_item[0]["norm_parsed"] == pytest.approx(1.0) and s.unparsed == 0
