@@ -236,15 +236,21 @@ def t_interval(
     return Interval(m, m - half, m + half, int(v.size), level)
 
 
+def normal_half_width(values: Sequence[float] | np.ndarray, z: float = 1.96) -> float:
+    """``z`` standard errors of the mean (``z · sd / √n``, sample sd): the half-width of a normal interval;
+    NaN for fewer than two values."""
+    v = _array(values, "keep")
+    if v.size < 2:
+        return math.nan
+    return float(z * v.std(ddof=1) / np.sqrt(v.size))
+
+
 def normal_interval(values: Sequence[float] | np.ndarray, z: float = 1.96) -> Interval:
-    """Mean ± ``z`` standard errors (sample sd); NaN bounds for fewer than two values."""
+    """Mean ± ``z`` standard errors (sample sd, :func:`normal_half_width`); NaN bounds for fewer than two values."""
     v = _array(values, "keep")
     if v.size == 0:
         return _empty(0.95)
-    m = float(v.mean())
-    if v.size < 2:
-        return Interval(m, math.nan, math.nan, int(v.size))
-    half = float(z * v.std(ddof=1) / np.sqrt(v.size))
+    m, half = float(v.mean()), normal_half_width(v, z)
     return Interval(m, m - half, m + half, int(v.size))
 
 
@@ -434,6 +440,7 @@ __all__ = [
     "fmt_mean_sd",
     "fmt_pm",
     "mean_sd",
+    "normal_half_width",
     "normal_interval",
     "paired_bootstrap_ci",
     "percentile_interval",

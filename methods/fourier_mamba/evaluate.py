@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from core.stats import normal_half_width
 from methods.fourier_mamba.data import RainSet, sample_crops
 from methods.fourier_mamba.metrics import psnr_y, ssim_y
 from methods.fourier_mamba.model import FourierMambaNet, derain_image
@@ -62,6 +63,6 @@ def summarize(scores: list[PairScores]) -> dict[str, float]:
         "ssim_in": float(np.mean([s.ssim_in for s in scores])),
         "ssim_out": float(np.mean([s.ssim_out for s in scores])),
         "psnr_gain": float(gain.mean()),
-        "psnr_gain_ci95": float(1.96 * gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 else float("nan"),
+        "psnr_gain_ci95": normal_half_width(gain),
         "n": len(scores),
     }

@@ -14,6 +14,7 @@ from core.config import get_settings
 from core.device import device_provenance
 from core.jobs import JobContext, Report
 from core.provenance import provenance_line
+from core.stats import normal_half_width
 from methods.fourier_mamba.config import Preset
 from methods.fourier_mamba.data import rain100l_pairs
 from methods.fourier_mamba.evaluate import (
@@ -213,7 +214,7 @@ def run_reproduction(
         d = np.array(
             [a.psnr_out - b.psnr_out for a, b in zip(crop_scores["zigzag"], crop_scores["raster"], strict=True)]
         )
-        paired = (float(d.mean()), float(1.96 * d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"))
+        paired = (float(d.mean()), normal_half_width(d))
         m["zigzag_minus_raster_db"] = paired[0]
         m["zigzag_minus_raster_ci95"] = paired[1]
     improved = (sum(p.psnr_out > p.psnr_in for p in real["zigzag"]), len(real["zigzag"])) if real["zigzag"] else None

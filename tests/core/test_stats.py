@@ -355,3 +355,10 @@ def test_exact_mean_sd_is_the_statistics_module():
         assert f"{ms.mean:.3g} ± {ms.sd / len(v) ** 0.5:.2g}" == _old_lsa_agg(v)
         assert ms.mean == pytest.approx(mean_sd(v).mean, rel=1e-12)  # numpy and exact agree but for the last bits
     assert mean_sd([2.5], exact=True).sd == 0.0 and mean_sd([], exact=True).n == 0
+
+
+def test_normal_half_width_reproduces_fourier_mamba():
+    for x in SAMPLES:
+        old = float(1.96 * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")  # fourier_mamba
+        new = stats.normal_half_width(x)
+        assert new == old or (math.isnan(new) and math.isnan(old))
