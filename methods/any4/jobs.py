@@ -74,7 +74,7 @@ def checkpoint_root() -> Path:
 @register_method("any4.quantize", title="any4: quantize a model", queue="cpu", tags=("quantization",))
 def quantize_job(params: QuantizeParams, progress: JobContext) -> Report:
     """Quantize a causal LM to any4/int/nf4/fp4 and compare its perplexity with full precision."""
-    from methods.any4.jobs_impl import run_quantize
+    from methods.any4.experiment import run_quantize
 
     return run_quantize(params, progress, checkpoint_root())
 
@@ -82,7 +82,7 @@ def quantize_job(params: QuantizeParams, progress: JobContext) -> Report:
 @register_method("any4.evaluate", title="any4: evaluate a quantized checkpoint", queue="cpu", tags=("quantization",))
 def evaluate_job(params: EvaluateParams, progress: JobContext) -> Report:
     """Perplexity of a saved quantized checkpoint against its full-precision base model."""
-    from methods.any4.jobs_impl import run_evaluate
+    from methods.any4.experiment import run_evaluate
 
     return run_evaluate(params, progress, checkpoint_root())
 

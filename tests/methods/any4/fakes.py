@@ -12,8 +12,8 @@ TINY_QUANTIZE = {"fmt": "any4", "group_size": 32, "calibration": "offline", "eva
 
 
 def _checkpoint_id() -> str:
+    from methods.any4.experiment import checkpoint_id
     from methods.any4.jobs import QuantizeParams
-    from methods.any4.jobs_impl import checkpoint_id
 
     return checkpoint_id(QuantizeParams(**TINY_QUANTIZE))
 
@@ -23,7 +23,7 @@ EVAL_CHECKPOINT = _checkpoint_id()
 
 def tiny_base(monkeypatch, tmp_path) -> None:
     """``load_base`` returns a tiny random llama (a fresh copy per call); checkpoints go to ``tmp_path``."""
-    from methods.any4 import jobs, jobs_impl
+    from methods.any4 import experiment, jobs
     from methods.any4.sources import BaseModel
     from tests.methods.any4.conftest import make_tiny_llama
 
@@ -31,7 +31,7 @@ def tiny_base(monkeypatch, tmp_path) -> None:
         model = make_tiny_llama(hidden=64)
         return BaseModel("clean-llama", model, lambda text: [ord(c) % 96 for c in text], ["tiny test model"], {})
 
-    monkeypatch.setattr(jobs_impl, "load_base", fake_load_base)
+    monkeypatch.setattr(experiment, "load_base", fake_load_base)
     monkeypatch.setattr(jobs, "checkpoint_root", lambda: tmp_path / "ckpts")
 
 

@@ -8,7 +8,7 @@ from core.jobs import InvalidParams, get_method, get_reproducer, null_context
 
 @pytest.fixture
 def tiny_base(monkeypatch, tmp_path, tiny_llama_factory):
-    from methods.any4 import jobs, jobs_impl
+    from methods.any4 import experiment, jobs
     from methods.any4.sources import BaseModel
 
     model = tiny_llama_factory(hidden=64)
@@ -16,7 +16,7 @@ def tiny_base(monkeypatch, tmp_path, tiny_llama_factory):
     def fake_load_base(name, **_):
         return BaseModel("clean-llama", model, lambda text: [ord(c) % 96 for c in text], ["tiny test model"], {})
 
-    monkeypatch.setattr(jobs_impl, "load_base", fake_load_base)
+    monkeypatch.setattr(experiment, "load_base", fake_load_base)
     monkeypatch.setattr(jobs, "checkpoint_root", lambda: tmp_path / "ckpts")
     return model
 

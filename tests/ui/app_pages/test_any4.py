@@ -48,7 +48,7 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from core.jobs import get_method, null_context
-    from methods.any4 import jobs, jobs_impl
+    from methods.any4 import experiment, jobs
     from methods.any4.sources import BaseModel
 
     torch.manual_seed(0)
@@ -64,7 +64,7 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
         )
     ).eval()
     monkeypatch.setattr(
-        jobs_impl,
+        experiment,
         "load_base",
         lambda name, **_: BaseModel("clean-llama", model, lambda t: [ord(c) % 96 for c in t], [], {}),
     )
