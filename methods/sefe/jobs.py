@@ -64,6 +64,10 @@ def run_sefe(
     kwargs = {"title": title} if title else {}
     report = build_report(cfg, exps, zero_shot=zs, unit_checks=checks, wall_s=time.perf_counter() - t0, **kwargs)
     report.add_section("Reading", reading(exps, checks + expected_direction_checks(exps), cfg.lam))
+    for arm, exp in exps.items():  # the training loss at the end of the last task, mean over seeds
+        last = [r.diagnostics[-1]["ce"] for r in exp.runs if r.diagnostics and "ce" in r.diagnostics[-1]]
+        if last:
+            report.metrics[f"{arm}.train_ce_last"] = sum(last) / len(last)
     report.metrics.update(device_provenance(dev, amp))
     progress(1.0, "done")
     return report

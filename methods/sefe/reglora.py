@@ -67,7 +67,7 @@ class KeyMemory:
         for name, B, A in lora_pairs(pairs) if hasattr(pairs, "named_modules") else pairs:
             s = key_positions(B, A, self.fraction).to(torch.int32)  # ≤ 1536·576 fits in int32
             prev = self.positions.get(name)
-            self.positions[name] = s if prev is None else torch.cat([s, prev])
+            self.positions[name] = s if prev is None else torch.cat([s.to(prev.device), prev])
             added[name] = int(s.numel())
         self.tasks += 1
         return added
