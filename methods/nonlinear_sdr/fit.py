@@ -137,6 +137,7 @@ def fit_report(ds: Dataset, params: dict[str, Any], *, evaluate: bool, progress:
     rank = max(1, int(np.sum(vals > 1e-10 * max(float(vals[0]), 1e-300))))  # numerically nonzero ones
     top = vals[: min(10, rank)]
     share = top / vals.sum() if vals.sum() > 0 else top
+    report.metrics["eigenvalue_share_1"] = float(share[0])  # of the candidate matrix's leading direction
     report.add_table(
         "Eigenvalues of the candidate matrix",
         ["j", "λ̂_j", "share"],

@@ -66,6 +66,7 @@ class FitParams(DeviceParams):
     )
     multiclass: Literal["ovr", "ovo", "both"] = Field("ovr", description="One-vs-rest and/or one-vs-another.")
     evaluate: bool = Field(True, description="Also report a 5-fold k-NN score against PCA.")
+    neural_steps: int = Field(400, ge=10, le=5000, description="Full-batch steps of the neural machine.")
 
     @model_validator(mode="after")
     def _csv_needs_response(self) -> FitParams:
@@ -87,6 +88,7 @@ class FitParams(DeviceParams):
             "n_slices": self.n_slices,
             "response": self.response_type,
             "multiclass": self.multiclass,
+            "steps": self.neural_steps,
             "device": device or self.device,
             "amp": self.amp,
         }
