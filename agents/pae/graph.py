@@ -83,10 +83,12 @@ def run(
     recursion_limit: int = 1000,
     device: Any = "cpu",
     amp: str = "off",
+    sft_cache: bool = True,
 ) -> dict[str, Any]:
     """Run (or resume) the PAE run ``run_id`` to its end; returns the final state.
 
-    ``device``/``amp``: where the learner (SFT and PAE updates, LoRA) trains in this process.
+    ``device``/``amp``: where the learner (SFT and PAE updates, LoRA) trains in this process;
+    ``sft_cache=False``: train the SFT start even when a cached one fits (and leave the cache alone).
     """
     with checkpointer("pae") as saver:
         app = build().compile(checkpointer=saver)
@@ -97,6 +99,7 @@ def run(
                 "progress": progress,
                 "device": device,
                 "amp": amp,
+                "sft_cache": sft_cache,
             },
             "recursion_limit": recursion_limit,
         }

@@ -31,6 +31,11 @@ class TrainParams(RunConfig, DeviceParams):
         le=64,
         description="torch CPU threads (0 = torch's default); 1 is fastest when many processes share few cores.",
     )
+    sft_cache: bool = Field(
+        True,
+        description="Reuse an SFT start cached by an earlier run with the same demonstrations and LoRA settings; "
+        "false trains it again (and leaves the cache alone).",
+    )
 
 
 class RolloutParams(BaseModel):
@@ -148,9 +153,11 @@ def train_job(params: TrainParams, progress: JobContext) -> Report:
     from core.device import resolve_device
 
     dev = resolve_device(params.device)  # a cuda run on a worker without CUDA fails here, before anything runs
-    cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads", "device", "amp"}))
+    cfg = RunConfig.model_validate(params.model_dump(exclude={"run_id", "torch_threads", "device", "amp", "sft_cache"}))
     with set_threads(params.torch_threads):
-        return run_pae(cfg, run_id=params.run_id, progress=progress, device=dev, amp=params.amp).report
+        return run_pae(
+            cfg, run_id=params.run_id, progress=progress, device=dev, amp=params.amp, sft_cache=params.sft_cache
+        ).report
 
 
 class PaeOptions(RunConfig, ReproducerOptions, DeviceParams):

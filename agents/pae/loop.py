@@ -44,11 +44,13 @@ def run_pae(
     dispatcher: Dispatcher | None = None,
     device: Any = "cpu",
     amp: str = "off",
+    sft_cache: bool = True,
 ) -> RunResult:
     """Run PAE with ``cfg`` (or resume ``run_id``, keeping its stored configuration).
 
     ``device``/``amp``: where this process trains the policy's LoRA (the policy itself answers through
-    the LLM gateway, whose device is a setting); the report records them.
+    the LLM gateway, whose device is a setting); the report records them. ``sft_cache=False`` trains
+    the SFT start even where a cached one fits.
     """
     from core.device import device_provenance, resolve_device
 
@@ -62,7 +64,7 @@ def run_pae(
     dispatcher = dispatcher or make_dispatcher(cfg, progress)
     store.update_run(run_id=run_id, status="running")
     try:
-        state = graph.run(run_id, dispatcher=dispatcher, progress=progress, device=dev, amp=amp)
+        state = graph.run(run_id, dispatcher=dispatcher, progress=progress, device=dev, amp=amp, sft_cache=sft_cache)
     except BaseException as exc:  # the run stays resumable from its checkpoint; say so instead of "running"
         error = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
         store.update_run(run_id=run_id, status="failed", metrics={"error": f"{type(exc).__name__}: {error}"})
@@ -70,6 +72,9 @@ def run_pae(
     store.update_run(run_id=run_id, status="finished", metrics={"history": state.get("history", [])})
     report = build_report(run_id, cfg, list(state.get("history") or []))
     report.metrics.update(device_provenance(dev, amp))
+    for h in state.get("history") or []:  # the learner's numbers: the SFT start's mean BC loss, when trained here
+        if h.get("kind") == "sft" and h.get("source") == "trained":
+            report.metrics["sft_loss"] = h["loss"]
     policy = state.get("policy") or {}
     if policy.get("kind") == "adapter":  # the fine-tuned policy's LoRA adapters, as a checkpoint artifact
         from core.artifacts import get_artifact_store

@@ -22,6 +22,10 @@ MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
 
 
 def save_adapter(peft_model: Any, out_dir: Path) -> Path:
+    """Save a PEFT model's adapters in ``out_dir``; a model on another device is moved to the CPU first
+    (in place: safetensors writes host memory, and the same adapter bytes come out wherever it trained)."""
+    if any(p.device.type != "cpu" for p in peft_model.parameters()):
+        peft_model.to("cpu")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     peft_model.save_pretrained(str(out_dir))

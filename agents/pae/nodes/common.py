@@ -37,6 +37,11 @@ def device_of(config: RunnableConfig | None) -> tuple[Any, str]:
     return conf.get("device") or "cpu", conf.get("amp") or "off"
 
 
+def sft_cache_of(config: RunnableConfig | None) -> bool:
+    """Whether the SFT node may reuse (and store) a cached SFT start (default True)."""
+    return bool(((config or {}).get("configurable") or {}).get("sft_cache", True))
+
+
 def dispatcher_of(config: RunnableConfig | None) -> Dispatcher:
     d = ((config or {}).get("configurable") or {}).get("dispatcher")
     return d if d is not None else InlineDispatcher(progress_of(config))

@@ -26,7 +26,14 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.pae import prompts, store
 from agents.pae.config import RunConfig
-from agents.pae.nodes.common import device_of, dispatcher_of, load_config, progress_of, rollout_params
+from agents.pae.nodes.common import (
+    device_of,
+    dispatcher_of,
+    load_config,
+    progress_of,
+    rollout_params,
+    sft_cache_of,
+)
 from agents.pae.runtime import adapter_ref, store_adapter
 from agents.pae.state import PaeState
 from core.config import get_settings
@@ -145,14 +152,16 @@ def sft(state: PaeState, config: RunnableConfig) -> dict[str, Any]:
     good = [r["id"] for r in store.trajectory_rows(run_id=run_id, phase="demo") if (r["oracle_reward"] or 0) > 0]
     device, amp = device_of(config)
     cache = Path(get_settings().cache_dir) / "pae" / "sft" / f"{_sft_key(cfg, [t.id for _, t, _ in demos], amp)}.tar.gz"
-    if cache.exists():
+    use_cache = sft_cache_of(config)
+    if use_cache and cache.exists():
         stored = get_artifact_store().put_bytes(cache.read_bytes(), name="adapter.tar.gz", mime="application/gzip")
         ref = {"kind": "adapter", "sha256": stored.sha256, "size": stored.size}
         record = {"kind": "sft", "iteration": 0, "source": "cache", "demos": len(good)}
     else:
         ref, stats = update_policy(base, good, lora_config(cfg, cfg.sft_epochs), progress, device=device, amp=amp)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(get_artifact_store().read(ref["sha256"]))
+        if use_cache:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(get_artifact_store().read(ref["sha256"]))
         record = {
             "kind": "sft",
             "iteration": 0,
