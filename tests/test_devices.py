@@ -30,6 +30,7 @@ from tests.methods.lms3.fakes import QUERY as LMS3_QUERY
 from tests.methods.lms3.fakes import tiny_local_model
 from tests.methods.m3_jepa.fakes import install as m3_jepa_stand_ins
 from tests.methods.rf_solver.fakes import tiny_digits_model
+from tests.methods.sefe.fakes import tiny_local_model as tiny_llama_for_every_local_model
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,109 @@ class Case:
 # One entry per torch job: its smallest meaningful params (seconds on two cores), and the metrics
 # (keys of Report.metrics) whose CPU and CUDA values must agree.
 CASES: dict[str, Case] = {
+    # helper M2b: DPCR (through continual.run), long-short alignment, nonlinear SDR, SEFE, PAE's learner
+    "continual.run": Case(
+        {
+            "method": "dpcr",
+            "n_tasks": 2,
+            "seeds": 1,
+            "samples_per_class": 40,
+            "options": {
+                "channels": [4, 8, 8],
+                "epochs_first": 2,
+                "milestones_first": [1],
+                "epochs_inc": 1,
+                "milestones_inc": [1],
+                "tssp_passes": 2,
+            },
+        },
+        compare=("run.oracle.A_f",),  # 3 epochs of a tiny CNN: accuracies move a few test items apart
+        rtol=0.0,
+        atol=0.15,
+    ),
+    "lsa.synthetic": Case(
+        {"task": "mean", "pe": "sinusoidal", "steps": 3, "eval_per_length": 10},
+        compare=("final_train_loss", "mse@5"),
+        rtol=0.02,
+    ),
+    "lsa.lm": Case(
+        {
+            "l_train": 16,
+            "d": 16,
+            "layers": 1,
+            "stage_a_steps": 2,
+            "stage_b_steps": 2,
+            "alphas": [0.0, 0.1],
+            "saves": 1,
+            "eval_tokens": 512,
+        },
+        compare=("last_train_loss", "last_heldout_nll"),
+        rtol=0.01,
+    ),
+    "lsa.smollm2": Case(
+        {"l_train": 16, "n_samples": 2},
+        compare=("sce", "skl_same"),
+        rtol=0.01,
+        setup=tiny_llama_for_every_local_model,  # SmolLM2 on the stand-in: minutes per forward pass
+    ),
+    "nonlinear_sdr.fit": Case(
+        {"dataset": "iris", "method": "neural", "n_components": 2, "evaluate": False, "neural_steps": 20},
+        compare=("eigenvalue_share_1",),
+        rtol=0.05,
+        atol=0.02,
+    ),
+    "nonlinear_sdr.simulate": Case(
+        {"model": "M1", "n": 60, "p": 4, "seeds": [0], "estimators": ["neural PSVM"], "neural_steps": 20},
+        compare=("neural PSVM.rho",),
+        rtol=0.0,
+        atol=0.05,
+    ),
+    "sefe.run": Case(
+        {
+            "tasks": ["iris", "cancer"],
+            "adapt_layers": 1,
+            "n_train": 4,
+            "n_test": 2,
+            "epochs": 1,
+            "batch_size": 4,
+            "seeds": [0],
+            "arms": ["seq", "sefe"],
+            "max_new_tokens": 2,
+            "eval_batch": 2,
+            "cache": False,  # train every stage here, never a stage cached by another run
+        },
+        compare=("seq.train_ce_last", "sefe.train_ce_last"),
+        rtol=0.01,
+        setup=tiny_llama_for_every_local_model,
+    ),
+    "pae.train": Case(
+        {
+            "name": "device-case",
+            "train_sites": ["dictionary"],
+            "heldout_sites": ["news"],
+            "tasks_per_site": 1,
+            "test_tasks_per_site": 0,
+            "webarena_tasks": 0,
+            "llm_tasks_per_site": 0,
+            "iterations": 0,
+            "initial_test": False,
+            "sft_demos_per_site": 1,  # the scripted demonstrator in chromium, then the SFT start: LoRA BC
+            "sft_epochs": 1,
+            "sft_cache": False,
+            "max_len": 128,
+            "lora_r": 2,
+            "lora_alpha": 4,
+            "grad_accum": 1,
+            "max_steps": 4,
+            "wait_s": 0,
+            "judge_tests": False,
+            "keep_screenshots": False,
+        },
+        compare=("sft_loss",),
+        rtol=0.01,
+        marks=(pytest.mark.integration,),  # a browser plays the demonstrations
+        setup=tiny_llama_for_every_local_model,
+    ),
     "double_filter.experiment": Case(
         {
             "backbone": "test",
@@ -219,6 +323,9 @@ NO_TORCH: set[str] = {
     "medcog.high",
     "medcog.lowmid",
     "pae.evaluate",
+    # the policy answers through the LLM gateway (core.llm, whose device is a setting); an adapter policy is
+    # merged into a model directory once, a CPU checkpoint conversion for the gateway to load
+    "pae.rollouts",
 }
 
 
