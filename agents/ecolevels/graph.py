@@ -19,10 +19,11 @@ from agents.ecolevels.config import EcoContext, FlowConfig
 from agents.ecolevels.state import FlowState, InputState
 from core.checkpoint import checkpointer
 from core.jobs.dispatch import map_jobs
+from methods.ecolevels.experiment import run_probe
 from methods.ecolevels.reconcile import predict, reconcile
 from methods.ecolevels.registry import get_probe, load_probes
 from methods.ecolevels.report import build_report, reading
-from methods.ecolevels.runner import ProbeResult, run_probe
+from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.select import select_probes
 from methods.ecolevels.validity import TARGETS, TargetTask
 

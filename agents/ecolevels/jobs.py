@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
 from pydantic import Field
 
 from agents.ecolevels.config import FlowConfig
-from agents.ecolevels.graph import run_flow
+from agents.ecolevels.experiment import flow_report, reproduce_reports
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.ecolevels.config import LOCAL_MODELS, PRESETS
 from methods.ecolevels.jobs import RunnableProbe
 
 FlowParams = FlowConfig  # the job's params are the graph's run configuration
-
-
-def _flow(params: FlowParams, model: str) -> Report:
-    out = run_flow(params.model_copy(update={"model": model}))
-    from methods.ecolevels.report import grid_from_data
-
-    rep = Report.model_validate(out["report"])
-    if rep.data.get("results"):
-        rep.add_figure("grid.png", grid_from_data(rep.data), caption="Level × ecological-validity grid")
-    return rep
 
 
 @register_method(
@@ -36,7 +25,7 @@ def flow_job(params: FlowParams, progress: JobContext) -> Report:
     from core.config import get_settings
 
     progress(0.02, "running the flow")
-    rep = _flow(params, params.model or get_settings().llm_model)
+    rep = flow_report(params, params.model or get_settings().llm_model)
     progress(1.0, "done")
     return rep
 
@@ -58,48 +47,13 @@ class EcoOptions(ReproducerOptions):
     "ecolevels", options=EcoOptions, description="EcoLevels: 4 probes (one per level) on the local models"
 )
 def reproduce(options: EcoOptions, progress: JobContext) -> Report:
-    from core.llm.local_models import model_available
     from methods.ecolevels.report import combine
 
-    t0 = time.perf_counter()
-    from methods.ecolevels.baselines import probe_baselines
-
-    reports: dict[str, Report] = {}
-    skipped: dict[str, str] = {}
-    models = []
-    for m in options.models:
-        why = model_available(m)
-        if why:
-            skipped[m] = f"not installed here ({why[:160]})"
-        else:
-            models.append(m)
-    generative = [p for p in options.probes if p != "weat_embeddings"]
-    with probe_baselines() as base:
-        for label, model in base.items():
-            p = FlowParams(
-                model=model,
-                target=options.target,
-                probes=generative,
-                paraphrases=options.paraphrases,
-                seeds=options.seeds,
-                n_units=options.n_units,
-            )
-            reports[label] = _flow(p, model)
-    for i, m in enumerate(models):
-        progress(i / max(1, len(models)), f"flow on {m}")
-        p = FlowParams(
-            model=m,
-            target=options.target,
-            probes=options.probes,
-            paraphrases=options.paraphrases,
-            seeds=options.seeds,
-            n_units=options.n_units,
-        )
-        reports[m] = _flow(p, m)
+    reports, skipped, wall_s = reproduce_reports(options, progress)
     return combine(
         reports,
         skipped=skipped,
         command="paperworks reproduce ecolevels" + options.cli_options(),
         options=options.model_dump(mode="json"),
-        wall_s=time.perf_counter() - t0,
+        wall_s=wall_s,
     )

@@ -7,49 +7,16 @@ Each (paraphrase, seed) is one batch of requests through the evaluation harness 
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Literal
 
 from core.jobs import JobContext, null_context
 from core.stats import bootstrap_ci
-from methods.ecolevels.classify import Level, classify
+from methods.ecolevels.classify import classify
 from methods.ecolevels.probes import PLANNERS, UnitRun, local_embedder, weat_effect
-from methods.ecolevels.registry import Probe, get_probe
-from methods.ecolevels.validity import TargetTask, band, ecological_validity
+from methods.ecolevels.registry import get_probe
+from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.wordlists import CAREER, FAMILY, FEMALE_NAMES, MALE_NAMES
 from methods.llm_eval.harness import GenRequest, create_run, finish_run, run_requests
-
-
-class ProbeResult(BaseModel):
-    """One probe's measured bias on one model, placed on the two axes for one target."""
-
-    probe_id: str
-    name: str
-    construct_key: str
-    level: Level
-    ev: float | None = None
-    ev_band: str | None = None
-    effect: float
-    ci_low: float
-    ci_high: float
-    n_units: int
-    runs: list[dict[str, Any]] = Field(default_factory=list, description="Per (paraphrase, seed) index and details.")
-    moderators: dict[str, str] = Field(default_factory=dict)
-    model: str = ""
-    run_id: str | None = None
-
-    @property
-    def verdict(self) -> Literal["bias", "reverse", "null"]:
-        if self.ci_low > 0:
-            return "bias"
-        if self.ci_high < 0:
-            return "reverse"
-        return "null"
-
-    def place(self, probe: Probe, target: TargetTask) -> ProbeResult:
-        ev = ecological_validity(probe.metadata, target)
-        return self.model_copy(update={"ev": ev, "ev_band": band(ev)})
 
 
 def run_probe(

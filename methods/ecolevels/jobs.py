@@ -9,9 +9,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.jobs import JobContext, Report, register_method
 from methods.ecolevels.classify import LEVEL_NAMES, classify, extract_metadata, rule_fired
+from methods.ecolevels.experiment import run_probe
 from methods.ecolevels.probes import RUNNERS
 from methods.ecolevels.registry import ProbeMetadata
-from methods.ecolevels.runner import run_probe
 from methods.ecolevels.validity import TARGETS, TargetTask, band, ecological_validity, features
 
 RunnableProbe = Literal["weat_embeddings", "llm_iat", "winobias", "explicit_agree", "resume_screening"]

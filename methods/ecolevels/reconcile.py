@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from methods.ecolevels.classify import LEVEL_NAMES, LEVEL_RANK
-from methods.ecolevels.runner import ProbeResult
+from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.validity import TargetTask
 
 Label = Literal["R1", "R2", "R3", "R4"]

@@ -9,7 +9,7 @@ from core.jobs import Report
 from core.provenance import provenance_line
 from methods.ecolevels.classify import LEVEL_NAMES
 from methods.ecolevels.reconcile import LABEL_NAMES, Conflict, Prediction
-from methods.ecolevels.runner import ProbeResult
+from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.validity import TargetTask
 
 LESSONS = [

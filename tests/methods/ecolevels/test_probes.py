@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from methods.ecolevels.baselines import probe_baselines
+from methods.ecolevels.experiment import run_probe
 from methods.ecolevels.probes import load_winobias, score_winobias, weat_effect
-from methods.ecolevels.runner import run_probe
 
 
 def test_winobias_stereotyped_resolver_scores_100_pro_0_anti(data_dir):

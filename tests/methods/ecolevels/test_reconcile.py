@@ -1,7 +1,7 @@
 """Spec §7: the reconciler on fixtures (R1–R4) and generalisation predictions."""
 
 from methods.ecolevels.reconcile import predict, reconcile
-from methods.ecolevels.runner import ProbeResult
+from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.validity import RESUME_SCREENER
 
 

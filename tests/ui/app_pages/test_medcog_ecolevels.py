@@ -88,7 +88,7 @@ def fixture_file(tmp_path, monkeypatch, data_dir):
     from methods.ecolevels.reconcile import predict, reconcile
     from methods.ecolevels.registry import load_probes
     from methods.ecolevels.report import build_report as eco_report
-    from methods.ecolevels.runner import ProbeResult
+    from methods.ecolevels.result import ProbeResult
     from methods.ecolevels.validity import RESUME_SCREENER, TARGETS
     from methods.medcog.highlevel import Episode, summarise
     from methods.medcog.lowmid import LowMidParams
