@@ -463,7 +463,7 @@ def load_package(package: str) -> list[MethodSpec]:
                 if exc.name != modname:
                     raise
     with _LOCK:
-        return [_METHODS[k] for k in sorted(_METHODS) if _METHODS[k].package == package]
+        return [_METHODS[k] for k in sorted(_METHODS) if _METHODS[k].package == package and not _METHODS[k].internal]
 
 
 def get_method(name: str) -> MethodSpec:

@@ -27,6 +27,22 @@ def test_an_internal_method_is_found_by_name_but_not_listed():
         assert spec.run(spec.validate({"n": 3}), JobContext()).summary == "3"
 
 
+def test_a_package_s_entries_leave_internal_methods_out():
+    from core.jobs.registry import load_package
+
+    def hidden(params: _Params, progress: JobContext) -> Report:
+        return _run(params, progress)
+
+    def shown(params: _Params, progress: JobContext) -> Report:
+        return _run(params, progress)
+
+    hidden.__module__ = shown.__module__ = "methods.test_internal_pkg.jobs"  # as if registered by that package
+    with registry_snapshot():
+        register_method("test_internal_pkg.hidden", internal=True)(hidden)
+        register_method("test_internal_pkg.shown")(shown)
+        assert [m.name for m in load_package("test_internal_pkg")] == ["test_internal_pkg.shown"]
+
+
 def test_an_internal_job_is_still_submitted_and_run():
     from core.jobs.execute import execute_job
     from core.jobs.submit import submit_job
