@@ -118,3 +118,38 @@ def test_unknown_methods_and_bad_options_are_refused():
         get_learner("no-such-method")
     with pytest.raises(ValueError, match="invalid options for toy_ncm"):
         get_learner("toy_ncm").validate_options({"unused": 9})
+
+
+def test_device_goes_to_factories_that_take_it_and_cpu_only_learners_refuse_others():
+    import torch
+
+    from methods.continual.data import make_stream
+    from methods.continual.jobs import ContinualParams
+
+    seen = {}
+
+    @register_learner("toy_ncm_dev", options=ToyOptions, heads=NCM.heads, description="test-only NCM with a device")
+    def make_dev(options, *, seed, stream, device="cpu", amp="off"):
+        seen.update(device=device, amp=amp)
+        return NCM()
+
+    stream = make_stream(blobs(), classes_per_task=2, seed=0)
+    spec, dev_spec = get_learner("toy_ncm"), get_learner("toy_ncm_dev")
+    assert not spec.takes_device and dev_spec.takes_device and get_learner("dpcr").takes_device
+    dev_spec.build({}, seed=0, stream=stream, device=torch.device("meta"), amp="bf16")
+    assert seen == {"device": torch.device("meta"), "amp": "bf16"}
+    assert isinstance(spec.build({}, seed=0, stream=stream, device=torch.device("cpu")), NCM)  # the CPU is fine
+    with pytest.raises(ValueError, match="runs on the CPU only"):
+        spec.build({}, seed=0, stream=stream, device=torch.device("meta"))
+    with pytest.raises(ValueError, match="runs on the CPU only"):
+        ContinualParams(method="toy_ncm", dataset="blobs", device="cuda")
+    assert ContinualParams(method="toy_ncm", dataset="blobs", device="auto").device == "auto"  # falls back to CPU
+    assert ContinualParams(method="toy_ncm_dev", dataset="blobs", device="cuda", amp="bf16").amp == "bf16"
+
+
+def test_continual_run_records_where_it_ran():
+    from core.jobs import null_context
+    from methods.continual.jobs import ContinualParams, run
+
+    report = run(ContinualParams(method="toy_ncm", dataset="blobs", device="auto"), null_context())
+    assert report.metrics["device"] == "cpu" and report.metrics["dtype"] == "float32"
