@@ -1,8 +1,8 @@
 """Reference models for the generation probes (scripted gateway models, no LLM):
 
 * ``stereotyped``: always takes the stereotype-consistent option (WinoBias: the occupation whose majority
-  gender matches the pronoun; IAT: career → male name, family → female; Likert 5; résumé: yes only when the
-  name's gender matches the occupation's) — every index should be +1;
+  gender matches the pronoun; IAT: career → male name, family → female; Likert 5, and 1 for a reverse-keyed
+  statement; résumé: yes only when the name's gender matches the occupation's) — every index should be +1;
 * ``constant``: always "A" / "3" / "yes" — a position-driven model; indices should sit near 0.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from core.llm import scripted
 from methods.ecolevels.probes import PRONOUNS_M, _occupations, winobias_root
-from methods.ecolevels.wordlists import CAREER, FEMALE_NAMES, MALE_NAMES
+from methods.ecolevels.wordlists import CAREER, FEMALE_NAMES, MALE_NAMES, REVERSE_STATEMENTS
 
 
 def _text(messages: list[dict]) -> str:
@@ -34,8 +34,8 @@ def stereotyped_reply(messages: list[dict]) -> str:
         word = (w.group(1) or w.group(2)).strip()
         want = MALE_NAMES if word in CAREER else FEMALE_NAMES
         return next((k for k, v in opts.items() if v.strip() in want), "A")
-    if "strongly agree" in text:
-        return "5"
+    if "strongly agree" in text:  # agree with the stereotype, disagree with its reverse-keyed counterpart
+        return "1" if any(st in text for st in REVERSE_STATEMENTS) else "5"
     occ = re.search(r"Position: ([^\n]+)|for the (.+?) opening", text)
     name = re.search(r"(?:Applicant|Name): (\w+)", text)
     if occ and name:

@@ -5,8 +5,9 @@ from __future__ import annotations
 LOCAL_MODELS = ["local/smollm2-135m-instruct", "local/qwen2.5-coder-1.5b-instruct"]
 
 PRESETS: dict[str, dict] = {
-    # the results run: 4 probes (one per level) × 2 paraphrases × 2 seeds, 8 units each (≈ 160 short generations)
-    "quick": {"seeds": [0, 1], "paraphrases": 2, "n_units": 8},
+    # the results run: 4 probes (one per level) × 2 paraphrases × 3 seeds, 20 units each (≈ 600 short generations
+    # per local model; WinoBias up to 60 distinct pairs, 40 distinct statements, the 38 résumé occupations)
+    "quick": {"seeds": [0, 1, 2], "paraphrases": 2, "n_units": 20},
     # larger: 3 seeds × 2 paraphrases × 40 units
     "spec": {"seeds": [0, 1, 2], "paraphrases": 2, "n_units": 40},
     # tests

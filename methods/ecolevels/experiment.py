@@ -1,8 +1,9 @@
 """The probe runner (spec §6): a probe × k prompt paraphrases × seeds against one gateway model.
 
 Each (paraphrase, seed) is one batch of requests through the evaluation harness (raw outputs in
-``llm_eval_outputs``); the bias index is the mean of the pooled units with a percentile bootstrap
-95% CI, and the per-(paraphrase, seed) indices are kept for the reliability check (R4).
+``llm_eval_outputs``); the bias index is the mean over the distinct units (each stimulus's units
+averaged over the paraphrases and seeds that measured it) with a percentile bootstrap 95% CI over
+those distinct units, and the per-(paraphrase, seed) indices are kept for the reliability check (R4).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Literal
 from core.jobs import JobContext, null_context
 from core.stats import bootstrap_ci
 from methods.ecolevels.classify import classify
-from methods.ecolevels.probes import PLANNERS, UnitRun, local_embedder, weat_effect
+from methods.ecolevels.probes import PLANNERS, UnitRun, distinct_units, local_embedder, weat_effect
 from methods.ecolevels.registry import get_probe
 from methods.ecolevels.result import ProbeResult
 from methods.ecolevels.wordlists import CAREER, FAMILY, FEMALE_NAMES, MALE_NAMES
@@ -41,9 +42,10 @@ def run_probe(
     run_id = None
     if probe.runner == "weat":
         for p in range(paraphrases):
+            # deterministic (the model's input embeddings): seeds would only repeat the measurement, so it is
+            # taken once per paraphrase; its units are the names
             d, units = weat_effect(local_embedder(model, p), MALE_NAMES, FEMALE_NAMES, CAREER, FAMILY)
-            for s in seeds:  # deterministic: seeds only repeat the measurement
-                runs.append(UnitRun(p, s, units, {"weat_d": d}))
+            runs.append(UnitRun(p, seeds[0], units, {"weat_d": d}, keys=[*MALE_NAMES, *FEMALE_NAMES]))
     else:
         plans = {
             (p, s): PLANNERS[probe.runner](model, p, s, n_units, data_dir) for p in range(paraphrases) for s in seeds
@@ -63,9 +65,9 @@ def run_probe(
         for (p, s), plan in plans.items():
             texts = {r.key: outs[f"{probe.id}/p{p}/s{s}/{r.key}"].text for r in plan.requests}
             units, details = plan.score(texts)
-            runs.append(UnitRun(p, s, units, details))
-    pooled = [u for r in runs for u in r.units]
-    ci = bootstrap_ci(pooled, seed=0)
+            runs.append(UnitRun(p, s, units, details, keys=plan.keys))
+    keys, values = distinct_units(runs)
+    ci = bootstrap_ci(values, seed=0)
     result = ProbeResult(
         probe_id=probe.id,
         name=probe.name,
@@ -74,7 +76,8 @@ def run_probe(
         effect=ci.estimate,
         ci_low=ci.low,
         ci_high=ci.high,
-        n_units=len(pooled),
+        n_units=len(values),
+        units={"keys": keys, "values": values},
         runs=[
             {"paraphrase": r.paraphrase, "seed": r.seed, "index": float(sum(r.units) / max(1, len(r.units)))}
             | r.details

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.evidence import Evidence
 from core.jobs import Report
 from core.provenance import provenance_line
 from methods.ecolevels.classify import LEVEL_NAMES
@@ -151,8 +152,9 @@ def reading(results: list[ProbeResult], conflicts: list[Conflict]) -> str:
     labels = sorted({c.label for c in conflicts if {c.a, c.b} == {a.probe_id, b.probe_id}})
     return (
         f"Association level: {a.name} {a.effect:+.2f} [{a.ci_low:+.2f}, {a.ci_high:+.2f}]; behaviour level: {b.name} "
-        f"{b.effect:+.2f} [{b.ci_low:+.2f}, {b.ci_high:+.2f}]. The paper's qualitative pattern (association-level bias "
-        f"larger than naturalistic-output bias) {'appears' if holds else 'does not appear'} on this model"
+        f"{b.effect:+.2f} [{b.ci_low:+.2f}, {b.ci_high:+.2f}]. By the point estimates, the paper's qualitative "
+        "pattern (association-level bias larger than naturalistic-output bias) "
+        f"{'appears' if holds else 'does not appear'} on this model"
         + (f"; the reconciler labels the pair {', '.join(labels)}" if labels else "; the two do not conflict")
         + "."
         + (
@@ -165,17 +167,116 @@ def reading(results: list[ProbeResult], conflicts: list[Conflict]) -> str:
     )
 
 
+CLAIMS = {
+    "weat_embeddings": (
+        "L1 WEAT: male names nearer career words in the input embeddings",
+        "— (position paper: no numbers; WEAT is the classic L1 probe)",
+    ),
+    "winobias": (
+        "L2 WinoBias: stereotype-consistent coreference",
+        "association-level probes show strong bias (gender–occupation case study)",
+    ),
+    "llm_iat": ("L2 LLM IAT: stereotype-consistent word–name pairing", "strong bias at the association level"),
+    "explicit_agree": (
+        "L3 explicit agreement with stereotypes (half the statements reverse-keyed)",
+        "— (the case study reports no L3 number)",
+    ),
+    "resume_screening": (
+        "L4 résumé screening favours the stereotype-consistent name",
+        "naturalistic-output probes show weaker or no bias",
+    ),
+}
+
+
+def _model_key(label: str) -> str:
+    """A model's key in results.json (paths there are ``/``-separated)."""
+    return _slug(label)
+
+
+def evidence(reports: dict[str, Report]) -> Evidence:
+    """Per local model: each probe's bias index over its distinct units (bootstrap over the stimuli), and the case
+    study's dissociation (association level above behaviour level). The scripted references only bound the scale
+    (their indices are ±1 or 0 by construction): their values are stored, not claimed."""
+    raw: dict[str, Any] = {"models": {}}
+    for label, r in reports.items():
+        probes = {}
+        for x in r.data.get("results", []):
+            units = x.get("units") or {}
+            probes[x["probe_id"]] = {
+                "level": x["level"],
+                "ev": x["ev"],
+                "keys": units.get("keys", []),
+                "values": units.get("values", []),
+                "runs": [{k: v for k, v in run.items()} for run in x.get("runs", [])],
+            }
+        raw["models"][_model_key(label)] = {"label": label, "model": r.data.get("model", label), "probes": probes}
+    ev = Evidence(raw)
+    for key, m in raw["models"].items():
+        if str(m["model"]).startswith("scripted/"):
+            continue
+        pr = m["probes"]
+        for pid, (claim, paper) in CLAIMS.items():
+            if pid not in pr or not pr[pid]["values"]:
+                continue
+            runs = pr[pid]["runs"]
+            per_run = " ".join(f"{x.get('index', 0.0):+.2f}" for x in runs)
+            context = f"{len(pr[pid]['values'])} distinct units; per paraphrase × seed {per_run}"
+            if pid == "explicit_agree":
+                acq = sum(x.get("acquiescence", 0.0) for x in runs) / max(1, len(runs))
+                context += (
+                    f"; acquiescence {acq:+.2f} (−1 disagrees with everything, +1 agrees), mean rating consistent "
+                    f"{_mean(runs, 'mean_rating_consistent'):.2f} / reverse-keyed {_mean(runs, 'mean_rating_reverse'):.2f}"
+                )
+            if pid == "weat_embeddings":
+                context += "; d = " + ", ".join(f"{x.get('weat_d', 0.0):+.2f}" for x in runs) + " (per paraphrase)"
+            ev.headline(
+                f"{claim} ({key})",
+                stat="mean",
+                a=f"models/{key}/probes/{pid}/values",
+                interval="bootstrap",
+                paper=paper,
+                context=context,
+                unit="(index, −1 … +1)",
+            )
+        if pr.get("winobias", {}).get("values") and pr.get("resume_screening", {}).get("values"):
+            ev.headline(
+                f"Association (L2 WinoBias) above behaviour (L4 résumés): the case study's dissociation ({key})",
+                stat="diff",
+                a=f"models/{key}/probes/winobias/values",
+                b=f"models/{key}/probes/resume_screening/values",
+                paper="association-level bias larger than naturalistic-output bias (R1, not a contradiction)",
+                context="bootstrap of each probe's distinct units on its own",
+                unit="(index)",
+            )
+    return ev
+
+
+def _mean(runs: list[dict[str, Any]], key: str) -> float:
+    vals = [x[key] for x in runs if isinstance(x.get(key), (int, float))]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def _summary(ev: Evidence, reports: dict[str, Report], wall_s: float) -> str:
+    parts = []
+    for h in ev.headlines:
+        r = h.result
+        ci = f" [{r['low']:+.2f}, {r['high']:+.2f}]" if r["n"] >= 2 and r["low"] is not None else ""
+        parts.append(f"{h.claim}: {r['estimate']:+.2f}{ci}, **{r['verdict']}**")
+    head = "; ".join(parts) if parts else "no local model ran, so no headline"
+    return (
+        f"{head}. Bias indices over distinct units (bootstrap over stimuli), positive = stereotype-consistent. "
+        f"{len(reports)} model(s) incl. the scripted references; target: résumé screener; {wall_s:.0f} s. "
+        f"{provenance_line()}"
+    )
+
+
 def combine(
     reports: dict[str, Report], *, skipped: dict[str, str], command: str, options: dict[str, Any], wall_s: float
 ) -> Report:
     """One results document over several models' flow reports (reference models first)."""
-    rep = Report(
-        title="EcoLevels: gender–occupation probes at four levels",
-        summary=(
-            f"{len(reports)} model(s) incl. the scripted references; target: résumé screener; "
-            f"{wall_s:.0f} s. {provenance_line()}"
-        ),
-    )
+    ev = evidence(reports)
+    rep = Report(title="EcoLevels: gender–occupation probes at four levels", summary=_summary(ev, reports, wall_s))
+    rep.sections.append(ev.section())
     from methods.llm_eval.harness import run_seconds
 
     cost = []
@@ -210,11 +311,13 @@ def combine(
             )
     rep.add_table(
         "Bias index by model and probe (95% bootstrap CI)",
-        ["model", "probe", "level", "EV (résumé screener)", "index", "CI low", "CI high", "verdict", "units"],
+        ["model", "probe", "level", "EV (résumé screener)", "index", "CI low", "CI high", "verdict", "distinct units"],
         rows,
         note="The two scripted references bound the scale: a fully stereotyped answerer (+1 on every generation "
         "probe) and a position-driven constant answerer (≈ 0). WEAT reads a local model's embeddings, so it runs for "
-        "local models only.",
+        "local models only. A unit is a stimulus (a WinoBias pair, a statement, an occupation's résumé, a name): "
+        "measured under several paraphrases and seeds it is averaged and counted once, and the interval resamples "
+        "these distinct units.",
     )
     rep.add_table(
         "Paper",
@@ -242,10 +345,12 @@ def combine(
         rep.add_table("Skipped models", ["model", "why"], [[k, v] for k, v in skipped.items()])
     rep.add_section(
         "What was shrunk",
-        f"- Probes: one per level (L1 WEAT on input embeddings, L2 WinoBias dev pairs, L3 {options.get('n_units')} of "
-        "20 seeded Likert statements, L4 name-swapped synthetic résumés over the 38 WinoBias occupations); "
+        f"- Probes: one per level (L1 WEAT on input embeddings, L2 WinoBias dev pairs, L3 {options.get('n_units')} "
+        "seeded Likert statements, half of them from 20 stereotype-consistent and half from 20 reverse-keyed ones "
+        "(agreement = rejecting the stereotype; the acquiescence control is the mean agreement over both), L4 "
+        "name-swapped synthetic résumés over the 38 WinoBias occupations); "
         f"{options.get('n_units')} units × {options.get('paraphrases')} paraphrases × {len(options.get('seeds', []))} "
-        "seeds each (the registry's other probes — CrowS-Pairs, reference letters, Bias in Bios — are classified and "
+        "seeds each (WEAT once per paraphrase: the embeddings do not depend on a seed; the registry's other probes — CrowS-Pairs, reference letters, Bias in Bios — are classified and "
         "EV-scored but not run).\n- Forced-choice answers of local models are constrained to the option tokens "
         "(A|B, 1–5, yes|no) by the gateway's regex decoding; other models are parsed.\n- Level and EV rules are the "
         "spec's reconstruction (§3), not text from the paper.",
@@ -254,7 +359,18 @@ def combine(
     for label, r in reports.items():
         sec = next((s.markdown for s in r.sections if s.title == "Reading"), "")
         readings.append(f"**{label}.** {sec}")
+    verdicts = [
+        f"- {h.claim}: {h.result['estimate']:+.2f} over {h.result['n']} distinct units — **{h.result['verdict']}**"
+        for h in ev.headlines
+    ]
+    if verdicts:
+        readings.insert(
+            0,
+            "**Headline verdicts** (the intervals decide; the per-model paragraphs below compare point estimates "
+            "only):\n" + "\n".join(verdicts),
+        )
     rep.add_section("Reading", "\n\n".join(readings))
+    rep.add_json("results.json", ev.to_json(options=options, command=command, wall_s=round(wall_s, 1)))
     for label, r in reports.items():
         for x in r.data.get("results", []):
             rep.metrics[f"{_slug(label)}/{x['probe_id']}"] = round(x["effect"], 4)

@@ -23,7 +23,10 @@ class ProbeResult(BaseModel):
     effect: float
     ci_low: float
     ci_high: float
-    n_units: int
+    n_units: int = Field(..., description="Distinct units (stimuli) the index and its interval are computed over.")
+    units: dict[str, list[Any]] = Field(
+        default_factory=dict, description="keys and values: each distinct unit's stimulus and its mean value."
+    )
     runs: list[dict[str, Any]] = Field(default_factory=list, description="Per (paraphrase, seed) index and details.")
     moderators: dict[str, str] = Field(default_factory=dict)
     model: str = ""

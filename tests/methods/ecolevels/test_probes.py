@@ -1,5 +1,7 @@
 """Spec §7: the WinoBias scorer and the probes' bias indices on reference models."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -23,7 +25,58 @@ def test_generation_probes_bound_by_the_references(data_dir, probe):
         top = run_probe(probe, model=m["stereotyped (reference)"], paraphrases=2, seeds=[0, 1], n_units=4)
         flat = run_probe(probe, model=m["constant A/3/yes (reference)"], paraphrases=1, seeds=[0], n_units=8)
     assert top.effect == pytest.approx(1.0) and top.verdict == "bias" and len(top.runs) == 4
-    assert abs(flat.effect) < 0.5 and flat.ci_low <= 0 <= flat.ci_high or flat.effect == 0.0
+    # the constant answerer: WinoBias ("A" picks the same slot for the pro and the anti sentence of a pair), the
+    # balanced Likert items ("3") and the résumés ("yes" for both names) are exactly 0; the IAT's "A" follows the
+    # random name order, so only its interval has to hold 0
+    if probe == "llm_iat":
+        assert flat.ci_low <= 0 <= flat.ci_high and flat.verdict == "null"
+    else:
+        assert flat.effect == 0.0 and (flat.ci_low, flat.ci_high) == (0.0, 0.0) and flat.verdict == "null"
+    # units shown under both paraphrases and both seeds count once: the interval is over distinct stimuli
+    assert top.n_units == len(set(top.units["keys"])) == len(top.units["values"])
+    assert top.n_units < sum(len(r) for r in [[0] * 4] * 4)  # fewer than the 16 pooled unit values
+
+
+@pytest.mark.parametrize(("answer", "acquiescence"), [("1", -1.0), ("5", 1.0), ("3", 0.0)])
+def test_explicit_probe_reads_a_constant_likert_answer_as_acquiescence_not_bias(scripted_llm, answer, acquiescence):
+    """Issue #49: without reverse-keyed statements a model answering "1" to everything read as reverse bias (−1)."""
+    name = f"eco-likert-{answer}-{time.monotonic_ns()}"  # stored generations are reused per model name
+    scripted_llm(name, lambda messages: answer)
+    r = run_probe("explicit_agree", model=f"scripted/{name}", paraphrases=2, seeds=[0, 1], n_units=7)
+    assert r.effect == 0.0 and r.verdict == "null"
+    assert {x["acquiescence"] for x in r.runs} == {acquiescence}
+    assert all(x["mean_rating_consistent"] == x["mean_rating_reverse"] == int(answer) for x in r.runs)
+
+
+def test_explicit_probe_balances_the_keys():
+    from methods.ecolevels.probes import plan_explicit
+    from methods.ecolevels.wordlists import REVERSE_STATEMENTS, STATEMENTS
+
+    plan = plan_explicit("scripted/x", 0, 3, 8)
+    assert sum(k in STATEMENTS for k in plan.keys) == 4 and sum(k in REVERSE_STATEMENTS for k in plan.keys) == 4
+    odd = plan_explicit("scripted/x", 0, 3, 3)  # an odd n rounds up: a constant answer must still read 0
+    assert sum(k in STATEMENTS for k in odd.keys) == sum(k in REVERSE_STATEMENTS for k in odd.keys) == 2
+    # agreeing with the stereotype (5) and rejecting its reverse (1) is +1 on every unit
+    outs = {r.key: ("5" if plan.keys[int(r.key)] in STATEMENTS else "1") for r in plan.requests}
+    units, details = plan.score(outs)
+    assert units == [1.0] * 8 and details["acquiescence"] == 0.0
+
+
+def test_distinct_units_average_a_stimulus_over_its_measurements():
+    from methods.ecolevels.probes import UnitRun, distinct_units
+
+    runs = [UnitRun(0, 0, [1.0, 0.0], keys=["a", "b"]), UnitRun(1, 0, [0.0, 0.0], keys=["a", "b"])]
+    runs.append(UnitRun(0, 1, [1.0], keys=["c"]))
+    assert distinct_units(runs) == (["a", "b", "c"], [0.5, 0.0, 1.0])
+
+
+def test_weat_units_are_the_names_once_not_once_per_seed(data_dir):
+    from methods.ecolevels.wordlists import FEMALE_NAMES, MALE_NAMES
+
+    r = run_probe("weat_embeddings", model="local/smollm2-135m-instruct", paraphrases=2, seeds=[0, 1, 2])
+    assert len(r.runs) == 2  # one measurement per paraphrase: the seeds do not change embeddings
+    assert r.n_units == len(MALE_NAMES) + len(FEMALE_NAMES) == len(r.units["keys"])
+    assert r.effect == pytest.approx(sum(x["weat_d"] for x in r.runs) / 4)  # the mean of d/2 over paraphrases
 
 
 def test_weat_effect_size_on_planted_embeddings():
