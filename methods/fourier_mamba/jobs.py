@@ -1,13 +1,11 @@
 """Registered jobs ``fourier_mamba.train`` and ``fourier_mamba.derain`` and the reproducer ``fourier_mamba``.
 
-Queues: both jobs are registered on ``cpu``, so a generic ``POST /v1/jobs`` runs on every deployment
-(``paperworks up`` starts a ``cpu`` worker only; every host lists the same registration). Training is
-the job that gains from a GPU (the selective scan then runs as the Triton kernel): the training
-entry point ``POST /v1/fourier_mamba/train`` sends it
-to :func:`train_queue` — ``gpu`` when the deployment declares a GPU worker in
-``PAPERWORKS_WORKER_QUEUES`` (e.g. ``cpu,gpu``), ``cpu`` otherwise. Deraining is one forward pass of a
-0.3M-parameter network: ``cpu``. Both take ``device``/``amp`` (:class:`core.device.DeviceParams`): the
-training, and the derain pass (and its training when no model is cached), run there.
+Queues: both jobs are registered on ``cpu`` and routed like every job by their ``device`` param
+(:mod:`core.jobs.routing`): ``device=cuda`` (or ``auto`` where the deployment declares GPU workers) goes
+to the ``gpu`` queue, where training gains most (the selective scan runs as the Triton kernel). Deraining
+is one forward pass of a 0.3M-parameter network. Both take ``device``/``amp``
+(:class:`core.device.DeviceParams`): the training, and the derain pass (and its training when no model is
+cached), run there. The job bodies and the reproduction are in :mod:`methods.fourier_mamba.experiment`.
 """
 
 from __future__ import annotations
@@ -25,14 +23,6 @@ PresetName = Literal["cpu", "spec", "tiny"]
 Order = Literal["zigzag", "chebyshev", "raster"]
 
 
-def train_queue() -> str:
-    """``gpu`` when this deployment's workers consume the gpu queue (settings.worker_queues), else ``cpu``."""
-    from core.config import get_settings
-
-    queues = {q.strip() for q in get_settings().worker_queues.split(",")}
-    return "gpu" if "gpu" in queues else "cpu"
-
-
 class TrainParams(DeviceParams):
     preset: PresetName = Field("cpu", description="Model + training recipe (config.py): cpu, spec (§6) or tiny.")
     scan_order: Order = Field("zigzag", description="Spectrum scan order (zigzag is the paper's; raster ablates it).")
@@ -43,8 +33,8 @@ class TrainParams(DeviceParams):
 @register_method("fourier_mamba.train", title="Train FourierMamba (deraining)", queue="cpu", tags=("image", "mamba"))
 def run_train(params: TrainParams, progress: JobContext) -> Report:
     """Train FourierMamba-Tiny on synthetic rain over real photos and cache it for the derain job."""
+    from methods.fourier_mamba.experiment import checkpoint_path, train_and_save
     from methods.fourier_mamba.model import count_params
-    from methods.fourier_mamba.service import checkpoint_path, train_and_save
 
     dev = resolve_device(params.device)
     overrides = {"seed": params.seed, "amp": params.amp} | ({"steps": params.steps} if params.steps else {})
@@ -94,9 +84,9 @@ class DerainParams(DeviceParams):
 @register_method("fourier_mamba.derain", title="FourierMamba: derain an image", queue="cpu", tags=("image", "mamba"))
 def run_derain(params: DerainParams, progress: JobContext) -> Report:
     """Derain an uploaded or sample image (optionally with synthetic rain added); PSNR/SSIM on Y when there is a ground truth."""
-    from methods.fourier_mamba.service import derain_report
+    from methods.fourier_mamba.experiment import derain
 
-    return derain_report(
+    return derain(
         image_sha256=params.image_sha256,
         sample=params.sample,
         add_rain_kind=params.add_rain,
@@ -113,15 +103,25 @@ class FourierMambaOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce fourier_mamba`` (``device``/``amp``: where the models train)."""
 
     PRESETS = {
-        "cpu": {"steps": PRESETS["cpu"].train.steps, "n_eval": 48, "eval_crop": 64, "threads": 1},
-        "spec": {"steps": PRESETS["spec"].train.steps, "n_eval": 96, "eval_crop": 64, "threads": 0},
-        "tiny": {"steps": PRESETS["tiny"].train.steps, "n_eval": 4, "eval_crop": 16, "threads": 1, "real_max_side": 64},
+        "cpu": {"steps": PRESETS["cpu"].train.steps, "n_eval": 48, "eval_crop": 64, "threads": 1, "seeds": 3},
+        "spec": {"steps": PRESETS["spec"].train.steps, "n_eval": 96, "eval_crop": 64, "threads": 0, "seeds": 3},
+        "tiny": {
+            "steps": PRESETS["tiny"].train.steps,
+            "n_eval": 4,
+            "eval_crop": 16,
+            "threads": 1,
+            "real_max_side": 64,
+            "seeds": 2,
+        },
     }
     preset: PresetName = Field("cpu", description="cpu (default, minutes), spec (§6 scale) or tiny (tests).")
     steps: int = Field(150, ge=1, le=100_000, description="Training steps per model.")
     n_eval: int = Field(48, ge=2, le=2000, description="Held-out synthetic crops evaluated.")
     eval_crop: int = Field(64, ge=16, le=256, description="Side of the held-out crops (a multiple of 4).")
     ablation: bool = Field(True, description="Also train the raster-scan model (zigzag vs raster).")
+    seeds: int = Field(
+        3, ge=1, le=20, description="Training seeds per scan order (initialisation and crops; the data is fixed)."
+    )
     real_max_side: int = Field(
         0,
         ge=0,
@@ -145,15 +145,17 @@ class FourierMambaOptions(ReproducerOptions, DeviceParams):
     description="FourierMamba deraining: synthetic held-out crops, real Rain100L pairs, zigzag vs raster",
 )
 def reproduce(options: FourierMambaOptions, progress: JobContext) -> Report:
-    """Train FourierMamba-Tiny (zigzag and raster), evaluate PSNR/SSIM(Y), write example images."""
+    """Train FourierMamba-Tiny (zigzag and raster) for several seeds; PSNR/SSIM(Y) per crop and pair; headlines."""
     from methods.fourier_mamba.config import get_preset
-    from methods.fourier_mamba.report import run_reproduction
+    from methods.fourier_mamba.experiment import run_reproduction
 
     preset = get_preset(options.preset).with_train(
         steps=options.steps, threads=options.threads, seed=options.seed, device=options.device, amp=options.amp
     )
     return run_reproduction(
         preset,
+        seeds=options.seeds,
+        command=f"paperworks reproduce fourier_mamba{options.cli_options()}",
         n_eval=options.n_eval,
         eval_crop=options.eval_crop,
         ablation=options.ablation,

@@ -1,4 +1,4 @@
-"""``POST /v1/fourier_mamba/derain`` (an uploaded image) and ``POST /v1/fourier_mamba/train``.
+"""``POST /v1/fourier_mamba/derain`` (an uploaded image).
 
 Derain: multipart form with ``image`` (at most ``settings.max_upload_bytes`` and
 ``settings.max_image_pixels``; decoded to the last pixel, 415 for non-images, 413 when too large)
@@ -7,18 +7,18 @@ plus the fields of ``DerainParams`` minus the image references the upload replac
 takes its SHA-256. Sample images need no upload: ``POST /v1/jobs`` with ``fourier_mamba.derain``
 and ``sample``.
 
-Train: JSON ``TrainParams``; the job goes to the ``gpu`` queue when this deployment declares a GPU
-worker (``PAPERWORKS_WORKER_QUEUES`` contains ``gpu``), else to ``cpu``. Both return the job (201);
-the report is at ``GET /v1/jobs/{id}/report``.
+``POST /v1/fourier_mamba/train`` (JSON ``TrainParams``) is the generated job route
+(:mod:`services.api.job_routes`): like every job, its queue follows its ``device`` param
+(:mod:`core.jobs.routing`). Both return the job (201); the report is at ``GET /v1/jobs/{id}/report``.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, HTTPException, UploadFile, status
+from fastapi import APIRouter, File, Form, UploadFile, status
 
-from methods.fourier_mamba.jobs import DerainParams, TrainParams, train_queue
+from methods.fourier_mamba.jobs import DerainParams
 from services.api.deps import ApiKeyDep, submit
 from services.api.forms import form_model
 from services.api.schemas import JobPublic
@@ -40,19 +40,3 @@ async def derain(
     sha = store_upload(img.data, name=img.filename or "image", owner=key.id)
     job, _ = submit("fourier_mamba.derain", {**fields.model_dump(), "image_sha256": sha}, key=key)
     return JobPublic.model_validate(job)
-
-
-@router.post("/train", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
-def train(key: ApiKeyDep, params: TrainParams) -> JobPublic:
-    """Train (and cache) a FourierMamba model on the gpu queue when configured, else on cpu."""
-    from core.db import crud
-    from core.db.session import session_scope
-    from core.jobs.dispatch import enqueue
-    from core.jobs.lifecycle import EnqueueError
-
-    try:
-        job_id = enqueue("fourier_mamba.train", params.model_dump(), queue=train_queue(), owner=key.id)
-    except EnqueueError as exc:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
-    with session_scope() as s:
-        return JobPublic.model_validate(crud.get_job(s, job_id=job_id))

@@ -86,7 +86,7 @@ def _clip(attr: str) -> Callable[[Any], Warmup]:
 
 
 def _fourier_mamba(params: Any) -> Warmup:
-    from methods.fourier_mamba.service import checkpoint_path
+    from methods.fourier_mamba.experiment import checkpoint_path
 
     path = checkpoint_path(params.preset, params.scan_order)
     secs, src = _FM_SECONDS.get(params.preset, (None, "not measured"))

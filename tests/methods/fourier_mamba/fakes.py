@@ -29,9 +29,9 @@ SMALL_SHA = hashlib.sha256(SMALL_PNG).hexdigest()
 
 def isolated_models(monkeypatch, tmp_path) -> None:
     """Trained models go to (and come from) ``tmp_path``, never the shared cache."""
-    from methods.fourier_mamba import service
+    from methods.fourier_mamba import experiment
 
-    monkeypatch.setattr(service, "checkpoint_path", lambda preset, order: tmp_path / f"{preset}-{order}.pt")
+    monkeypatch.setattr(experiment, "checkpoint_path", lambda preset, order: tmp_path / f"{preset}-{order}.pt")
 
 
 def tiny_model_and_small_upload(monkeypatch, tmp_path) -> None:
@@ -39,7 +39,7 @@ def tiny_model_and_small_upload(monkeypatch, tmp_path) -> None:
     :data:`SMALL_PNG` in the artifact store (params name it by :data:`SMALL_SHA`)."""
     from core.artifacts import get_artifact_store
     from core.jobs.context import null_context
-    from methods.fourier_mamba.service import train_and_save
+    from methods.fourier_mamba.experiment import train_and_save
 
     isolated_models(monkeypatch, tmp_path)
     assert get_artifact_store().put_bytes(SMALL_PNG, name="small.png").sha256 == SMALL_SHA

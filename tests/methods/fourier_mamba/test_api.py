@@ -61,15 +61,23 @@ def test_oversized_upload_is_rejected(api_client, settings):
     assert r.status_code == 413 and _jobs() == before
 
 
-def test_train_goes_to_the_declared_queue(api_client, monkeypatch):
+def test_train_goes_to_the_queue_its_device_names(api_client, monkeypatch):
+    """Like every job: the ``device`` param decides (core.jobs.routing), not which queues the workers consume."""
     from core.config import get_settings
 
     r = api_client.post("/v1/fourier_mamba/train", json={"preset": "tiny", "steps": 3})
     assert r.status_code == 201, r.text
     assert r.json()["queue"] == "cpu" and r.json()["params"]["steps"] == 3
-    monkeypatch.setattr(get_settings(), "worker_queues", "cpu,gpu")
+    monkeypatch.setattr(get_settings(), "worker_queues", "cpu,gpu")  # a worker on gpu does not pull CPU jobs over
     r = api_client.post("/v1/fourier_mamba/train", json={"preset": "tiny"})
-    assert r.status_code == 201 and r.json()["queue"] == "gpu"
+    assert r.status_code == 201 and r.json()["queue"] == "cpu"
+    before = _jobs()
+    r = api_client.post("/v1/fourier_mamba/train", json={"preset": "tiny", "device": "cuda"})
+    assert r.status_code == 422 and "GPU worker" in r.text and _jobs() == before  # no GPU worker declared
+    monkeypatch.setattr(get_settings(), "gpu_workers", True)
+    for device, queue in (("cuda", "gpu"), ("auto", "gpu"), ("cpu", "cpu")):
+        r = api_client.post("/v1/fourier_mamba/train", json={"preset": "tiny", "device": device})
+        assert r.status_code == 201 and r.json()["queue"] == queue, (device, r.text)
     before = _jobs()
     assert api_client.post("/v1/fourier_mamba/train", json={"preset": "huge"}).status_code == 422
     assert api_client.post("/v1/fourier_mamba/train", json={"steps": 0}).status_code == 422

@@ -1,21 +1,23 @@
 """The registered jobs and the reproducer, run inline with the test-sized ``tiny`` preset."""
 
+import numpy as np
 import pytest
 
+from core.evidence import Evidence, table_in
 from core.jobs import get_method, get_reproducer, null_context
 
 
 @pytest.fixture(scope="module")
 def tiny_model():
     """Train and cache the ``tiny`` zigzag model once (≈ a second)."""
-    from methods.fourier_mamba.service import checkpoint_path, train_and_save
+    from methods.fourier_mamba.experiment import checkpoint_path, train_and_save
 
     train_and_save("tiny", "zigzag", null_context())
     return checkpoint_path("tiny", "zigzag")
 
 
 def test_train_job_caches_a_model(tiny_model):
-    from methods.fourier_mamba.service import load_model
+    from methods.fourier_mamba.experiment import load_model
 
     model, blob = load_model(tiny_model)
     assert blob["train"]["steps"] == 8 and len(blob["losses"]) == 8
@@ -48,13 +50,13 @@ def test_derain_upload_with_added_rain_scores_against_the_clean_image(tiny_model
 
 
 def test_train_job_records_where_it_trained(monkeypatch, tmp_path):
-    from methods.fourier_mamba import service
+    from methods.fourier_mamba import experiment
 
-    monkeypatch.setattr(service, "checkpoint_path", lambda preset, order: tmp_path / f"{preset}-{order}.pt")
+    monkeypatch.setattr(experiment, "checkpoint_path", lambda preset, order: tmp_path / f"{preset}-{order}.pt")
     spec = get_method("fourier_mamba.train")
     report = spec.run(spec.validate({"preset": "tiny", "steps": 2}), null_context())
     assert report.metrics["device"] == "cpu" and report.metrics["steps"] == 2
-    _, blob = service.load_model(tmp_path / "tiny-zigzag.pt")
+    _, blob = experiment.load_model(tmp_path / "tiny-zigzag.pt")
     assert blob["train"]["device"] == "cpu" and blob["train"]["amp"] == "off"
 
 
@@ -62,17 +64,17 @@ def test_cuda_without_cuda_fails_before_training(monkeypatch, tmp_path):
     import torch
 
     from core.device import DeviceUnavailable
-    from methods.fourier_mamba import service
+    from methods.fourier_mamba import experiment
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(service, "train_model", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(experiment, "train_model", lambda *a, **k: pytest.fail("trained"))
     spec = get_method("fourier_mamba.train")
     with pytest.raises(DeviceUnavailable):
         spec.run(spec.validate({"preset": "tiny", "steps": 2, "device": "cuda"}), null_context())
 
 
 def test_derain_without_ground_truth_and_large_uploads_downscaled(tiny_model):
-    from methods.fourier_mamba.service import MAX_SIDE
+    from methods.fourier_mamba.experiment import MAX_SIDE
 
     report = get_method("fourier_mamba.derain").run(
         get_method("fourier_mamba.derain").validate({"image_sha256": _upload((MAX_SIDE + 100, 40)), "preset": "tiny"}),
@@ -94,25 +96,48 @@ def test_derain_params_need_exactly_one_image():
         spec.validate({"sample": "mars"})
 
 
-def test_train_queue_follows_the_declared_worker_queues(monkeypatch):
-    from core.config import get_settings
-    from methods.fourier_mamba.jobs import train_queue
-
-    monkeypatch.setattr(get_settings(), "worker_queues", "cpu")
-    assert train_queue() == "cpu"
-    monkeypatch.setattr(get_settings(), "worker_queues", "cpu, gpu")
-    assert train_queue() == "gpu"
-    assert get_method("fourier_mamba.train").queue == "cpu"  # generic submissions run on every deployment
-
-
 def test_reproducer_tiny_writes_results(tmp_path, data_dir):
     rep = get_reproducer("fourier_mamba")
-    path = rep.run(tmp_path, null_context(), {"preset": "tiny", "ablation": True})
+    path = rep.run(tmp_path, null_context(), {"preset": "tiny", "ablation": True, "seeds": 2})
     text = path.read_text()
     assert "Held-out synthetic crops" in text and "Real Rain100L pairs" in text and "## Reading" in text
     assert "zigzag" in text and "raster" in text
     files = {p.name for p in (tmp_path / "fourier_mamba").iterdir()}
-    assert {"heldout_examples.png", "rain100l_example.png", "loss.png"} <= files
+    assert {"heldout_examples.png", "rain100l_example.png", "loss.png", "results.json"} <= files
+    ev = Evidence.load(tmp_path / "fourier_mamba" / "results.json")
+    assert ev.recompute() == [] and table_in(text) == ev.table()
+    assert len(ev.headlines) == 4 and ev.raw["seeds"] == [0, 1]
+    n_crops = len(ev.raw["crops"]["psnr_in"])
+    for order in ("zigzag", "raster"):
+        runs = ev.raw[order]["runs"]
+        assert [r["seed"] for r in runs] == [0, 1] and all(len(r["crop_psnr_out"]) == n_crops for r in runs)
+        # the per-seed gain is the seed's per-crop output minus the (shared) input, averaged over crops
+        gain = np.mean(np.asarray(runs[1]["crop_psnr_out"]) - np.asarray(ev.raw["crops"]["psnr_in"]))
+        assert ev.raw[order]["gain"][1] == pytest.approx(gain)
+    assert ev.raw["zigzag"]["runs"][0]["crop_psnr_out"] != ev.raw["zigzag"]["runs"][1]["crop_psnr_out"]
+    # a second run re-scores the cached models (no training) and gives the same raw values
+    again = rep.run(tmp_path / "again", null_context(), {"preset": "tiny", "ablation": True, "seeds": 2})
+    ev2 = Evidence.load(tmp_path / "again" / "fourier_mamba" / "results.json")
+    assert all(r["cached"] for r in ev2.raw["zigzag"]["runs"]) and again.exists()
+    assert ev2.raw["zigzag"]["gain"] == ev.raw["zigzag"]["gain"]
+
+
+def test_headlines_read_the_claims_against_their_nulls():
+    from methods.fourier_mamba.report import evidence
+
+    crops = {"psnr_in": [20.0] * 4, "median_psnr_out": [20.2] * 4, "zigzag_psnr_out": [24.0, 23.0, 25.0, 24.5]}
+    raw = {
+        "seeds": [0, 1, 2],
+        "crops": crops,
+        "zigzag": {"gain": [4.1, 3.9, 4.3], "psnr_out": [24.1, 23.9, 24.3]},
+        "raster": {"gain": [4.6, 4.4, 4.9], "psnr_out": [24.6, 24.4, 24.9]},
+        "rain100l": {"psnr_in": [17.5, 22.5, 25.5], "zigzag_psnr_out": [22.4, 18.2, 26.6]},
+    }
+    verdicts = [h.result["verdict"] for h in evidence(raw).headlines]
+    # gain above 3 dB: holds; beats the median: holds; real pairs straddle 0: not resolved; raster ahead: fails
+    assert verdicts == ["holds", "holds", "not resolved", "fails"]
+    raw["zigzag"]["gain"] = [2.6, 2.4, 2.5]
+    assert evidence(raw).headlines[0].result["verdict"] == "fails"
 
 
 def test_reproducer_options_are_validated():
