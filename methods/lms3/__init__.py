@@ -10,6 +10,6 @@ Library use::
 
 from methods.lms3.config import RepresentationConfig, SelectionConfig
 from methods.lms3.data import PoolSpec
-from methods.lms3.service import Lms3Service
+from methods.lms3.selection import Lms3Service
 
 __all__ = ["Lms3Service", "PoolSpec", "RepresentationConfig", "SelectionConfig"]

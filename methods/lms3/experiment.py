@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from methods.lms3.pool import DemoPool, index_pool, load_pool
 from methods.lms3.projections import attention_projections
 from methods.lms3.prompts import build_prompt
 from methods.lms3.representation import Encoder
+from methods.lms3.results import ACC_ARMS, EXTRA_ARMS, MAIN_KEY, NLL_ARMS, THEORY_SCORES, DatasetResult
 from methods.lms3.scores import (
     NORMALIZATIONS,
     cosine_distance,
@@ -45,43 +46,10 @@ from methods.lms3.scores import (
     rejection_lambda,
     similarity,
 )
-from methods.lms3.selectors import ARMS, Selector
+from methods.lms3.selection import local_model_on
+from methods.lms3.selectors import Selector
 
 log = logging.getLogger(__name__)
-
-MAIN_KEY = ("reference", "final_norm_output")
-# Extra NLL arms: (selector arm, orientation of P, normalisation of Sim). The ``*_unit`` and
-# ``*_centred`` arms are NOT the reference method: they remove the pool-norm effect (scores.py).
-EXTRA_ARMS: dict[str, tuple[str, str, str]] = {
-    "lms3_attention": ("lms3", "attention", "none"),
-    "score_unit": ("score_no_reject", "reference", "unit"),
-    "lms3_unit": ("lms3", "reference", "unit"),
-    "lms3_centred": ("lms3", "reference", "centred"),
-}
-NLL_ARMS = (*ARMS, *EXTRA_ARMS)
-ACC_ARMS = ("zero_shot", "random", "cosine", "score_no_reject", "lms3")
-THEORY_SCORES = ("sim", "stab", "score", "cosine", "score_unit", "score_centred")
-
-
-@dataclass
-class DatasetResult:
-    """Everything measured on one dataset."""
-
-    dataset: str
-    pool_name: str
-    pool_size: int
-    lambdas: dict[str, int]  # per subject for MATH, else {"": λ}
-    n_queries: int
-    min_lambda: int = 0
-    selection_stats: list[dict[str, Any]] = field(default_factory=list)
-    norm_stats: list[dict[str, Any]] = field(default_factory=list)  # reference vs pool-norm-free Sim
-    nll: dict[str, list[float]] = field(default_factory=dict)
-    with_demo: dict[str, list[bool]] = field(default_factory=dict)
-    accuracy: dict[str, tuple[int, int]] = field(default_factory=dict)
-    theory: dict[str, list[float]] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    examples: list[dict[str, Any]] = field(default_factory=list)
-    work: dict[str, int] = field(default_factory=dict)  # computed vs reused from the cache
 
 
 class Experiment:
@@ -97,8 +65,6 @@ class Experiment:
         device: Any = "cpu",
         amp: str = "off",
     ) -> None:
-        from methods.lms3.service import local_model_on
-
         self.cfg = cfg
         self.store = store
         lm = get_local_model(model_name)
@@ -380,11 +346,12 @@ class Experiment:
         extract = extract_gsm8k if res.dataset == "gsm8k" else extract_mawps
         for a, arm in enumerate(ACC_ARMS):
             prompts, _ = self._arm_prompts(arm, pool, queries, idx, xq, sel_cfg, memo)
-            correct = 0
+            hits = []
             for n, (p, j) in enumerate(zip(prompts, idx)):
-                correct += int(is_correct(extract(self._decode(p, max_new)), queries[j].gold))
+                hits.append(bool(is_correct(extract(self._decode(p, max_new)), queries[j].gold)))
                 progress((a + (n + 1) / len(idx)) / len(ACC_ARMS), f"decoding {arm} {n + 1}/{len(idx)}")
-            res.accuracy[arm] = (correct, len(idx))
+            res.correct[arm] = hits
+            res.accuracy[arm] = (sum(hits), len(idx))
 
     def _theory(
         self,

@@ -20,7 +20,7 @@ from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.lms3.config import PRESETS, DatasetName, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
-from methods.lms3.service import Lms3Service
+from methods.lms3.selection import Lms3Service
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +198,12 @@ def reproduce(options: Lms3Options, progress: JobContext) -> Report:
         cfg, store=get_vectorstore(), progress=progress, cache_path=cache, device=options.device, amp=options.amp
     )
     wall = time.perf_counter() - t0
-    report = build_report(results, cfg, wall_s=wall, command="paperworks reproduce lms3" + options.cli_options())
+    report = build_report(
+        results,
+        cfg,
+        wall_s=wall,
+        command="paperworks reproduce lms3" + options.cli_options(),
+        options=options.model_dump(mode="json"),
+    )
     report.metrics.update(device_provenance(resolve_device(options.device), options.amp))
     return report

@@ -37,7 +37,7 @@ class PoolInfo(BaseModel):
 def select(body: SelectParams, _: ApiKeyDep) -> dict[str, Any]:
     """Choose demonstrations for ``query`` from an indexed pool (the ``lms3.select`` fields, without generation)."""
     from methods.lms3.config import RepresentationConfig, SelectionConfig
-    from methods.lms3.service import Lms3Service
+    from methods.lms3.selection import Lms3Service
 
     if body.generate or body.index_if_missing:
         raise HTTPException(422, "generate and index_if_missing run as a job: POST /v1/jobs with method lms3.select")

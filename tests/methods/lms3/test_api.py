@@ -20,10 +20,10 @@ def module_store():
 def indexed(module_store, monkeypatch, data_dir):
     """An 8-item MAWPS pool indexed with SmolLM2 in an ephemeral Chroma that the API also sees."""
     import core.vectorstore as vectorstore
-    import methods.lms3.service as service
+    import methods.lms3.selection as selection
     from methods.lms3 import Lms3Service, PoolSpec
 
-    monkeypatch.setattr(service, "get_vectorstore", lambda: module_store)
+    monkeypatch.setattr(selection, "get_vectorstore", lambda: module_store)
     monkeypatch.setattr(vectorstore, "get_vectorstore", lambda: module_store)
     Lms3Service(store=module_store).index(PoolSpec("mawps", 8, seed=3))  # a no-op after the first test
     return {"dataset": "mawps", "pool_size": 8, "seed": 3}

@@ -9,8 +9,9 @@ from methods.lms3.config import PRESETS
 
 
 def test_experiment_and_report_with_the_pool_norm_free_arms(tiny_llama_dir, ephemeral_store, data_dir):
-    from methods.lms3.experiment import NLL_ARMS, THEORY_SCORES, run_experiment
+    from methods.lms3.experiment import run_experiment
     from methods.lms3.report import build_report
+    from methods.lms3.results import NLL_ARMS, THEORY_SCORES
 
     cfg = PRESETS["tiny"].with_datasets(("mawps",)).with_limits(accuracy=False, all_modes=False)
     assert cfg.sizes["mawps"].acc_queries == 0 and not cfg.sizes["mawps"].all_modes

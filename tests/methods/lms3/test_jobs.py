@@ -9,9 +9,9 @@ from core.jobs import InvalidOptions, InvalidParams, get_method, get_reproducer,
 
 @pytest.fixture
 def store(ephemeral_store, monkeypatch):
-    import methods.lms3.service as service
+    import methods.lms3.selection as selection
 
-    monkeypatch.setattr(service, "get_vectorstore", lambda: ephemeral_store)
+    monkeypatch.setattr(selection, "get_vectorstore", lambda: ephemeral_store)
     return ephemeral_store
 
 

@@ -24,6 +24,12 @@ def _app():
     log = os.environ["LMS3_UI_FIXTURE"] + ".calls"
 
     class FakeClient:
+        def methods(self):
+            from core.jobs import get_method, load_all
+
+            load_all()
+            return [{"name": n, "params_schema": get_method(n).json_schema()} for n in ("lms3.select", "lms3.index")]
+
         def _log(self, *call):
             with open(log, "a") as f:
                 f.write(json.dumps(call) + "\n")
@@ -95,7 +101,9 @@ def test_select_shows_scores_prompt_and_rejection(fixture_file):
     assert any("Rejection fired" in w.value for w in at.warning)
     assert any(c.value.startswith("Let's think step by step: ") for c in at.code)
     sent = _calls(path)[-1]
-    assert sent[1] == "/v1/lms3/select" and sent[2]["dataset"] == "mawps" and sent[2]["pool_size"] is None
+    assert (
+        sent[1] == "/v1/lms3/select" and sent[2]["dataset"] == "mawps" and sent[2].get("pool_size") is None
+    )  # absent: the API default, the full pool
 
     at.number_input(key="lms3-l").set_value(1.0)
     at.number_input(key="lms3-k").set_value(2)
@@ -113,7 +121,7 @@ def test_unindexed_pool_offers_indexing_and_generation_runs_a_job(fixture_file):
     path, _ = fixture_file
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
-    at.number_input(key="lms3-size").set_value(300)
+    at.number_input(key="lms3-pool-pool_size").set_value(300)
     at.run()
     assert any("not indexed yet" in i.value for i in at.info)
     at.button(key="lms3-index").click()
