@@ -48,8 +48,8 @@ def main() -> None:
     from agents.defame.config import DefameConfig
     from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
     from agents.defame.datasets import load_averitec
-    from agents.defame.evaluate import run_items, summarise
-    from agents.defame.experiment import COMPACT, default_path
+    from agents.defame.evaluate import summarise
+    from agents.defame.experiment import COMPACT, default_path, run_items
     from core.config import get_settings
     from core.vectorstore import get_vectorstore
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.defame.config import DefameContext
+from agents.defame.document import IMAGE_REF, render_record
 from agents.defame.prompts import SYSTEM
-from agents.defame.report import IMAGE_REF, render_record
 
 log = logging.getLogger(__name__)
 

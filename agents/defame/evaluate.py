@@ -13,16 +13,11 @@ summary as the answer (an extension: the paper's DEFAME emits no Q&A).
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.defame.config import DefameConfig, DefameContext
-from agents.defame.datasets import Item
+from agents.defame.config import DefameConfig
 from agents.defame.labels import Label, get_benchmark
-from agents.defame.nodes.judge import baseline_verdict
-from agents.defame.run import FactCheck, check_claim
 from core.stats import bootstrap_indices, percentile_interval
 
 log = logging.getLogger(__name__)
@@ -42,86 +37,6 @@ class ClaimOutcome:
     retrieved: list[dict[str, Any]] = field(default_factory=list)
     searches: list[list[str]] = field(default_factory=list)  # per search action: the gold_for of each source
     result: dict[str, Any] | None = None
-
-
-def run_items(
-    items: list[Item],
-    config: DefameConfig,
-    *,
-    store: Any = None,
-    baseline: bool = True,
-    defame: bool = True,
-    checkpointer: Any = "default",
-    on_claim: Callable[[int, int, ClaimOutcome], None] | None = None,
-    workers: int = 1,
-) -> list[ClaimOutcome]:
-    """Fact-check every item with DEFAME (and the baseline); returns one outcome per item, in item order.
-
-    ``workers`` > 1 checks that many claims at once in threads: with a local llama.cpp model their
-    LLM calls share one batched decode step (the engine's ``local_parallel`` slots), which raises
-    throughput on a CPU; each claim still runs its own graph and checkpoint thread. Per-claim stage
-    seconds are then wall times of overlapping claims.
-    """
-    bench = get_benchmark(config.benchmark)
-
-    def one(item: Item) -> ClaimOutcome:
-        oc = ClaimOutcome(id=item.id, gold=item.gold)
-        if defame:
-            fc: FactCheck = check_claim(item.claim, config, store=store, checkpointer=checkpointer)
-            # Stage wall times live in the (checkpointed) state, so a resumed run still counts its first part.
-            oc.defame_seconds = sum(t["seconds"] for t in fc.state.get("timings") or []) or fc.seconds
-            oc.defame = bench.dataset_label(fc.label)
-            oc.defame_calls = list(fc.state.get("calls") or [])
-            oc.rounds = int(fc.state.get("iteration", 0))
-            oc.retrieved = [
-                s.get("meta", {}) | {"url": s.get("url")}
-                for b in fc.state.get("record") or []
-                if b.get("kind") == "evidence"
-                for e in b["items"]
-                for s in e.get("sources", [])
-            ]
-            oc.searches = [
-                [str((src.get("meta") or {}).get("gold_for", "")) for src in e.get("sources", [])]
-                for b in fc.state.get("record") or []
-                if b.get("kind") == "evidence"
-                for e in b["items"]
-                if (e.get("action") or {}).get("name") == "web_search"
-            ]
-            oc.result = fc.to_json()
-        if baseline:
-            from core.llm import track_usage
-
-            t0 = time.perf_counter()
-            with track_usage():
-                label, _, calls = baseline_verdict(item.claim, DefameContext(config=config, store=store))
-            oc.baseline_seconds = time.perf_counter() - t0
-            oc.baseline = bench.dataset_label(label)
-            oc.baseline_calls = calls
-        return oc
-
-    if workers <= 1 or len(items) <= 1:
-        out: list[ClaimOutcome] = []
-        for i, item in enumerate(items):
-            out.append(one(item))
-            if on_claim is not None:
-                on_claim(i + 1, len(items), out[-1])
-        return out
-
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    results: dict[int, ClaimOutcome] = {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="defame-claim") as pool:
-        futures = {pool.submit(one, item): i for i, item in enumerate(items)}
-        try:
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-                if on_claim is not None:
-                    on_claim(len(results), len(items), results[futures[fut]])
-        except BaseException:
-            for f in futures:
-                f.cancel()  # claims not started yet never start; finished ones are in their checkpoints
-            raise
-    return [results[i] for i in range(len(items))]
 
 
 def _rate(calls: list[dict[str, Any]], stage: str, *, first_only: bool = False) -> tuple[int, int]:

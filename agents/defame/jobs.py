@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def _allowed_roots() -> list[Path]:
-    from agents.defame.run import media_dir
+    from agents.defame.media import media_dir
     from core.config import get_settings
 
     s = get_settings()
@@ -91,62 +91,6 @@ class CheckParams(BaseModel):
         )
 
 
-def fact_check_report(fc: Any) -> Report:
-    """The job :class:`Report` of one fact-check: verdict, justification, document with images, evidence."""
-    from agents.defame.report import resolve_images
-
-    state = fc.state
-    claim_text = (state.get("claim") or {}).get("text", "")
-    report = Report(title=f"Fact-check: {claim_text[:80]}", summary=f"**Verdict: {fc.label.name}**")
-    media = {k: v for k, v in (state.get("media") or {}).items() if Path(v).exists()}
-    names: dict[str, str] = {}
-    for k, path in sorted(media.items(), key=lambda kv: int(kv[0])):
-        try:
-            from PIL import Image
-
-            names[k] = f"image_{k}.png"
-            report.add_image(names[k], Image.open(path).convert("RGB"), caption=f"<image:{k}>")
-        except Exception as exc:  # an unreadable evidence image does not fail the report
-            log.warning("cannot attach %s: %s", path, exc)
-            names.pop(k, None)
-    doc = resolve_images(
-        fc.markdown, {k: v for k, v in media.items() if k in names}, lambda k, _p: f"artifact:{names[k]}"
-    )
-    report.add_section("Verdict", f"### {fc.label.name} (`{fc.label.value}`)")
-    report.add_section("Justification", state.get("justification") or "_No justification (the model refused)._")
-    report.add_section("Fact-checking document", doc)
-    data = fc.to_json()
-    ev_rows = [
-        [
-            e["action"],
-            "yes" if e["useful"] else "no",
-            (e["summary"] or "")[:300],
-            " ".join(s["url"] for s in e["sources"]),
-        ]
-        for e in data["evidence"]
-    ]
-    report.add_table("Evidence", ["action", "useful", "summary", "sources"], ev_rows)
-    usage = data["usage"]
-    report.add_table(
-        "Per-stage usage",
-        ["stage", "LLM calls", "prompt tokens", "completion tokens", "seconds"],
-        [
-            [k, int(v["calls"]), int(v["prompt_tokens"]), int(v["completion_tokens"]), v["seconds"]]
-            for k, v in usage.items()
-        ],
-    )
-    report.metrics.update(
-        {
-            "verdict": fc.label.value,
-            "rounds": data["rounds"],
-            "llm_calls": data["llm_calls"],
-            "seconds": data["seconds"],
-        }
-    )
-    report.data = data
-    return report
-
-
 @register_method(
     "defame.check",
     title="DEFAME fact-check",
@@ -155,7 +99,8 @@ def fact_check_report(fc: Any) -> Report:
 )
 def check(params: CheckParams, progress: JobContext) -> Report:
     """Run DEFAME on one claim; stages stream into the job's progress messages."""
-    from agents.defame.run import ClaimRequest, check_claim
+    from agents.defame.experiment import ClaimRequest, check_claim
+    from agents.defame.report import fact_check_report
 
     req = ClaimRequest(
         text=params.claim, images=params.images, date=params.date, author=params.author, origin=params.origin
@@ -270,9 +215,9 @@ class DefameOptions(ReproducerOptions):
 )
 def reproduce(options: DefameOptions, progress: JobContext) -> Report:
     """The results document; the registry writes ``defame.md``."""
-    from agents.defame.experiment import reproduce_report
+    from agents.defame.experiment import reproduce as run_reproduction
 
-    return reproduce_report(
+    return run_reproduction(
         limit=options.limit,
         model=options.model,
         mocheg_limit=options.mocheg_limit,

@@ -201,7 +201,7 @@ def judge(state: State, runtime: Runtime[DefameContext]) -> dict[str, Any]:
 def baseline_verdict(claim: dict[str, Any], ctx: DefameContext) -> tuple[Label, str, list[dict[str, Any]]]:
     """The no-evidence baseline (the paper's "GPT-4o" row): a verdict from the claim alone, same parsing."""
     from agents.defame.calls import is_text_only
-    from agents.defame.report import claim_block
+    from agents.defame.document import claim_block
 
     bench = get_benchmark(ctx.config.benchmark)
     labels = bench.allowed_labels(is_final=True)

@@ -24,8 +24,8 @@ from langgraph.runtime import Runtime
 
 from agents.defame.calls import call_llm, fill, record_text
 from agents.defame.config import DefameContext
+from agents.defame.document import claim_block
 from agents.defame.prompts import MERGE_SUMMARIES, SUMMARIZE_SOURCE, SUMMARIZE_SOURCE_LENIENT
-from agents.defame.report import claim_block
 from agents.defame.state import State
 
 #: A first sentence saying the source lacks what the claim is about ("The search result does not mention Sean

@@ -104,7 +104,7 @@ async def factcheck(
         Form(description="Judge's option: generated (the paper) or scored by (calibrated) likelihood."),
     ] = "generate",
 ) -> JobPublic:
-    from agents.defame.run import store_image
+    from agents.defame.media import store_image
 
     if not claim.strip():
         raise HTTPException(422, "the claim text is empty")

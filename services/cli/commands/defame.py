@@ -31,7 +31,7 @@ eval_app = typer.Typer(help="Evaluation scorers.", no_args_is_help=True)
 
 def _store_image(path: Path, params: dict[str, Any]) -> str:
     """Check an image (decodable, not too many pixels) and keep a copy where the job may read it."""
-    from agents.defame.run import store_image
+    from agents.defame.media import store_image
 
     return str(store_image(path.read_bytes()))
 

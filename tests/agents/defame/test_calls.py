@@ -8,7 +8,7 @@ from PIL import Image
 
 from agents.defame.calls import _interleave, fit_record, judge_regex, plan_regex
 from agents.defame.config import DefameConfig, DefameContext
-from agents.defame.report import claim_block
+from agents.defame.document import claim_block
 
 
 def test_fit_record_keeps_claim_and_latest_blocks():

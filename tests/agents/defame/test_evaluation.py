@@ -10,7 +10,8 @@ import pytest
 from agents.defame.config import DefameConfig, StageBudget
 from agents.defame.corpus import averitec_documents
 from agents.defame.datasets import load_averitec, load_mocheg, mocheg_documents
-from agents.defame.evaluate import averitec_predictions, run_items, summarise
+from agents.defame.evaluate import averitec_predictions, summarise
+from agents.defame.experiment import run_items
 from agents.defame.labels import Label
 
 
@@ -157,7 +158,7 @@ def test_run_items_workers_overlap_claims_and_keep_item_order(monkeypatch, data_
     import time as _time
     from types import SimpleNamespace
 
-    import agents.defame.evaluate as ev
+    import agents.defame.experiment as ev
 
     live, peak, lock = [0], [0], threading.Lock()
     labels = [Label.SUPPORTED, Label.REFUTED, Label.NEI, Label.CONFLICTING, Label.REFUTED]

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from agents.defame.config import DefameConfig
+from agents.defame.experiment import check_claim
 from agents.defame.labels import Label
-from agents.defame.run import check_claim
 
 CLAIM = {
     "text": "The Golden Gate Bridge opened in 1952.",
@@ -203,7 +203,7 @@ def test_postgres_checkpointer_when_the_app_db_is_postgres(
 def test_thread_id_changes_with_the_prompts_wording(monkeypatch):
     """A reworded prompt must not resume or return a checkpoint written under the old wording."""
     from agents.defame import prompts
-    from agents.defame.run import thread_for
+    from agents.defame.experiment import thread_for
 
     claim = {"text": "The Eiffel Tower is in Berlin.", "images": {}}
     cfg = DefameConfig(model="scripted/x")
@@ -298,8 +298,8 @@ def test_lenient_summaries_that_say_the_source_does_not_bear_on_the_claim_are_dr
 def test_thread_id_changes_with_the_relevance_rule(monkeypatch):
     import re
 
+    from agents.defame.experiment import thread_for
     from agents.defame.nodes import summarize
-    from agents.defame.run import thread_for
 
     claim = {"text": "The Eiffel Tower is in Berlin.", "images": {}}
     cfg = DefameConfig(model="scripted/x")

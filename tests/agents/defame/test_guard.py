@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agents.defame.config import DefameConfig
+from agents.defame.experiment import check_claim
 from agents.defame.guard import check_action, fallback_query, strip_echo
 from agents.defame.parsing import Action
-from agents.defame.run import check_claim
 
 EIFFEL = "The Eiffel Tower is located in Berlin."
 

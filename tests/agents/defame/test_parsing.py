@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from agents.defame.document import render_document
 from agents.defame.labels import Label, get_benchmark
 from agents.defame.nodes.plan import dedupe
 from agents.defame.parsing import Action, extract_verdict, parse_actions
-from agents.defame.report import render_document
 
 KNOWN = {"web_search", "geolocate", "image_search", "reverse_search"}
 

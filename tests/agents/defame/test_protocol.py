@@ -6,8 +6,8 @@ import pytest
 
 from agents.defame.config import PRESETS, DefameConfig, DefameContext, DefameSettings
 from agents.defame.evaluate import ClaimOutcome, _acc_f1, bootstrap_ci, paired_bootstrap, summarise
-from agents.defame.experiment import metric_rows, reading
 from agents.defame.parsing import Action
+from agents.defame.report import metric_rows, reading
 from agents.defame.tools.registry import run_action
 
 

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from agents.defame.config import DefameConfig, DefameContext
+from agents.defame.experiment import check_claim
 from agents.defame.labels import Label
 from agents.defame.nodes import judge as judge_mod
 from agents.defame.nodes.judge import baseline_verdict
-from agents.defame.run import check_claim
 
 from .test_graph import CLAIM, JUDGE_REF
 

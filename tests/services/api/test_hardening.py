@@ -139,7 +139,7 @@ def test_png_with_valid_checksums_and_garbage_pixels_is_415():
 def test_decompression_bomb_is_413_and_pillows_limit_stays():
     from PIL import Image
 
-    from agents.defame.run import store_image
+    from agents.defame.media import store_image
     from services.api.uploads import validate_image_bytes
 
     limit = Image.MAX_IMAGE_PIXELS
