@@ -3,6 +3,8 @@
 Calls the C++ kernel of :mod:`paperworks_kernels.cpu` (``src/any4_gemm.cpp``): the weight stays in
 its packed 4-bit form, each 16-entry table is looked up with vector permutes and the products are
 accumulated in fp32, in parallel over blocks of output rows (``torch.get_num_threads()`` threads).
+The kernel reads the scales from its own copy blocked by 4 rows (:func:`blocked_scales`, made once
+per layer), so that a GEMV whose weights come from DRAM streams them instead of striding.
 For many activation rows (``M ≥ DEQUANT_MIN_ROWS``, a prompt rather than a decode step) the kernel
 instead dequantizes tiles of at most ``TILE_WEIGHTS`` weights into a scratch buffer and multiplies
 them with ``torch.mm``: the dequantization is then a small part of the work and PyTorch's GEMM the
@@ -37,7 +39,7 @@ class _Layer(ctypes.Structure):
     """Mirror of ``struct PwAny4Layer`` in any4_gemm.cpp."""
 
     _fields_ = [(name, ctypes.c_int64) for name in ("N", "K", "g", "row_lut")] + [
-        (name, ctypes.c_void_p) for name in ("packed", "lut", "sz", "bias")
+        (name, ctypes.c_void_p) for name in ("packed", "lut", "sz", "bias", "szb")
     ]
 
 
@@ -45,12 +47,28 @@ def _f32(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.float32 and t.is_contiguous() else t.float().contiguous()
 
 
+def blocked_scales(scales_and_zeros: torch.Tensor) -> torch.Tensor:
+    """The kernel's copy of the scales: (K/g, N, 2) → (⌈N/4⌉, K/g, 2, 4) fp32, contiguous.
+
+    Per block of 4 rows and per group, the 4 scales then the 4 zeros (rows past N are zero), so
+    that the SIMD GEMV reads a block's scales as one sequential stream (``PwAny4Layer.szb``).
+    """
+    groups, n, _ = scales_and_zeros.shape
+    n4 = -(-n // 4) * 4
+    padded = scales_and_zeros.new_zeros((groups, n4, 2), dtype=torch.float32)
+    padded[:, :n] = scales_and_zeros
+    return padded.view(groups, n4 // 4, 4, 2).permute(1, 0, 3, 2).contiguous()
+
+
 class CpuLinear:
     """One layer's packed operands, checked once, for repeated ``x @ Ŵᵀ (+ bias)`` on the CPU.
 
-    Holds references to (or fp32 contiguous copies of) the operands; the caller rebuilds it when
-    they change. ``arch`` picks a build of the library (tests check the AVX2 and portable code on
-    an AVX-512 machine with ``"haswell"`` and ``"x86-64"``).
+    Holds references to (or fp32 contiguous copies of) the operands, and where the SIMD kernel
+    runs (``g`` a multiple of 32 on an AVX2 or AVX-512 build), its own copy of the scales blocked by
+    4 rows (:func:`blocked_scales`; ``scale_copy_bytes`` says how large: 8 bytes per row and group,
+    the size of ``scales_and_zeros``; no copy of the codes, no fp32 weight). The caller rebuilds it
+    when the operands change. ``arch`` picks a build of the library (tests check the AVX2 and
+    portable code on an AVX-512 machine with ``"haswell"`` and ``"x86-64"``).
     """
 
     def __init__(
@@ -74,6 +92,8 @@ class CpuLinear:
         self.lib, self.group_size = lib, group_size
         self.packed, self.lut, self.sz = packed.contiguous(), _f32(lut), _f32(scales_and_zeros)
         self.bias = _f32(bias) if bias is not None else None
+        self.szb = blocked_scales(self.sz) if lib.pw_any4_uses_blocked_scales(group_size) else None
+        self.scale_copy_bytes = 0 if self.szb is None else self.szb.numel() * self.szb.element_size()
         self._layer = _Layer(
             self.n,
             self.k,
@@ -83,6 +103,7 @@ class CpuLinear:
             self.lut.data_ptr(),
             self.sz.data_ptr(),
             self.bias.data_ptr() if self.bias is not None else None,
+            self.szb.data_ptr() if self.szb is not None else None,
         )
         self._ptr = ctypes.addressof(self._layer)
 

@@ -146,6 +146,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pw_any4_gemm.restype = ctypes.c_int
     lib.pw_any4_dequant.argtypes = [vp, i64, i64, vp, i64]
     lib.pw_any4_dequant.restype = ctypes.c_int
+    lib.pw_any4_uses_blocked_scales.argtypes = [i64]
+    lib.pw_any4_uses_blocked_scales.restype = ctypes.c_int
 
 
 def _build(arch: str) -> tuple[ctypes.CDLL | None, KernelStatus]:

@@ -13,12 +13,17 @@
 // * anything else, or a CPU without those: plain loops.
 // The activations are reordered once per call to meet the codes in that order. M = 1 walks 4 rows at
 // a time through all groups, accumulating Σ lut·x per group and applying the group's scale once
-// (Σ ŵ·x = s·Σ lut·x + zero·Σ x), tables and sums in registers. (Walking the groups outermost instead,
-// so that a group's scales of many rows — adjacent in the (K/g, N, 2) layout — are read together, was
-// ~30% faster with the weights in DRAM at K = N = 1536 but ~40% slower with them in cache; see
-// docs/bench/any4.md.) M > 1 dequantizes each block of codes in registers (ŵ = lut·s + zero) and
-// reuses it for up to 8 activation rows. Parallel over blocks of 64 output rows (OpenMP; nthreads =
-// torch.get_num_threads()).
+// (Σ ŵ·x = s·Σ lut·x + zero·Σ x), tables and sums in registers. M > 1 dequantizes each block of codes
+// in registers (ŵ = lut·s + zero) and reuses it for up to 8 activation rows. Parallel over blocks of
+// 64 output rows (OpenMP; nthreads = torch.get_num_threads()).
+//
+// Memory traffic, for a GEMV whose weights come from DRAM (every layer of a decode step in a model
+// larger than the caches): the SIMD paths read the scales from a copy blocked by 4 rows (szb, made
+// once per layer by cpu.py: +8 bytes per row and group, the size of scales_and_zeros again), one
+// sequential stream beside the block's 4 code streams, where the (K/g, N, 2) layout costs a cache
+// line per group at a stride of 8·N bytes; and they prefetch the codes, scales and tables of the block
+// about 4 KiB ahead in software (the hardware prefetchers alone left the GEMV at a third of the
+// bandwidth a dense GEMV gets). The codes themselves are read in place, in their packed layout.
 #include <algorithm>
 #include <vector>
 
@@ -42,13 +47,60 @@ struct Gemm {
     float* y;
     const float* bias;  // (N,) or null
     const float* xd;    // activations reordered for the SIMD path (M × K)
-    const float* xs;  // Σ x per group (M × K/g)
+    const float* xs;    // Σ x per group (M × K/g)
+    const float* szb;   // the SIMD paths' copy of the scales, blocked by 4 rows (see PwAny4Layer)
+    int64_t pf_rows;    // how far ahead (in rows, a multiple of 4) the SIMD paths prefetch
+    int64_t G;          // K / g (kept: no division in the inner loops)
 };
 
 inline float scale(const Gemm& a, int64_t q, int64_t n) { return a.sz[(q * a.N + n) * 2]; }
 inline float zero(const Gemm& a, int64_t q, int64_t n) { return a.sz[(q * a.N + n) * 2 + 1]; }
 inline const float* table(const Gemm& a, int64_t n) { return a.row_lut ? a.lut + n * 16 : a.lut; }
 inline float bias(const Gemm& a, int64_t n) { return a.bias ? a.bias[n] : 0.0f; }
+// The blocked copy: per block of 4 rows and per group, s of the 4 rows then zero of the 4 rows.
+inline const float* block_sz(const Gemm& a, int64_t n) { return a.szb + (n >> 2) * a.G * 8; }
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+// prefetcht0 as an asm statement: GCC 12 left every __builtin_prefetch (_mm_prefetch) of these helpers
+// out of the compiled code (a prefetch has no effect the compiler must keep).
+inline void prefetch(const void* p) { asm volatile("prefetcht0 %0" : : "m"(*(const char*)p)); }
+
+// One SIMD block of R ≤ 4 rows starting at n0 (all in one 4-row block of szb): where its scales are,
+// and what it prefetches. The hardware prefetchers alone follow a block's R code streams too late: a
+// GEMV with its weights in DRAM ran at a third of the bandwidth a dense GEMV gets (docs/bench/any4.md).
+// So while computing rows [n0, n0 + R) the walk prefetches the R rows pf_rows further on: their codes
+// are contiguous (R·K/2 bytes) and each step of the walk, which reads B bytes of each of its R rows,
+// prefetches the next R·B bytes of them (in step with it: the walk's last step reaches their end); each
+// group prefetches their blocked scales of that group, and the start their tables.
+template <int R>
+struct Block {
+    const float* sz;     // scales of row n0 in group q: sz[8q], zeros: sz[8q + 4]
+    const char* codes;   // the next codes to prefetch, of the rows ahead (this block's own at the end)
+    const float* ahead;  // their blocked scales
+
+    Block(const Gemm& a, int64_t n0) {
+        const int64_t nf = n0 + a.pf_rows + R <= a.N ? n0 + a.pf_rows : n0;
+        sz = block_sz(a, n0) + (n0 & 3);
+        codes = (const char*)(a.packed + nf * (a.K / 2));
+        ahead = block_sz(a, nf);
+        if (a.row_lut)
+            for (int o = 0; o < R * 64; o += 64) prefetch((const char*)(a.lut + nf * 16) + o);
+    }
+    float s(int64_t q, int r) const { return sz[8 * q + r]; }
+    float z(int64_t q, int r) const { return sz[8 * q + 4 + r]; }
+    void group(int64_t q) const { prefetch(ahead + 8 * q); }
+    template <int B>  // one step that reads B bytes of codes per row
+    void step() {
+        constexpr int bytes = R * B;
+        if (bytes >= 64) {
+            for (int o = 0; o < bytes; o += 64) prefetch(codes + o);
+        } else if (((uintptr_t)codes & 63) < bytes) {  // the step that enters a new line
+            prefetch(codes);
+        }
+        codes += bytes;
+    }
+};
+#endif
 
 // Plain loops (any CPU, any even g): rows [n0, n1).
 void rows_scalar(const Gemm& a, int64_t n0, int64_t n1) {
@@ -99,10 +151,13 @@ void gemv_block(const Gemm& a, int64_t n0) {
         zs[r] = 0;
         p[r] = a.packed + (n0 + r) * half;
     }
+    Block<R> blk(a, n0);
     for (int64_t q = 0; q < G; ++q) {
+        blk.group(q);
         __m512 ae[R], ao[R];
         for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm512_setzero_ps();
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+            blk.template step<16>();
             const __m512 xe = _mm512_loadu_ps(a.xd + k), xo = _mm512_loadu_ps(a.xd + k + 16);
             for (int r = 0; r < R; ++r) {
                 const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
@@ -112,8 +167,8 @@ void gemv_block(const Gemm& a, int64_t n0) {
         }
         const float xs = a.xs[q];
         for (int r = 0; r < R; ++r) {
-            tot[r] = _mm512_fmadd_ps(_mm512_add_ps(ae[r], ao[r]), _mm512_set1_ps(scale(a, q, n0 + r)), tot[r]);
-            zs[r] += zero(a, q, n0 + r) * xs;
+            tot[r] = _mm512_fmadd_ps(_mm512_add_ps(ae[r], ao[r]), _mm512_set1_ps(blk.s(q, r)), tot[r]);
+            zs[r] += blk.z(q, r) * xs;
         }
     }
     for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
@@ -130,13 +185,16 @@ void gemm_block(const Gemm& a, int64_t n0, int64_t m0) {
         p[r] = a.packed + (n0 + r) * half;
     }
     for (int i = 0; i < R * MB; ++i) acc[i] = _mm512_setzero_ps();
+    Block<R> blk(a, n0);
     for (int64_t q = 0; q < G; ++q) {
+        blk.group(q);
         __m512 s[R], z[R];
         for (int r = 0; r < R; ++r) {
-            s[r] = _mm512_set1_ps(scale(a, q, n0 + r));
-            z[r] = _mm512_set1_ps(zero(a, q, n0 + r));
+            s[r] = _mm512_set1_ps(blk.s(q, r));
+            z[r] = _mm512_set1_ps(blk.z(q, r));
         }
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 32) {
+            blk.template step<16>();
             for (int r = 0; r < R; ++r) {
                 const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p[r] + k / 2)));
                 const __m512 we = _mm512_fmadd_ps(_mm512_permutexvar_ps(c, tb[r]), s[r], z[r]);
@@ -214,43 +272,50 @@ inline __m256 look8(const Table8& t, __m256i v) {
     return _mm256_permutex2var_ps(t.lo, idx, t.hi);
 }
 
+// Rows [n0, n1) (a multiple of R of them), R at a time.
 template <int R>
-void gemv64_block(const Gemm& a, int64_t n0) {
-    const int64_t G = a.K / a.g, half = a.K / 2;
-    Table8 tb[R];
-    __m256 tot[R];
-    float zs[R];
-    const uint8_t* p[R];
-    for (int r = 0; r < R; ++r) {
-        tb[r] = load_table8(table(a, n0 + r));
-        tot[r] = _mm256_setzero_ps();
-        zs[r] = 0;
-        p[r] = a.packed + (n0 + r) * half;
-    }
-    for (int64_t q = 0; q < G; ++q) {
-        __m256 ae[R], ao[R];
-        for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
-        for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
-            const float* xb = a.xd + k;
+void gemv64_rows(const Gemm& a, int64_t n0, int64_t n1) {
+    const int64_t G = a.G, g = a.g, half = a.K / 2;
+    const float* const xd = a.xd;
+    const float* const xsum = a.xs;
+    for (int64_t n = n0; n + R <= n1; n += R) {
+        Table8 tb[R];
+        __m256 tot[R];
+        float zs[R];
+        const uint8_t* const p = a.packed + n * half;
+        for (int r = 0; r < R; ++r) {
+            tb[r] = load_table8(table(a, n + r));
+            tot[r] = _mm256_setzero_ps();
+            zs[r] = 0;
+        }
+        Block<R> blk(a, n);
+        for (int64_t q = 0; q < G; ++q) {
+            blk.group(q);
+            __m256 ae[R], ao[R];
+            for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
+            for (int64_t k = q * g; k < (q + 1) * g; k += 64) {
+                blk.template step<32>();
+                const float* xb = xd + k;
+                for (int r = 0; r < R; ++r) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i*)(p + r * half + k / 2));
+                    ae[r] = _mm256_fmadd_ps(look8<0>(tb[r], v), _mm256_loadu_ps(xb), ae[r]);
+                    ao[r] = _mm256_fmadd_ps(look8<1>(tb[r], v), _mm256_loadu_ps(xb + 8), ao[r]);
+                    ae[r] = _mm256_fmadd_ps(look8<2>(tb[r], v), _mm256_loadu_ps(xb + 16), ae[r]);
+                    ao[r] = _mm256_fmadd_ps(look8<3>(tb[r], v), _mm256_loadu_ps(xb + 24), ao[r]);
+                    ae[r] = _mm256_fmadd_ps(look8<4>(tb[r], v), _mm256_loadu_ps(xb + 32), ae[r]);
+                    ao[r] = _mm256_fmadd_ps(look8<5>(tb[r], v), _mm256_loadu_ps(xb + 40), ao[r]);
+                    ae[r] = _mm256_fmadd_ps(look8<6>(tb[r], v), _mm256_loadu_ps(xb + 48), ae[r]);
+                    ao[r] = _mm256_fmadd_ps(look8<7>(tb[r], v), _mm256_loadu_ps(xb + 56), ao[r]);
+                }
+            }
+            const float xs = xsum[q];
             for (int r = 0; r < R; ++r) {
-                const __m256i v = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
-                ae[r] = _mm256_fmadd_ps(look8<0>(tb[r], v), _mm256_loadu_ps(xb), ae[r]);
-                ao[r] = _mm256_fmadd_ps(look8<1>(tb[r], v), _mm256_loadu_ps(xb + 8), ao[r]);
-                ae[r] = _mm256_fmadd_ps(look8<2>(tb[r], v), _mm256_loadu_ps(xb + 16), ae[r]);
-                ao[r] = _mm256_fmadd_ps(look8<3>(tb[r], v), _mm256_loadu_ps(xb + 24), ao[r]);
-                ae[r] = _mm256_fmadd_ps(look8<4>(tb[r], v), _mm256_loadu_ps(xb + 32), ae[r]);
-                ao[r] = _mm256_fmadd_ps(look8<5>(tb[r], v), _mm256_loadu_ps(xb + 40), ao[r]);
-                ae[r] = _mm256_fmadd_ps(look8<6>(tb[r], v), _mm256_loadu_ps(xb + 48), ae[r]);
-                ao[r] = _mm256_fmadd_ps(look8<7>(tb[r], v), _mm256_loadu_ps(xb + 56), ao[r]);
+                tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(blk.s(q, r)), tot[r]);
+                zs[r] += blk.z(q, r) * xs;
             }
         }
-        const float xs = a.xs[q];
-        for (int r = 0; r < R; ++r) {
-            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
-            zs[r] += zero(a, q, n0 + r) * xs;
-        }
+        for (int r = 0; r < R; ++r) a.y[n + r] = hsum8(tot[r]) + zs[r] + bias(a, n + r);
     }
-    for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum8(tot[r]) + zs[r] + bias(a, n0 + r);
 }
 
 // R rows × MB activation rows; each 64-weight block of a row is dequantized once (ŵ = lut·s + zero)
@@ -267,13 +332,16 @@ void gemm64_block(const Gemm& a, int64_t n0, int64_t m0) {
         p[r] = a.packed + (n0 + r) * half;
         for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
     }
+    Block<R> blk(a, n0);
     for (int64_t q = 0; q < G; ++q) {
+        blk.group(q);
         __m256 s[R], z[R];
         for (int r = 0; r < R; ++r) {
-            s[r] = _mm256_set1_ps(scale(a, q, n0 + r));
-            z[r] = _mm256_set1_ps(zero(a, q, n0 + r));
+            s[r] = _mm256_set1_ps(blk.s(q, r));
+            z[r] = _mm256_set1_ps(blk.z(q, r));
         }
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 64) {
+            blk.template step<32>();
             __m256i v[R];
             for (int r = 0; r < R; ++r) v[r] = _mm256_loadu_si256((const __m256i*)(p[r] + k / 2));
             {
@@ -365,10 +433,13 @@ void gemv_block(const Gemm& a, int64_t n0) {
         zs[r] = 0;
         p[r] = a.packed + (n0 + r) * half;
     }
+    Block<R> blk(a, n0);
     for (int64_t q = 0; q < G; ++q) {
+        blk.group(q);
         __m256 ae[R], ao[R];
         for (int r = 0; r < R; ++r) ae[r] = ao[r] = _mm256_setzero_ps();
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+            blk.template step<8>();
             const __m256 xe = _mm256_loadu_ps(a.xd + k), xo = _mm256_loadu_ps(a.xd + k + 8);
             for (int r = 0; r < R; ++r) {
                 const __m256i c = codes8(p[r] + k / 2);
@@ -378,8 +449,8 @@ void gemv_block(const Gemm& a, int64_t n0) {
         }
         const float xs = a.xs[q];
         for (int r = 0; r < R; ++r) {
-            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(scale(a, q, n0 + r)), tot[r]);
-            zs[r] += zero(a, q, n0 + r) * xs;
+            tot[r] = _mm256_fmadd_ps(_mm256_add_ps(ae[r], ao[r]), _mm256_set1_ps(blk.s(q, r)), tot[r]);
+            zs[r] += blk.z(q, r) * xs;
         }
     }
     for (int r = 0; r < R; ++r) a.y[n0 + r] = hsum(tot[r]) + zs[r] + bias(a, n0 + r);
@@ -396,13 +467,16 @@ void gemm_block(const Gemm& a, int64_t n0, int64_t m0) {
         p[r] = a.packed + (n0 + r) * half;
     }
     for (int i = 0; i < R * MB; ++i) acc[i] = _mm256_setzero_ps();
+    Block<R> blk(a, n0);
     for (int64_t q = 0; q < G; ++q) {
+        blk.group(q);
         __m256 s[R], z[R];
         for (int r = 0; r < R; ++r) {
-            s[r] = _mm256_set1_ps(scale(a, q, n0 + r));
-            z[r] = _mm256_set1_ps(zero(a, q, n0 + r));
+            s[r] = _mm256_set1_ps(blk.s(q, r));
+            z[r] = _mm256_set1_ps(blk.z(q, r));
         }
         for (int64_t k = q * a.g; k < (q + 1) * a.g; k += 16) {
+            blk.template step<8>();
             for (int r = 0; r < R; ++r) {
                 const __m256i c = codes8(p[r] + k / 2);
                 const __m256 we = _mm256_fmadd_ps(lookup<false>(tb[r], c), s[r], z[r]);
@@ -479,14 +553,15 @@ void gemm_rows(const Gemm& a, int64_t n0, int64_t n1, int64_t m0, bool w64) {
     }
 }
 
-// Output rows [n0, n1) for every activation row (w64: the 64-weight path, see gemv64_block).
+// Output rows [n0, n1) for every activation row (w64: the 64-weight path, see gemv64_rows).
 void rows_simd(const Gemm& a, int64_t n0, int64_t n1, bool w64) {
     if (a.M == 1) {
         int64_t n = n0;
 #if defined(PW_HAVE_64)
         if (w64) {
-            for (; n + 4 <= n1; n += 4) gemv64_block<4>(a, n);
-            for (; n < n1; ++n) gemv64_block<1>(a, n);
+            const int64_t n4 = n0 + (n1 - n0) / 4 * 4;
+            gemv64_rows<4>(a, n0, n4);
+            gemv64_rows<1>(a, n4, n1);
             return;
         }
 #endif
@@ -526,10 +601,15 @@ int check(int64_t M, int64_t N, int64_t K, int64_t g) {
 extern "C" {
 
 // One layer's operands (filled once by paperworks_kernels/any4_gemm/cpu.py, passed by pointer).
+// szb: the scales and zeros again, blocked for the SIMD GEMV/GEMM: for each block of 4 rows (N padded
+// with zero rows to a multiple of 4) and each group q, the 4 scales then the 4 zeros (8 floats), so
+// that a block's walk along k reads them as one sequential stream instead of one line per group at a
+// stride of 8·N bytes. Null on a build or a group size without the SIMD paths (they need it).
 struct PwAny4Layer {
     int64_t N, K, g, row_lut;
     const uint8_t* packed;
     const float *lut, *sz, *bias;  // bias (N,) or null
+    const float* szb;
 };
 
 // y (M×N, contiguous) = x (M×K, row stride sxm, unit k stride) · Ŵᵀ (+ bias). Returns 0, or an error code.
@@ -540,9 +620,11 @@ int pw_any4_gemm(const PwAny4Layer* layer, const float* x, int64_t M, int64_t sx
     using namespace pw;
     if (int e = check(M, N, K, g)) return e;
     if (M == 0 || N == 0) return 0;
-    Gemm a{M, N, K, g, x, sxm, packed, lut, row_lut, sz, y, bias, nullptr, nullptr};
+    // prefetch about 4 KiB of codes ahead, in whole blocks of 4 rows (at least one)
+    const int64_t pf_rows = 4 * std::max<int64_t>(1, (4096 + K) / (2 * K));
+    Gemm a{M, N, K, g, x, sxm, packed, lut, row_lut, sz, y, bias, nullptr, nullptr, layer->szb, pf_rows, K / g};
     const int64_t G = K / g;
-    const bool simd = simd_ok(a);
+    const bool simd = simd_ok(a) && a.szb;
 #if defined(PW_HAVE_64)
     const bool w64 = simd && g % 64 == 0;
 #else
@@ -595,7 +677,7 @@ int pw_any4_dequant(const PwAny4Layer* layer, int64_t n0, int64_t n1, float* w, 
     const float *lut = layer->lut, *sz = layer->sz;
     if (int e = check(0, N, K, g)) return e;
     if (n0 < 0 || n1 > N || n0 > n1) return 3;
-    Gemm a{0, N, K, g, nullptr, 0, packed, lut, row_lut, sz, nullptr, nullptr, nullptr, nullptr};
+    Gemm a{0, N, K, g, nullptr, 0, packed, lut, row_lut, sz, nullptr, nullptr, nullptr, nullptr, nullptr, 0, K / g};
     const bool simd = simd_ok(a);
     const int64_t rows = 16, nblk = (n1 - n0 + rows - 1) / rows;
     const int nth = (int)std::max<int64_t>(1, std::min<int64_t>(nthreads, nblk));
@@ -614,6 +696,9 @@ int pw_any4_dequant(const PwAny4Layer* layer, int64_t n0, int64_t n1, float* w, 
     }
     return 0;
 }
+
+// 1 when pw_any4_gemm takes a SIMD path for group size g (it then needs PwAny4Layer.szb), else 0.
+int pw_any4_uses_blocked_scales(int64_t g) { return pw::SIMD && g > 0 && g % 32 == 0 ? 1 : 0; }
 
 // Which code path this build takes: 2 = AVX-512, 1 = AVX2, 0 = plain loops.
 int pw_any4_isa(void) {

@@ -1,7 +1,8 @@
 """The fused C++ CPU any4 GEMV/GEMM against the dequantize-then-matmul reference.
 
 Random operands at odd sizes (N and M not multiples of the 4-row and 4-activation blocks, group
-sizes not multiples of 32 or 64, which take other code paths), a per-row LUT and a global one,
+sizes not multiples of 32 or 64, which take other code paths, K not a multiple of the 128 weights
+some steps span, rows prefetched ahead past the end), a per-row LUT and a global one,
 a bias, M = 0 and N = 0, the tiled dequantize-then-mm path for many rows, and the AVX2 and
 portable builds of the library beside the native one (built for ``-march=haswell`` and
 ``-march=x86-64`` on an x86 machine; skipped elsewhere).
@@ -24,6 +25,10 @@ SHAPES = [  # (M, N, K, g, row LUT)
     (1, 10, 12, 6, True),
     (7, 9, 20, 10, False),
     (2, 5, 576, 64, True),
+    (1, 23, 576, 64, True),  # the rows prefetched ahead lie past N for every block
+    (1, 41, 288, 96, True),  # g a multiple of 32, not of 64
+    (1, 130, 384, 192, False),  # K and g not multiples of 128
+    (3, 19, 576, 64, True),
 ]
 
 
@@ -74,6 +79,28 @@ def test_many_rows_use_dequantized_tiles(arch, monkeypatch):
     bias = torch.randn(33)
     y = any4_cpu.CpuLinear(packed, lut, sz, 64, bias, arch=arch)(x)
     assert _rel(y, any4_gemm_reference(x, packed, lut, sz, 64) + bias) <= 1e-5
+
+
+def test_blocked_scales_layout():
+    g = torch.Generator().manual_seed(4)
+    sz = torch.randn(3, 10, 2, generator=g)
+    b = any4_cpu.blocked_scales(sz)
+    assert b.shape == (3, 3, 2, 4) and b.is_contiguous()
+    for n in range(12):
+        for q in range(3):
+            want = sz[q, n] if n < 10 else torch.zeros(2)
+            assert torch.equal(b[n // 4, q, :, n % 4], want)
+
+
+def test_the_simd_kernel_keeps_its_own_blocked_scales(cpu_kernels):
+    x, packed, lut, sz = _operands(1, 9, 128, 64, True, seed=5)
+    layer = any4_cpu.CpuLinear(packed, lut, sz, 64)
+    if status().isa == "portable loops":
+        assert layer.szb is None and layer.scale_copy_bytes == 0
+        return
+    assert layer.scale_copy_bytes == 3 * 2 * 2 * 4 * 4  # ⌈9/4⌉ blocks × 2 groups × (s, zero) × 4 rows × fp32
+    layer.szb.zero_()  # the kernel reads this copy, not scales_and_zeros
+    assert torch.equal(layer(x), torch.zeros(1, 9))
 
 
 def test_empty_operands(arch):
