@@ -1,12 +1,24 @@
-"""Turn the raw reproduction results into the any4 Report (docs/results/any4.md)."""
+"""Turn the raw reproduction results into the any4 Report (docs/results/any4.md).
+
+The Report opens with the headline claims of spec §7 as :mod:`core.evidence` headlines over the
+per-window NLLs of the clean model's in-domain (math) text: each expected ordering "ppl(a) <
+ppl(b)" is the paired difference of per-token NLL, window by window, with a percentile bootstrap
+over windows (100·Δ ln ppl ≈ the percent change in perplexity); the layer-output error claims pair
+the layers. ``results.json`` holds those values and the headline specs, ``raw.json`` everything the
+run measured.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
+from core.evidence import Evidence
 from core.jobs import Report, Table
 from core.provenance import format_provenance
-from core.stats import FAILS, HOLDS, NOT_RESOLVED, verdict
+from core.stats import verdict
 from methods.any4 import plots
 
 #: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4, repo README) — for the ratio column only.
@@ -72,64 +84,6 @@ def _error_table(report: Report, suite: dict, sizes: list[int], title: str) -> N
     )
 
 
-def direction_checks(suite: dict, sizes: list[int], eval_set: str) -> list[tuple[str, bool, str]]:
-    """The expected orderings of spec §7, each with its measured outcome."""
-    g = sizes[0]
-    p = {v: _ppl(suite, v, g, eval_set) for v in dict.fromkeys(r["variant"] for r in suite["rows"])}
-    fp = suite["fp_ppl"][eval_set]
-    best_cal = min(p.get("any4:online", float("inf")), p.get("any4:offline", float("inf")))
-    checks = [
-        (f"fp < any4 (cal.) [g={g}]", fp < best_cal, f"{fp:.3f} vs {best_cal:.3f}"),
-        (
-            f"any4 (cal., best of online/offline) ≤ any4 (uncal.) [g={g}]",
-            best_cal <= p.get("any4:none", float("nan")),
-            f"{best_cal:.3f} vs {p.get('any4:none', float('nan')):.3f}",
-        ),
-        (
-            f"any4 (cal. online) ≤ nf4 [g={g}]",
-            p.get("any4:online", 0) <= p.get("nf4", 0),
-            f"{p.get('any4:online', float('nan')):.3f} vs {p.get('nf4', float('nan')):.3f}",
-        ),
-        (
-            f"nf4 < int4 [g={g}]",
-            p.get("nf4", 0) < p.get("int4", 0),
-            f"{p.get('nf4', float('nan')):.3f} vs {p.get('int4', float('nan')):.3f}",
-        ),
-        (
-            f"fp4 worst of the 4-bit formats [g={g}]",
-            p.get("fp4", 0) >= max(p.get(v, 0) for v in ("int4", "nf4", "any4:none", "any4:offline", "any4:online")),
-            f"fp4 {p.get('fp4', float('nan')):.3f}",
-        ),
-        (
-            f"any3 > any4 and any2 > any3 [g={g}]",
-            p.get("any2:offline", 0) > p.get("any3:offline", 0) > p.get("any4:offline", 0),
-            f"any4 {p.get('any4:offline', float('nan')):.3f}, any3 {p.get('any3:offline', float('nan')):.3f}, "
-            f"any2 {p.get('any2:offline', float('nan')):.3f}",
-        ),
-    ]
-    if len(sizes) > 1:
-        big, small = max(sizes), min(sizes)
-        rel = {
-            v: _ppl(suite, v, big, eval_set) / _ppl(suite, v, small, eval_set)
-            for v in ("int4", "nf4", "fp4", "any4:offline")
-        }
-        checks.append(
-            (
-                f"larger g hurts every format (g={big} vs g={small})",
-                all(r >= 1 for r in rel.values()),
-                ", ".join(f"{k} ×{v:.3f}" for k, v in rel.items()),
-            )
-        )
-        checks.append(
-            (
-                f"… and any4 least (g={big} vs g={small})",
-                rel["any4:offline"] <= min(rel.values()),
-                f"any4 ×{rel['any4:offline']:.3f}",
-            )
-        )
-    return checks
-
-
 def _nll(suite: dict, variant: str, g: int, eval_set: str) -> list[float] | None:
     if variant == "fp":
         return suite.get("fp_window_nll", {}).get(eval_set)
@@ -139,12 +93,9 @@ def _nll(suite: dict, variant: str, g: int, eval_set: str) -> list[float] | None
     return None
 
 
-#: core.stats.verdict's readings in this report's words ("ppl(a) < ppl(b)": a ratio interval below 1 holds)
-_WORDS = {HOLDS: "holds", FAILS: "reversed", NOT_RESOLVED: "unresolved"}
-
-
 def _verdict(lo: float, hi: float) -> str:
-    return _WORDS[verdict((lo, hi), null=1.0, direction="less")]
+    """core.stats.verdict of "ppl(a) < ppl(b)": a ratio interval below 1 holds, above 1 fails, else not resolved."""
+    return verdict((lo, hi), null=1.0, direction="less")
 
 
 #: Pairwise orderings of spec §7 as (a, b, g_a, g_b): "ppl(a) < ppl(b)" is expected; g None = the first size.
@@ -197,8 +148,8 @@ def _paired_section(rep: Report, suite: dict, sizes: list[int], eval_set: str) -
             columns=["expected ordering a < b", "ppl(a) / ppl(b)", "95% CI", "verdict"],
             rows=rows,
             note="Both sides are scored on the same windows; 2,000 bootstrap resamples draw window indices once "
-            "for both (paired). 'holds' = CI below 1, 'reversed' = CI above 1, 'unresolved' = CI spans 1: the "
-            "windows evaluated cannot tell the two formats apart.",
+            "for both (paired). 'holds' = CI below 1, 'fails' = CI above 1 (the ordering is reversed), 'not "
+            "resolved' = CI touches or spans 1: the windows evaluated cannot tell the two formats apart.",
         ),
     )
     return rows
@@ -214,14 +165,14 @@ def _reading(clean: dict, smol: dict | None, paired: dict[str, list[list]]) -> s
             continue
         v = [r[3] for r in rows]
         held = [r[0] for r in rows if r[3] == "holds"]
-        rev = [r[0] for r in rows if r[3] == "reversed"]
+        rev = [r[0] for r in rows if r[3] == "fails"]
         parts.append(
             f"On {key}, {v.count('holds')} of {len(rows)} expected orderings hold with a CI that excludes a tie, "
-            f"{v.count('reversed')} are reversed and {v.count('unresolved')} are unresolved"
+            f"{v.count('fails')} fail (reversed) and {v.count('not resolved')} are not resolved"
             + (f" (holding: {', '.join(held)}" + (f"; reversed: {', '.join(rev)})" if rev else ")") if held else "")
             + "."
         )
-    beaten = [k for k, rows in paired.items() for r in rows if r[0].startswith("fp <") and r[3] == "reversed"]
+    beaten = [k for k, rows in paired.items() for r in rows if r[0].startswith("fp <") and r[3] == "fails"]
     if beaten:
         parts.append(
             f"A quantized model scores better than full precision on {', '.join(beaten)}: quantization noise that "
@@ -244,7 +195,7 @@ def _reading(clean: dict, smol: dict | None, paired: dict[str, list[list]]) -> s
             else "a clean model trained to convergence (the spec's 2–5k steps: "
             "`paperworks reproduce any4 -o clean_steps=2000`) or a full-precision pretrained model"
         )
-        + ", and more evaluation windows, which narrow the CIs; an ordering that stays 'unresolved' there is a "
+        + ", and more evaluation windows, which narrow the CIs; an ordering that stays 'not resolved' there is a "
         "real tie."
     )
     return " ".join(parts)
@@ -285,15 +236,6 @@ def _sensitivity(clean: dict, steps: Any, val_ppl: float) -> str:
         + ": this 5.5M-parameter model barely reacts to weight rounding, so perplexity separates bit widths but "
         "not the 4-bit formats from one another, and their orderings flip between the two texts. Training longer "
         "was not what the earlier run lacked. " + errors
-    )
-
-
-def _checks_section(rep: Report, suite: dict, sizes: list[int], eval_set: str, why: str) -> None:
-    checks = direction_checks(suite, sizes, eval_set)
-    rep.add_section(
-        f"Expected directions (spec §7): {suite['model']}, {eval_set} ({why})",
-        "\n".join(f"- {'✓' if ok else '✗'} {name}: {detail}" for name, ok, detail in checks)
-        + "\n\nEach line is a measured outcome (✗ = the expected ordering did not hold here).",
     )
 
 
@@ -353,28 +295,179 @@ def _setup(res: dict, command: str, suites: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: Spec §7's expected orderings on the clean model's math text, as (claim, a, b, g_a, g_b, paper): "ppl(a) <
+#: ppl(b)"; g None = the first group size, "small"/"big" = the smaller/larger one. The paper's numbers are
+#: Llama-3.2-1B, WikiText-2, seqlen 2048, g = 128 (spec §4).
+ORDERINGS = (
+    ("fp < any4 (cal. offline)", "fp", "any4:offline", None, None, "9.76 < 10.63"),
+    ("any4 (cal. offline) < any4 (uncal.)", "any4:offline", "any4:none", None, None, "calibrated ≤ uncalibrated"),
+    ("any4 (cal. online) < any4 (uncal.)", "any4:online", "any4:none", None, None, "calibrated ≤ uncalibrated"),
+    ("any4 (cal. online) < nf4", "any4:online", "nf4", None, None, "10.63 < 10.99"),
+    ("nf4 < int4", "nf4", "int4", None, None, "10.99 < 11.89"),
+    ("int4 < fp4 (fp4 worst)", "int4", "fp4", None, None, "11.89 < 13.01"),
+    ("any4 < any3 (cal. offline)", "any4:offline", "any3:offline", None, None, "any3 > any4 (no number here)"),
+    ("any3 < any2 (cal. offline)", "any3:offline", "any2:offline", None, None, "any2 ≫ any3 (no number here)"),
+    ("any4 (cal. offline): smaller g is better", "any4:offline", "any4:offline", "small", "big", "larger g hurts"),
+    ("int4: smaller g is better", "int4", "int4", "small", "big", "larger g hurts"),
+)
+UNIT = "% ppl"
+
+
+def _g(which: str | None, sizes: list[int]) -> int:
+    return {None: sizes[0], "small": min(sizes), "big": max(sizes)}[which]
+
+
+def _key(variant: str, g: int) -> str:
+    return "fp" if variant == "fp" else f"{variant}@{g}"
+
+
+def window_values(suite: dict, eval_set: str) -> dict[str, list[float]]:
+    """Per-token NLL of every window, by ``"fp"`` or ``"variant@g"`` (the paired values of the headlines)."""
+    tokens = suite["notes"]["tokens_per_window"][eval_set]
+    out = {"fp": [v / tokens for v in suite["fp_window_nll"][eval_set]]}
+    for r in suite["rows"]:
+        if eval_set in r.get("window_nll", {}):
+            out[_key(r["variant"], r["group_size"])] = [v / tokens for v in r["window_nll"][eval_set]]
+    return out
+
+
+def _ppl_of(values: list[float]) -> float:
+    return math.exp(float(np.mean(values)))
+
+
+def evidence(res: dict) -> Evidence:
+    """Spec §7's expected orderings on the clean model's in-domain math text (paired over windows, bootstrap)
+    and its layer-output error claims (paired over layers, on the calibration prompt)."""
+    sizes = list(res["options"]["group_sizes"])
+    clean = res["suites"][0]
+    math_w = window_values(clean, "math")
+    raw: dict[str, Any] = {"clean_math": math_w, "windows": len(math_w["fp"])}
+    raw["tokens_per_window"] = clean["notes"]["tokens_per_window"]["math"]
+    layers = sorted(next(iter(clean["layer_mse"].values()), {}))
+    raw["layer_names"] = layers
+    raw["clean_layer_ln_mse"] = {
+        k: [math.log(max(v[n], 1e-30)) for n in layers] for k, v in clean["layer_mse"].items() if set(v) == set(layers)
+    }
+    if len(sizes) > 1:
+        big, small = max(sizes), min(sizes)
+        raw["g_cost"] = {
+            v: list(np.subtract(math_w[f"{v}@{big}"], math_w[f"{v}@{small}"]))
+            for v in ("any4:offline", "int4", "nf4")
+            if f"{v}@{big}" in math_w and f"{v}@{small}" in math_w
+        }
+    ev = Evidence(raw)
+    kw: dict[str, Any] = {"interval": "bootstrap", "scale": 100.0, "digits": 3, "unit": UNIT}
+    g0 = sizes[0]
+    for claim, a, b, ga, gb, paper in ORDERINGS:
+        if (ga or gb) and len(sizes) < 2:
+            continue
+        ka, kb = _key(a, _g(ga, sizes)), _key(b, _g(gb, sizes))
+        if ka not in math_w or kb not in math_w:
+            continue
+        label = f"{claim} (g={min(sizes)} vs {max(sizes)})" if (ga or gb) else f"{claim} [g={g0}]"
+        ev.headline(
+            f"clean model, math text: {label}", stat="paired_diff", a=f"clean_math/{ka}", b=f"clean_math/{kb}",
+            direction="less", paper=paper + (" (Llama-3.2-1B, WikiText-2, g=128)" if paper[0].isdigit() else ""),
+            context=f"ppl {_ppl_of(math_w[ka]):.3f} vs {_ppl_of(math_w[kb]):.3f}", **kw,
+        )  # fmt: skip
+    gc = raw.get("g_cost", {})
+    if {"any4:offline", "int4"} <= set(gc):
+        ev.headline(
+            f"clean model, math text: larger g costs any4 less than int4 (g={max(sizes)} − g={min(sizes)})",
+            stat="paired_diff", a="g_cost/any4:offline", b="g_cost/int4", direction="less",
+            paper="larger g hurts every format, any4 least (§3.5 table shape)",
+            context=f"cost of the larger g: any4 {100 * np.mean(gc['any4:offline']):+.3f} %, int4 "
+            f"{100 * np.mean(gc['int4']):+.3f} %", **kw,
+        )  # fmt: skip
+    lm = raw["clean_layer_ln_mse"]
+    for other in ("int4", "nf4"):
+        ka, kb = f"any4:none@{g0}", f"{other}@{g0}"
+        if ka in lm and kb in lm and len(layers) >= 2:
+            ev.headline(
+                f"clean model: any4 (uncal.) layer-output MSE below {other} [g={g0}]", stat="paired_diff",
+                a=f"clean_layer_ln_mse/{ka}", b=f"clean_layer_ln_mse/{kb}", direction="less", interval="bootstrap",
+                digits=3, unit="Δ ln MSE per layer", paper="any4 has the lowest error of the 4-bit formats",
+                context=f"{len(layers)} layers, fp inputs of the calibration prompt; geometric-mean ratio "
+                f"{math.exp(np.mean(np.subtract(lm[ka], lm[kb]))):.3f}",
+            )  # fmt: skip
+    return ev
+
+
+def _summary_lines(ev: Evidence) -> str:
+    """Each headline's verdict, estimate and baseline, one line each."""
+    out = []
+    for h in ev.headlines:
+        r = h.result
+        est = f"{r['estimate'] * h.scale:+.{h.digits}f}"
+        ci = f" [{r['low'] * h.scale:+.{h.digits}f}, {r['high'] * h.scale:+.{h.digits}f}]" if r["n"] >= 2 else ""
+        out.append(
+            f"- {h.claim.split(': ', 1)[-1]}: **{r['verdict']}**, {est}{ci} {h.unit} ({h.context}; paper {h.paper})"
+        )
+    return "\n".join(out)
+
+
+def _shrunk(res: dict, suites: list[dict]) -> str:
+    opts, clean = res["options"], suites[0]
+    lines = [
+        f"- Models: a {clean['notes'].get('train_log', {}).get('n_params', '?')}-parameter llama trained here "
+        f"for {opts['clean']['steps']} steps (spec §6.1: 2–5k)"
+        + (" and SmolLM2-135M" if len(suites) > 1 else "")
+        + ", not Llama-3.2-1B/3-8B/70B.",
+        f"- Group sizes {', '.join(str(g) for g in opts['group_sizes'])} (the paper's g = 128 does not divide "
+        "SmolLM2's K = 576); windows of 256 tokens (clean)"
+        + (f" and {opts['smol_seqlen']} tokens (SmolLM2)" if len(suites) > 1 else "")
+        + ", not 2048.",
+        f"- Evaluation: {clean['eval_sets']['math']} of math text and {clean['eval_sets']['wikitext2']} of "
+        "WikiText-2 on the clean model (C4, PTB and CodeParrot are not available offline)"
+        + (
+            f"; {suites[1]['eval_sets']['wikitext2']} of WikiText-2 on SmolLM2 (spec §6.4: 64×512)."
+            if len(suites) > 1
+            else "; SmolLM2 not run (`smollm2=false`)."
+        ),
+        f"- One quantization seed ({opts['seed']}) and one trained clean model: the intervals are over evaluation "
+        "windows (and layers), not over seeds.",
+    ]
+    return "\n".join(lines)
+
+
 def build_report(res: dict, command: str) -> Report:
-    """The reproduction report: setup, perplexity and error tables, checks, diagnostics, figures."""
+    """The headline claims first, then setup, what was shrunk, perplexity and error tables, the paired orderings,
+    diagnostics and figures; ``results.json`` (headlines + per-window values) and ``raw.json`` (everything)."""
     sizes = list(res["options"]["group_sizes"])
     suites = res["suites"]
     clean = suites[0]
     g = sizes[0]
     cal = "any4:online" if any(r["variant"] == "any4:online" for r in clean["rows"]) else "any4:offline"
-    rep = Report(title="any4 — CPU-scale reproduction (clean from-scratch llama + SmolLM2-135M)")
-    summary = f"Clean fp32 model, held-out math-text perplexity at g={g}: {_line(clean, g, 'math', cal)}."
+    ev = evidence(res)
+    counts = ev.counts()
+    rep = Report(
+        title="any4 — CPU-scale reproduction (clean from-scratch llama"
+        + (" + SmolLM2-135M)" if len(suites) > 1 else ")")
+    )
+    summary = (
+        f"Headline claims (spec §7's expected orderings on the clean model's in-domain math text, paired over "
+        f"{ev.raw['windows']} windows, percentile bootstrap; Δ in % ppl = 100·Δ ln ppl; table below): "
+        f"{counts['holds']} hold, {counts['fails']} fail, "
+        f"{counts['not resolved']} not resolved.\n\n{_summary_lines(ev)}\n\n"
+        f"Clean fp32 model, held-out math-text perplexity at g={g}: {_line(clean, g, 'math', cal)}."
+    )
     if len(suites) > 1:
         summary += (
-            f" SmolLM2-135M (pre-quantized weights), WikiText-2 at g={g}: {_line(suites[1], g, 'wikitext2', cal)}."
+            f" SmolLM2-135M (weights pre-quantized, so not evidence about the formats), WikiText-2 at g={g}: "
+            f"{_line(suites[1], g, 'wikitext2', cal)}."
         )
     rep.summary = summary + f" Measured by `{command}` in {res['seconds'] / 60:.1f} min."
+    rep.sections.append(ev.section())
     for v in ("int4", "nf4", "fp4", "any4:none", cal):
         rep.metrics[f"clean_math_{v.replace(':', '_')}_g{g}"] = _ppl(clean, v, g, "math")
     rep.metrics["clean_math_fp"] = clean["fp_ppl"]["math"]
     if len(suites) > 1:
         rep.metrics["smollm2_wikitext2_fp"] = suites[1]["fp_ppl"]["wikitext2"]
         rep.metrics[f"smollm2_wikitext2_any4_cal_g{g}"] = _ppl(suites[1], cal, g, "wikitext2")
+    rep.metrics.update({f"headlines_{k.replace(' ', '_')}": v for k, v in counts.items()})
     rep.metrics["wall_minutes"] = round(res["seconds"] / 60, 1)
     rep.add_section("Setup", _setup(res, command, suites))
+    rep.add_section("What was shrunk", _shrunk(res, suites))
     _ppl_table(
         rep,
         clean,
@@ -385,8 +478,6 @@ def build_report(res: dict, command: str) -> Report:
         "dataset windows of math train text instead of the single prompt (§7).",
     )
     _error_table(rep, clean, sizes, "Clean from-scratch model: weight and layer-output error")
-    _checks_section(rep, clean, sizes, "math", "in-domain held-out text")
-    _checks_section(rep, clean, sizes, "wikitext2", "out of domain for this model")
     paired = {"the clean model's math text": _paired_section(rep, clean, sizes, "math")}
     paired["the clean model's WikiText-2 windows (out of domain)"] = _paired_section(rep, clean, sizes, "wikitext2")
     ratios = [
@@ -419,7 +510,6 @@ def build_report(res: dict, command: str) -> Report:
             "aligned with it (g=32, min–max) are nearly lossless and the ranking says little.",
         )
         _error_table(rep, smol, sizes, "SmolLM2-135M-Instruct: weight and layer-output error")
-        _checks_section(rep, smol, sizes, "wikitext2", "pre-quantized weights: deviations expected")
         paired["SmolLM2 (pre-quantized)"] = _paired_section(rep, smol, sizes, "wikitext2")
         b = smol["notes"]["blocks"]
         rep.add_section(
@@ -452,5 +542,11 @@ def build_report(res: dict, command: str) -> Report:
     rep.add_section("Reading", _reading(clean, suites[1] if len(suites) > 1 else None, paired))
     timing = [f"- {su['model']}: {su['notes'].get('seconds', 0) / 60:.1f} min" for su in suites]
     rep.add_section("Timing", "\n".join(timing) + f"\n- total: {res['seconds'] / 60:.1f} min")
-    rep.data = {"results": res}
+    rep.add_json(
+        "results.json",
+        ev.to_json(options=res["options"], command=command, seconds=res["seconds"], machine=res["machine"]),
+        caption="per-window values and headline specs",
+    )
+    rep.add_json("raw.json", res, caption="everything the run measured")
+    rep.data = {"results": res, "verdicts": {h.claim: h.result for h in ev.headlines}}
     return rep

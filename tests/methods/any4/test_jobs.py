@@ -85,29 +85,3 @@ def test_group_size_must_divide_k(tiny_base, data_dir):
             q.validate({"fmt": "int4", "group_size": 128, "eval_windows": 1, "seqlen": 32, "calibration": "none"}),
             null_context(),
         )
-
-
-def test_direction_checks_follow_the_numbers():
-    from methods.any4.report import direction_checks
-
-    def rows(ppl_by_variant, g):
-        return [{"variant": v, "group_size": g, "ppl": {"w": p}} for v, p in ppl_by_variant.items()]
-
-    good = {
-        "int4": 12.0,
-        "nf4": 11.0,
-        "fp4": 13.0,
-        "any4:none": 10.8,
-        "any4:offline": 10.7,
-        "any4:online": 10.6,
-        "any3:offline": 14.0,
-        "any2:offline": 40.0,
-    }
-    worse = {k: v * (1.02 if k.startswith("any4") else 1.05) for k, v in good.items()}
-    suite = {"fp_ppl": {"w": 9.8}, "rows": rows(good, 32) + rows(worse, 64)}
-    checks = direction_checks(suite, [32, 64], "w")
-    assert all(ok for _, ok, _ in checks), checks
-    bad = dict(good, nf4=12.5)
-    suite = {"fp_ppl": {"w": 9.8}, "rows": rows(bad, 32) + rows(worse, 64)}
-    outcome = {name.split(" [")[0]: ok for name, ok, _ in direction_checks(suite, [32, 64], "w")}
-    assert outcome["nf4 < int4"] is False
