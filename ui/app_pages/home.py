@@ -102,7 +102,8 @@ def _getting_started(client) -> None:
             for col, ex in zip(cols, examples[start : start + per_row]):
                 with col.container(border=True):
                     who = f"{ex['paper']} · " if ex.get("paper") else ""
-                    st.markdown(f"**{ex['title']}**  \n{who}`{ex['method']}` · about {ex['seconds']} s")
+                    first = f" (first run: +{ex['first_use']} s, trains its model)" if ex.get("first_use") else ""
+                    st.markdown(f"**{ex['title']}**  \n{who}`{ex['method']}` · about {ex['seconds']} s{first}")
                     st.caption(ex["about"])
                     st.code(f"paperworks try {ex['name']}", language="bash")
                     if st.button("Run it", key=f"try-{ex['name']}"):

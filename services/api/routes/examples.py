@@ -21,6 +21,7 @@ class ExamplePublic(BaseModel):
     about: str
     seconds: int
     paper: str = ""  # the README method it introduces ("" for the platform's own examples)
+    first_use: int = 0  # extra seconds of its first run on a machine (a model trained once, then cached)
 
 
 @router.get("/examples", response_model=list[ExamplePublic])
