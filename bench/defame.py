@@ -4,7 +4,7 @@ Both systems run in one process, on the same AVeriTeC dev claims (oracle corpus)
 reproduction's compact budgets; results go to ``docs/bench/defame.md``.
 
     OMP_NUM_THREADS=1 python bench/defame.py --claims 2
-    python bench/defame.py --from-results docs/results/defame/summary.json
+    python bench/defame.py --from-results docs/results/defame/issue-135m/summary.json
 
 ``--from-results`` renders the same table from the measurements the last
 ``paperworks reproduce defame`` run stored (both systems measured in that one run),

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from core.config import DefameSettings
 
-__all__ = ["PRESETS", "DefameConfig", "DefameContext", "DefameSettings", "Event", "StageBudget"]
+__all__ = ["PRESETS", "STORED_RUNS", "DefameConfig", "DefameContext", "DefameSettings", "Event", "StageBudget"]
 
 #: Named sizes of ``paperworks reproduce defame -o preset=NAME`` (DefameOptions fields).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -36,6 +36,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "issue": dict(limit=100, mocheg_limit=0, knowledge_store="shared"),
     # issue #26: >= 30 claims with the opt-in 1.5B (`paperworks models install qwen2.5-coder-1.5b-instruct`);
     # several times slower than the 135M: run it in the background
+    # the results document: rebuilt from the stored runs' per-claim predictions (STORED_RUNS), no LLM calls
+    "summary": dict(from_runs=True),
     "issue-1.5b": dict(
         limit=30,
         mocheg_limit=0,
@@ -46,6 +48,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         workers=4,  # four claims share each batched llama.cpp decode step
     ),
 }
+
+
+#: The stored runs the results document is rebuilt from (``-o preset=summary``, no LLM calls): each run's
+#: generated report ``docs/results/defame/<key>.md`` (its per-claim predictions table) and its folder
+#: ``<key>/`` (``averitec_predictions.json``, ``summary.json``); (key, configuration, superseded by).
+STORED_RUNS: list[tuple[str, str, str | None]] = [
+    ("issue-1.5b", "1.5B, paper's prompts, shared store", None),
+    ("issue-1.5b-lenient", "1.5B, lenient summariser, shared store (first 24 claims)", None),
+    ("issue-1.5b-absence", "1.5B, lenient + absence rule, shared store", None),
+    ("issue-1.5b-perclaim", "1.5B, per-claim store (spec §6), generated verdict", None),
+    (
+        "issue-1.5b-perclaim-calibrated",
+        "1.5B, per-claim store, calibrated verdict (claims 0–19)",
+        "issue-1.5b-perclaim-calibrated-30",
+    ),
+    ("issue-1.5b-perclaim-calibrated-30", "1.5B, per-claim store, calibrated-likelihood verdict", None),
+    ("issue-1.5b-perclaim-likelihood", "1.5B, per-claim store, plain-likelihood verdict", None),
+    ("issue-135m", "135M, 100 claims, paper's prompts, shared store", None),
+]
 
 
 class StageBudget(BaseModel):

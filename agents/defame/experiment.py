@@ -493,3 +493,80 @@ def reproduce(
         command=command,
         workers=workers,
     )
+
+
+def _predictions_table(text: str) -> list[list[str]]:
+    """The rows of a generated report's "Predictions (AVeriTeC)" table (id, gold, DEFAME, baseline, …)."""
+    start = text.index("**Predictions (AVeriTeC)**")
+    rows, started = [], False
+    for line in text[start:].split("\n")[1:]:
+        if line.startswith("|"):
+            started = True
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells[0] != "id" and not set(cells[0]) <= {"-"}:
+                rows.append(cells)
+        elif started:
+            break
+    return rows
+
+
+def stored_run(folder: Path, key: str) -> dict[str, Any]:
+    """One stored run's per-claim predictions (ids, gold, DEFAME and baseline labels) from its generated report
+    ``<folder>/<key>.md``, checked claim by claim against the DEFAME labels of ``<folder>/<key>/averitec_predictions.json``
+    (and the gold labels against the AVeriTeC dev file when it is present)."""
+    import re
+
+    text = (folder / f"{key}.md").read_text(encoding="utf-8")
+    rows = _predictions_table(text)
+    if not rows:
+        raise ValueError(f"{key}.md has no predictions table")
+    preds = json.loads((folder / key / "averitec_predictions.json").read_text(encoding="utf-8"))
+    by_id = {str(p["claim_id"]): p["label"] for p in preds}
+    wrong = [r[0] for r in rows if by_id.get(r[0]) != r[2]]
+    if wrong or len(by_id) != len(rows):
+        raise ValueError(f"{key}: the report's DEFAME labels differ from averitec_predictions.json at claims {wrong}")
+    dev = default_path("averitec")
+    if dev.exists():
+        gold = json.loads(dev.read_text(encoding="utf-8"))
+        off = [r[0] for r in rows if gold[int(r[0])]["label"] != r[1]]
+        if off:
+            raise ValueError(f"{key}: gold labels differ from {dev} at claims {off}")
+    model = re.search(r"model `([^`]+)`", text)
+    took = re.search(r"this invocation took ([\d.]+) min", text)
+    stage = re.search(r"([\d.]+) min of LLM stage time", text)
+    summary_path = folder / key / "summary.json"
+    stored = json.loads(summary_path.read_text(encoding="utf-8"))["averitec"] if summary_path.exists() else {}
+    return {
+        "key": key,
+        "model": model.group(1) if model else "",
+        "ids": [r[0] for r in rows],
+        "gold": [r[1] for r in rows],
+        "defame": [r[2] for r in rows],
+        "baseline": [r[3] for r in rows],
+        "invocation_min": float(took.group(1)) if took else None,
+        "llm_stage_min": float(stage.group(1)) if stage else None,
+        "retrieval": {
+            k: stored.get("defame", {}).get(k)
+            for k in ("searches", "on_claim_search_rate", "gold_source_share", "kept_own_rate", "kept_other_rate")
+        },
+    }
+
+
+def stored_runs(folder: Path | None = None) -> list[dict[str, Any]]:
+    """Every run of :data:`agents.defame.config.STORED_RUNS`, with its configuration and what superseded it."""
+    from agents.defame.config import STORED_RUNS
+
+    folder = folder or Path(__file__).resolve().parents[2] / "docs" / "results" / "defame"
+    out = []
+    for key, label, superseded_by in STORED_RUNS:
+        run = stored_run(folder, key)
+        out.append({**run, "configuration": label, "superseded_by": superseded_by})
+    return out
+
+
+def summarise_stored_runs(command: str, folder: Path | None = None) -> Report:
+    """The results document of the stored runs (``-o preset=summary``): no LLM call, every number recomputed
+    from the runs' per-claim predictions."""
+    from agents.defame.report import stored_runs_report
+
+    return stored_runs_report(stored_runs(folder), command=command)

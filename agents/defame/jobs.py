@@ -178,10 +178,11 @@ class DefameOptions(ReproducerOptions):
     """Options of ``paperworks reproduce defame``: a preset (agents/defame/config.py PRESETS) and overrides."""
 
     PRESETS = DEFAME_PRESETS
-    preset: Literal["small", "tiny", "issue", "issue-1.5b"] = Field(
+    preset: Literal["small", "tiny", "issue", "issue-1.5b", "summary"] = Field(
         "small",
         description="small (30+10 claims), tiny (6, smoke test), issue (100 claims, 135M, ~2 h), "
-        "issue-1.5b (30 claims with the opt-in 1.5B model, hours).",
+        "issue-1.5b (30 claims with the opt-in 1.5B model, hours), summary (the results document from the stored "
+        "runs, seconds).",
     )
     limit: int = Field(30, ge=1, le=1000, description="AVeriTeC dev claims checked.")
     model: str | None = Field(None, max_length=200, description="litellm model; default the configured one.")
@@ -201,6 +202,11 @@ class DefameOptions(ReproducerOptions):
         description="Judge's option: generated and parsed (the paper), or scored by likelihood, optionally "
         "calibrated against content-free inputs (local models; not in the paper).",
     )
+    from_runs: bool = Field(
+        False,
+        description="Rebuild the results document from the stored runs' per-claim predictions "
+        "(docs/results/defame/issue-*; no LLM calls) instead of running DEFAME.",
+    )
     workers: int = Field(
         1,
         ge=1,
@@ -216,7 +222,10 @@ class DefameOptions(ReproducerOptions):
 def reproduce(options: DefameOptions, progress: JobContext) -> Report:
     """The results document; the registry writes ``defame.md``."""
     from agents.defame.experiment import reproduce as run_reproduction
+    from agents.defame.experiment import summarise_stored_runs
 
+    if options.from_runs:
+        return summarise_stored_runs("paperworks reproduce defame" + options.cli_options())
     return run_reproduction(
         limit=options.limit,
         model=options.model,

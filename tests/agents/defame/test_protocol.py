@@ -115,4 +115,5 @@ def test_reproducer_presets():
     assert big.model == "local/qwen2.5-coder-1.5b-instruct" and big.limit >= 30
     assert DefameOptions(preset="issue", limit=120).limit == 120
     assert "preset=issue" in opts.cli_options()
-    assert set(PRESETS) == {"small", "tiny", "issue", "issue-1.5b"}
+    assert set(PRESETS) == {"small", "tiny", "issue", "issue-1.5b", "summary"}
+    assert DefameOptions(preset="summary").from_runs and not DefameOptions().from_runs
