@@ -36,8 +36,8 @@ class TrainParams(DeviceParams):
 def run_train(params: TrainParams, progress: JobContext) -> Report:
     """Train the MoE predictor (or an ablation) with AGD; test R@1/5/10 both ways, zero-shot accuracy, expert usage."""
     from core.device import device_provenance, resolve_device
+    from methods.m3_jepa.experiment import train_variant
     from methods.m3_jepa.report import train_report
-    from methods.m3_jepa.service import train_variant
 
     dev = resolve_device(params.device)
     result = train_variant(
@@ -58,8 +58,14 @@ class StudyParams(DeviceParams):
     dispatch: Literal["auto", "jobs", "inline"] = Field(
         "auto", description="auto: sub-jobs when a worker is configured, else in this process."
     )
+    long_epochs: int = Field(
+        0, ge=0, le=500, description="Also train long_variants at this many epochs (0: no long-budget arms)."
+    )
+    long_variants: list[Variant] = Field(
+        ["m3_jepa", "clip_linear"], max_length=10, description="Variants of the long-budget arms."
+    )
 
-    @field_validator("variants")
+    @field_validator("variants", "long_variants")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
         return list(dict.fromkeys(v))
@@ -68,9 +74,9 @@ class StudyParams(DeviceParams):
 @register_method("m3_jepa.study", title="M3-JEPA: variants × seeds with the §7 checks", queue="cpu")
 def run_study(params: StudyParams, progress: JobContext) -> Report:
     """Every (variant, seed): retrieval mean ± std, zero-shot, expert usage, ablation directions and §7 checks."""
-    from methods.m3_jepa.report import build_report
+    from methods.m3_jepa.experiment import run_study
 
-    return build_report(params, progress)
+    return run_study(params, progress)
 
 
 class RetrieveParams(DeviceParams):
@@ -102,8 +108,8 @@ class RetrieveParams(DeviceParams):
 def run_retrieve(params: RetrieveParams, progress: JobContext) -> Report:
     """t→i retrieval over the 597 test digits with a cached trained model; the caption's expert routing."""
     from core.device import device_provenance, resolve_device
+    from methods.m3_jepa.experiment import retrieve
     from methods.m3_jepa.report import retrieve_report
-    from methods.m3_jepa.service import retrieve
 
     dev = resolve_device(params.device)
     result = retrieve(
@@ -117,7 +123,9 @@ def run_retrieve(params: RetrieveParams, progress: JobContext) -> Report:
 class Options(ReproducerOptions, StudyParams):
     PRESETS = PRESETS
     preset: Literal["quick", "spec", "smoke"] = Field(
-        "quick", description="quick (all variants × 3 seeds, 25 epochs), spec (50 epochs), smoke (1 seed, 3 epochs)."
+        "quick",
+        description="quick (all variants × 3 seeds, 25 epochs; M3-JEPA and CLIP-linear also at 100), spec (50 epochs), "
+        "smoke (1 seed, 3 epochs).",
     )
 
 
@@ -125,7 +133,7 @@ class Options(ReproducerOptions, StudyParams):
     "m3_jepa", options=Options, description="M3-JEPA (ICML 2025): MoE predictor + AGD, digits ↔ captions"
 )
 def reproduce(options: Options, progress: JobContext) -> Report:
-    """All variants × seeds, the paper's claims beside ours, the §7 checks and the reading."""
-    from methods.m3_jepa.report import build_report
+    """All variants × seeds (+ the long-budget arms), the headline claims, the paper's claims beside ours, the §7 checks."""
+    from methods.m3_jepa.experiment import run_study
 
-    return build_report(options, progress)
+    return run_study(options, progress)

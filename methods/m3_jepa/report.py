@@ -2,50 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
-from core.jobs import JobContext, Report
+from core.evidence import Evidence
+from core.jobs import Report, ReproducerOptions
 from core.stats import mean_sd
 from methods.m3_jepa.config import PAPER_CLAIMS, VARIANTS
 
 ABLATIONS = ("mlp", "k1", "k6", "no_cl", "no_reg", "summed")
-
-
-def run_all(params: Any, progress: JobContext, device: Any = None) -> list[dict[str, Any]]:
-    """One result per (variant, seed): sub-jobs when a worker is configured (each with the study's ``device`` and
-    ``amp``, so it is routed to the same queue), else in this process on ``device`` (default: ``params.device``);
-    :func:`core.jobs.dispatch.map_jobs`."""
-    from core.jobs.dispatch import map_jobs
-    from methods.m3_jepa.service import train_variant
-
-    where = {"device": getattr(params, "device", "cpu"), "amp": getattr(params, "amp", "off")}
-    runs = [
-        {"variant": v, "seed": s, "epochs": params.epochs, "patience": params.patience, **where}
-        for v in params.variants
-        for s in range(params.seeds)
-    ]
-
-    def here(p: Any, sub: JobContext) -> dict[str, Any]:
-        return train_variant(
-            p.variant, p.seed, p.epochs, p.patience, progress=sub,
-            device=where["device"] if device is None else device, amp=where["amp"],
-        )  # fmt: skip
-
-    return map_jobs(
-        "m3_jepa.train",
-        runs,
-        inline=here,
-        result=lambda data: data["result"],
-        dispatch=params.dispatch,
-        progress=progress,
-        key="m3_jepa",
-        timeout=12 * 3600,
-        steal_after=60.0,
-        label=lambda p: f"{p.variant} seed {p.seed}",
-    )
 
 
 def _fmt(xs: list[float], pct: bool = True) -> str:
@@ -141,7 +107,13 @@ def direction_checks(
     return out
 
 
-def _main_table(report: Report, agg: dict[str, dict[str, list[float]]], n_test: int, oracle: dict[int, float]) -> None:
+def _main_table(
+    report: Report,
+    agg: dict[str, dict[str, list[float]]],
+    n_test: int,
+    oracle: dict[int, float],
+    title: str = "Test retrieval and zero-shot classification, % (mean ± std over seeds)",
+) -> None:
     cols = [
         "variant", "i→t R@1", "i→t R@5", "i→t R@10", "t→i R@1", "t→i R@5", "t→i R@10",
         "class R@1 i→t", "class R@1 t→i", "zero-shot i→t", "zero-shot t→i", "pred-space R@1 i→t / t→i", "params", "best epoch", "s/run",
@@ -160,7 +132,7 @@ def _main_table(report: Report, agg: dict[str, dict[str, list[float]]], n_test: 
     orc = [f"{100 * oracle[k]:.1f}" for k in (1, 5, 10)]
     rows.append(["oracle: perfect class+ink+slant match"] + orc + orc + ["100", "100", "", "", "", "", "", ""])
     report.add_table(
-        "Test retrieval and zero-shot classification, % (mean ± std over seeds)",
+        title,
         cols,
         rows,
         note="Exact-pair R@K over the 597 test pairs (ties between identical captions counted by their expectation); "
@@ -171,35 +143,155 @@ def _main_table(report: Report, agg: dict[str, dict[str, list[float]]], n_test: 
     )
 
 
-def build_report(params: Any, progress: JobContext) -> Report:
-    """The study: features once, every (variant, seed), aggregation, plots, §7 checks, paper claims, reading."""
-    from core.device import device_provenance, resolve_device
+def raw_values(results: list[dict[str, Any]], long_results: list[dict[str, Any]], n_test: int,
+               reference: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Per variant, every seed's metrics in seed order (``long`` for the long-budget arms); chance; the reference."""
+    raw: dict[str, Any] = {"chance_r1": 1 / n_test, "reference": reference}
+    for key, runs in (("runs", results), ("long", long_results)):
+        cells: dict[str, Any] = {}
+        for r in sorted(runs, key=lambda r: (r["variant"], r["config"]["seed"])):
+            cell = cells.setdefault(r["variant"], {"seed": []})
+            cell["seed"].append(r["config"]["seed"])
+            for k, v in r["metrics"].items():
+                cell.setdefault(k, []).append(float(v))
+            if "pred_i2t_r1" in r["metrics"]:
+                cell.setdefault("pred_mean_r1", []).append(
+                    0.5 * (r["metrics"]["pred_i2t_r1"] + r["metrics"]["pred_t2i_r1"])
+                )
+            cell.setdefault("final_reg", []).append(float(r["final_reg"]))
+            cell.setdefault("best_epoch", []).append(int(r.get("best_epoch") or 0))
+        if cells:
+            raw[key] = cells
+    return raw
+
+
+def evidence(raw: dict[str, Any], epochs: int, long_epochs: int) -> Evidence:
+    """The headline claims over the per-seed values (paired by seed, t intervals, R@1 in points)."""
+    ev = Evidence(raw)
+    runs = raw["runs"]
+    pts = {"scale": 100.0, "digits": 2, "unit": "pts"}
+
+    def mean(v: str, key: str = "mean_r1", where: str = "runs") -> float:
+        return 100 * float(np.mean(raw[where][v][key]))
+
+    if "m3_jepa" in runs:
+        ev.headline(
+            "M3-JEPA retrieves the exact pair above chance (mean R@1)", stat="mean", a="runs/m3_jepa/mean_r1",
+            null="chance_r1", paper="SOTA at its size on COCO/Flickr30K (not comparable)",
+            context=f"chance {100 * raw['chance_r1']:.2f}; caption-limited oracle in the table", **pts,
+        )  # fmt: skip
+        pairs = [
+            ("mlp", "MoE beats the MLP predictor", "MoE better"),
+            ("no_cl", "L_cl is needed (without it retrieval collapses)", "L_cl is the alignment term"),
+            ("no_reg", "L_reg helps (M3-JEPA beats no_reg)", "both terms help"),
+            ("summed", "AGD beats the summed (joint) loss", "AGD better"),
+            ("clip_linear", "M3-JEPA beats the CLIP-style linear baseline", "beats larger baselines (BLIP-2)"),
+            ("random_captions", "M3-JEPA beats the random-caption control", "— (control)"),
+        ]
+        for other, claim, paper in pairs:
+            if other in runs and runs[other]["seed"] == runs["m3_jepa"]["seed"]:
+                ev.headline(
+                    claim, stat="paired_diff", a="runs/m3_jepa/mean_r1", b=f"runs/{other}/mean_r1", paper=paper,
+                    context=f"{other} {mean(other):.2f}, M3-JEPA {mean('m3_jepa'):.2f}", **pts,
+                )  # fmt: skip
+        ref = raw["reference"]
+        ceiling = 50 * (ref["i2t"]["group_mean_r1"] + ref["t2i"]["group_mean_r1"])
+        ev.headline(
+            "The prediction branch retrieves above chance (pred-space mean R@1)", stat="mean",
+            a="runs/m3_jepa/pred_mean_r1", null="chance_r1", paper="latent prediction (JEPA) is the method's core",
+            context=f"group-mean predictor {ceiling:.2f} (the best a predictor of these targets reaches)", **pts,
+        )  # fmt: skip
+        ev.headline(
+            "The prediction branch reaches the mean-target loss (L_reg below it)", stat="mean",
+            a="runs/m3_jepa/final_reg", null="reference/reg_mean_target", direction="less", digits=3,
+            paper="—", context=f"predicting the mean target: {ref['reg_mean_target']:.3f} (both directions' mean)",
+        )  # fmt: skip
+    long = raw.get("long", {})
+    if "m3_jepa" in long:
+        lp = "long/m3_jepa"
+        if runs.get("m3_jepa", {}).get("seed") == long["m3_jepa"]["seed"]:
+            ev.headline(
+                f"{long_epochs} epochs raise M3-JEPA's R@1 over {epochs}", stat="paired_diff", a=f"{lp}/mean_r1",
+                b="runs/m3_jepa/mean_r1", paper="trained ≤ 500 epochs", context=f"{epochs} epochs {mean('m3_jepa'):.2f}",
+                **pts,
+            )  # fmt: skip
+        if "clip_linear" in long and long["clip_linear"]["seed"] == long["m3_jepa"]["seed"]:
+            ev.headline(
+                f"M3-JEPA beats the CLIP-style linear baseline at {long_epochs} epochs", stat="paired_diff",
+                a=f"{lp}/mean_r1", b="long/clip_linear/mean_r1", paper="beats larger baselines (BLIP-2)",
+                context=f"clip_linear {mean('clip_linear', where='long'):.2f}, M3-JEPA {mean('m3_jepa', where='long'):.2f}",
+                **pts,
+            )  # fmt: skip
+        ev.headline(
+            f"The prediction branch retrieves above chance at {long_epochs} epochs", stat="mean",
+            a=f"{lp}/pred_mean_r1", null="chance_r1", paper="—",
+            context=f"{epochs} epochs {mean('m3_jepa', 'pred_mean_r1'):.2f}" if "m3_jepa" in runs else "", **pts,
+        )  # fmt: skip
+    return ev
+
+
+def study_report(
+    params: Any,
+    results: list[dict[str, Any]],
+    long_results: list[dict[str, Any]],
+    *,
+    mech: list[tuple[str, bool, str]],
+    frozen: dict[str, Any],
+    info: dict[str, Any],
+    oracle: dict[int, float],
+    n_test: int,
+    reference: dict[str, Any],
+    seconds: float,
+    device: Any = "cpu",
+) -> Report:
+    """The study's Report: headline claims first (results.json), the reading, the tables, figures and §7 checks."""
+    from core.device import device_provenance
+    from core.provenance import provenance_line
     from methods.m3_jepa import plots
-    from methods.m3_jepa.checks import all_checks
-    from methods.m3_jepa.data import oracle_recall, split
-    from methods.m3_jepa.features import describe, encoder_digest, llm_digest, load_features
 
-    t0 = time.perf_counter()
-    dev = resolve_device(getattr(params, "device", "cpu"))  # a cuda study on a worker without CUDA fails here, at once
     amp = getattr(params, "amp", "off")
-    feats = load_features(progress=progress.sub(0.0, 0.1))
-    llm_before, enc_before = llm_digest(), encoder_digest()
-    results = run_all(params, progress.sub(0.1, 0.97), device=dev)
-    llm_after, enc_after = llm_digest(), encoder_digest()
-    test = split()["test"]
-    n_test = len(test.labels)
-    oracle = {k: oracle_recall(test, k) for k in (1, 5, 10)}
+    long_epochs = getattr(params, "long_epochs", 0)
     agg = aggregate(results)
-    info = describe(feats)
-
+    long_agg = aggregate(long_results) if long_results else {}
+    raw = raw_values(results, long_results, n_test, reference)
+    ev = evidence(raw, params.epochs, long_epochs)
+    counts = ev.counts()
     best = agg.get("m3_jepa")
     summary = (
-        f"M3-JEPA on digits ↔ captions ({params.seeds} seeds): mean R@1 "
+        f"M3-JEPA on digits ↔ captions ({params.seeds} seeds, {params.epochs} epochs"
+        + (f"; {', '.join(long_agg)} also at {long_epochs}" if long_agg else "")
+        + "): mean R@1 "
         + (f"{_fmt(best['mean_r1'])} % (i→t {_fmt(best['i2t_r1'])}, t→i {_fmt(best['t2i_r1'])})" if best else "n/a")
-        + f"; chance {100 / n_test:.2f} %, caption-limited oracle {100 * oracle[1]:.1f} %."
+        + f"; chance {100 / n_test:.2f} %, caption-limited oracle {100 * oracle[1]:.1f} %. Headline claims: "
+        f"{counts['holds']} hold, {counts['fails']} fail, {counts['not resolved']} not resolved (paired by seed, "
+        "95 % t intervals)."
     )
     report = Report(title="M3-JEPA: MoE predictor + AGD on digits ↔ captions", summary=summary)
+    report.sections.append(ev.section())
+    dirs = direction_checks(results, agg, n_test)
+    report.add_section("Reading", _reading(agg, results, dirs, oracle, n_test, params.epochs, ev, raw, long_agg,
+                                           long_epochs))  # fmt: skip
     _main_table(report, agg, n_test, oracle)
+    if long_agg:
+        _main_table(report, long_agg, n_test, oracle, title=f"The long-budget arms: {long_epochs} epochs")
+    ref = reference
+    report.add_table(
+        "The prediction branch against what these targets allow (L_reg: SmoothL1 on the fit split)",
+        ["direction", "L_reg of the mean target", "L_reg of the group mean", "group-mean predictor pred-space R@1 %"],
+        [
+            [
+                d,
+                f"{ref[d]['reg_mean_target']:.4f}",
+                f"{ref[d]['reg_group_mean']:.4f}",
+                f"{100 * ref[d]['group_mean_r1']:.2f}",
+            ]
+            for d in ("i2t", "t2i")
+        ],  # fmt: skip
+        note="i2t predicts the mean-pooled (normalised) caption states, t2i the mean-pooled CNN image tokens (rms "
+        "≈ 4.8, not normalised). The group-mean predictor outputs, for each item, the mean target of its (class, ink, "
+        "slant) group on the fit split: the best any predictor of these targets can do from what the captions say. "
+        "M3-JEPA's final training L_reg (last 10 steps, both directions) is in the headline table.",
+    )
 
     rows = [
         (v, float(np.mean(c["i2t_r1"])), mean_sd(c["i2t_r1"]).sd, float(np.mean(c["t2i_r1"])), mean_sd(c["t2i_r1"]).sd)
@@ -223,8 +315,7 @@ def build_report(params: Any, progress: JobContext) -> Report:
         report.add_figure(
             "sampling.png", plots.sampling_curve(sampled["p_t2i"], sampled["val"]), caption="AGD task sampling"
         )
-
-    mech = all_checks()
+    mech = list(mech)
     rr = [r for r in results if r["config"]["schedule"] == "round_robin" and r["config"]["model"] == "m3"]
     mech.append(
         (
@@ -233,37 +324,46 @@ def build_report(params: Any, progress: JobContext) -> Report:
             f"{len(rr)} round-robin runs; task counts of the first: {rr[0]['task_counts'] if rr else 'n/a'}",
         )
     )
-    frozen_ok = (
-        llm_before == llm_after and enc_before == enc_after and all(r.get("encoder_unchanged", True) for r in results)
-    )
-    mech.append(
-        (
-            "Frozen encoders bitwise unchanged after training (SHA-256 of all weights)",
-            frozen_ok,
-            f"CNN {enc_before[:12]} → {enc_after[:12]}; SmolLM2 {llm_before[:12]} → {llm_after[:12]}",
-        )
-    )
-    dirs = direction_checks(results, agg, n_test)
+    mech.append(("Frozen encoders bitwise unchanged after training (SHA-256 of all weights)", frozen["ok"],
+                 frozen["detail"]))  # fmt: skip
     check_rows = [[n, "pass" if ok else "FAIL", d] for n, ok, d in mech]
     check_rows += [[n, "n/a" if ok is None else ("pass" if ok else "FAIL"), d] for n, ok, d in dirs]
-    report.add_table("§7 checks", ["check", "result", "measured"], check_rows)
-
-    _paper(report, agg, results)
-    report.add_section("What was shrunk", _shrunk(info, params))
-    report.add_section("Reading", _reading(agg, results, dirs, oracle, n_test, params.epochs))
-    report.add_json("runs.json", [{k: v for k, v in r.items() if k != "loss"} for r in results], caption="Every run")
-    n_pass = sum(r[1] == "pass" for r in check_rows)
-    report.metrics.update(
-        {
-            "m3_mean_r1": float(np.mean(best["mean_r1"])) if best else None,
-            "checks_passed": n_pass,
-            "checks_total": sum(r[1] != "n/a" for r in check_rows),
-            "runs": len(results),
-            "wall_s": round(time.perf_counter() - t0, 1),
-            **device_provenance(dev, amp),
-        }
+    report.add_table(
+        "§7 checks (the mechanical ones; the expected directions on seed means, superseded by the headline table)",
+        ["check", "result", "measured"],
+        check_rows,
     )
-    report.data.update({"results": results, "features": info, "oracle": oracle, "params": params.model_dump()})
+    _paper(report, agg, results)
+    report.add_section(
+        "Command",
+        f"`paperworks reproduce m3_jepa{params.cli_options() if hasattr(params, 'cli_options') else ''}` — "
+        f"{seconds:.0f} s ({seconds / 60:.0f} min) in this process for {len(results) + len(long_results)} runs, seeds "
+        f"0..{params.seeds - 1}; {sum(bool(r.get('reused')) for r in results + long_results)} of them reused from the "
+        "result store (finished runs are stored beside their weights; each run's own training time is the s/run "
+        f"column). {provenance_line(device, amp, threads=1)}",
+    )
+    report.add_section("What was shrunk", _shrunk(info, params))
+    everything = results + long_results
+    report.add_json("runs.json", [{k: v for k, v in r.items() if k not in ("loss", "reused")} for r in everything],
+                    caption="Every run")  # fmt: skip
+    report.add_json(
+        "results.json",
+        ev.to_json(options=params.model_dump(mode="json"), seconds=seconds),
+        caption="per-seed metrics of every variant and the headline specs",
+    )
+    if not isinstance(params, ReproducerOptions):  # the results doc opens with the headline table, not metric tiles
+        report.metrics.update(
+            {
+                "m3_mean_r1": float(np.mean(best["mean_r1"])) if best else None,
+                "checks_passed": sum(r[1] == "pass" for r in check_rows),
+                "checks_total": sum(r[1] != "n/a" for r in check_rows),
+                "runs": len(everything),
+                "wall_s": round(seconds, 1),
+                **device_provenance(device, amp),
+            }
+        )
+    report.data.update({"results": everything, "features": info, "oracle": oracle, "params": params.model_dump(),
+                        "reference": reference})  # fmt: skip
     return report
 
 
@@ -324,6 +424,12 @@ def _shrunk(info: dict[str, Any], params: Any) -> str:
     )
 
 
+def _ci(h: Any) -> str:
+    r, f, d = h.result, h.scale, h.digits
+    sign = "+" if h.stat == "paired_diff" else ""
+    return f"{f * r['estimate']:{sign}.{d}f} [{f * r['low']:{sign}.{d}f}, {f * r['high']:{sign}.{d}f}] ({r['verdict']})"
+
+
 def _reading(
     agg: dict[str, dict[str, list[float]]],
     results: list[dict[str, Any]],
@@ -331,47 +437,107 @@ def _reading(
     oracle: dict[int, float],
     n_test: int,
     epochs: int,
+    ev: Evidence,
+    raw: dict[str, Any],
+    long_agg: dict[str, dict[str, list[float]]],
+    long_epochs: int,
 ) -> str:
+    """The headline table in words: what holds, what fails, what is not resolved, and why the prediction branch
+    retrieves at chance here (a defect or the method at this scale)."""
+    h = {x.claim: x for x in ev.headlines}
     mean = {v: float(np.mean(c["mean_r1"])) for v, c in agg.items()}
+    n_seeds = len({r["config"]["seed"] for r in results})
     parts = []
     if "m3_jepa" in mean:
-        c = agg["m3_jepa"]
-        m = mean["m3_jepa"]
+        c, m = agg["m3_jepa"], mean["m3_jepa"]
         parts.append(
-            f"M3-JEPA reaches {100 * m:.1f} % exact-pair R@1 (mean of both directions), {m * n_test:.0f}× chance and "
-            f"{100 * m / oracle[1]:.0f} % of the {100 * oracle[1]:.1f} % ceiling the captions allow; class-level R@1 is "
-            f"{_fmt(c['i2t_class_r1'])} % image→text and {_fmt(c['t2i_class_r1'])} % text→image, zero-shot class-name "
-            f"accuracy {_fmt(c['zs_i2t'])} % (chance 10 %)."
+            f"M3-JEPA reaches {100 * m:.2f} % exact-pair R@1 (mean of both directions; chance {100 / n_test:.2f} %, "
+            f"the captions allow at most {100 * oracle[1]:.1f} %); class-level R@1 is {_fmt(c['i2t_class_r1'])} % "
+            f"image→text and {_fmt(c['t2i_class_r1'])} % text→image, zero-shot class-name accuracy "
+            f"{_fmt(c['zs_i2t'])} % (chance 10 %). Paired over {n_seeds} seeds (R@1 points): "
+            + "; ".join(
+                f"{claim}: {_ci(x)}"
+                for claim, x in h.items()
+                if x.stat == "paired_diff" and x.a == "runs/m3_jepa/mean_r1"
+            )  # fmt: skip
+            + f". With {n_seeds} seeds a t interval is wide, so only large effects resolve."
         )
         still = sum(int(e) >= epochs for e in c["best_epoch"])
         if still:
             parts.append(
-                f"In {still} of {len(c['best_epoch'])} seeds its best validation epoch is the last one ({epochs}): the "
-                "predictor was still improving, so its numbers are a lower bound for this budget."
+                f"In {still} of {len(c['best_epoch'])} seeds M3-JEPA's best validation epoch is the last one "
+                f"({epochs}): it was still improving when the budget ran out."
             )
-    held = [n for n, ok, _ in dirs if ok]
-    failed = [n for n, ok, _ in dirs if ok is False]
-    if held:
-        parts.append("Expected directions that hold here: " + "; ".join(held) + ".")
-    if failed:
-        parts.append("Expected directions that do not hold here: " + "; ".join(failed) + ".")
-    if "clip_linear" in mean and "m3_jepa" in mean:
-        d = _paired(results, "m3_jepa", "clip_linear")
-        if d:
-            ahead = "ahead of" if d[0] > 0 else "behind"
-            parts.append(
-                f"The JEPA predictor is {ahead} the CLIP-style linear projector by {100 * abs(d[0]):.1f} ± {100 * d[1]:.1f} pts "
-                f"mean R@1 (paired over seeds); the linear baseline trains both directions in every step at a small fraction of the "
-                "cost, while AGD gives each direction half the steps."
+    pred = next((x for c, x in h.items() if c.startswith("The prediction branch retrieves above chance (")), None)
+    reach = next((x for c, x in h.items() if c.startswith("The prediction branch reaches")), None)
+    if pred is not None and reach is not None:
+        ref = raw["reference"]
+        ceiling = 50 * (ref["i2t"]["group_mean_r1"] + ref["t2i"]["group_mean_r1"])
+        m3_steps = [r["steps"] for r in results if r["variant"] == "m3_jepa"]
+        per_dir = int(round(np.mean(m3_steps) / 2)) if m3_steps else 0
+        above = pred.result["verdict"] == "holds"
+        reached = reach.result["verdict"] == "holds"
+        no_reg = h.get("L_reg helps (M3-JEPA beats no_reg)")
+        parts.append(
+            "**The prediction (latent-regression) branch** "
+            + ("retrieves above chance, far below what its targets allow" if above else "retrieves at chance")
+            + f": M3-JEPA's pred-space mean R@1 is {_ci(pred)} % against chance {100 / n_test:.2f} %, where a "
+            f"predictor that knew each item's (class, ink, slant) group mean would reach {ceiling:.2f} %. Its final "
+            f"training L_reg is {reach.result['estimate']:.3f} against {ref['reg_mean_target']:.3f} for predicting the "
+            f"mean target ({reach.result['verdict']})"
+            + (
+                f": after {epochs} epochs (about {per_dir} steps per direction at peak lr 1e-3) the branch has not "
+                "even learned the average target."
+                if not reached
+                else "."
             )
-    n_seeds = len({r["config"]["seed"] for r in results})
+            + " This is not a defect of the predictor: tests/methods/m3_jepa/test_predictor_fit.py trains the same "
+            "M3Predictor through the same loss on a tiny separable set and both branches fit it (L_reg far below the "
+            "mean target's, every item nearest its class), and the test fails for a prediction head that ignores its "
+            "input or without L_reg. The same test shows the mechanism at a budget like this one: targets far from "
+            "zero (here the unnormalised CNN image tokens, rms ≈ 4.8) take many Adam steps of size ≈ lr to reach, "
+            "while the contrastive branch, whose targets are learned projections, separates the classes long before. "
+            "So it is the method at this scale: the retrieval numbers come from the contrastive branch"
+            + (
+                ", which is why no_reg (contrastive only) is not behind M3-JEPA here."
+                if no_reg is not None and no_reg.result["verdict"] != "holds"
+                else "."
+            )
+        )
+    long_pred = next((x for c, x in h.items() if c.startswith("The prediction branch retrieves above chance at")), None)
+    gain = next((x for c, x in h.items() if c.endswith(f"raise M3-JEPA's R@1 over {epochs}")), None)
+    vs_long = next((x for c, x in h.items() if c.endswith(f"at {long_epochs} epochs") and "CLIP" in c), None)
+    if long_agg:
+        bits = []
+        if gain is not None:
+            bits.append(f"{long_epochs} epochs instead of {epochs} change M3-JEPA's R@1 by {_ci(gain)} points")
+        if vs_long is not None:
+            bits.append(f"M3-JEPA minus the CLIP-style linear baseline at {long_epochs} epochs is {_ci(vs_long)}")
+        if long_pred is not None:
+            bits.append(
+                f"the prediction branch's pred-space mean R@1 is {_ci(long_pred)} % (chance {100 / n_test:.2f} %)"
+            )
+        parts.append(
+            f"**The long-budget arms** ({', '.join(long_agg)} at {long_epochs} epochs): " + "; ".join(bits) + "."
+        )
+    clip = h.get("M3-JEPA beats the CLIP-style linear baseline")
+    if clip is not None:
+        parts.append(
+            f"Against the CLIP-style linear projector at {epochs} epochs M3-JEPA is {_ci(clip)} points: the linear "
+            "baseline trains both directions in every step at a small fraction of the cost and has 6× fewer "
+            "parameters to fit from 1000 pairs, while AGD gives each direction half the steps"
+            + (
+                " (the summed-loss variant, which updates both directions every step, is the best M3 variant here)."
+                if "summed" in mean and max((v for v in mean if v not in ("clip_linear",)), key=mean.get) == "summed"
+                else "."
+            )
+        )
     parts.append(
-        f"What would change the conclusion: differences within the seed std are not resolved by {n_seeds} seeds; "
-        f"longer training (the spec preset's 50 epochs, the paper's up to 500) could reorder variants that are still "
-        "improving; a richer caption set would raise the ceiling; and the paper's MoE and AGD effects are claimed at "
-        "140M trainable parameters with LoRA-tuned 8B/300M encoders on COCO/Flickr30K, which this CPU version does not test."
+        "What this CPU version does not test: the paper's MoE and AGD effects are claimed at 140M trainable "
+        "parameters with LoRA-tuned 8B/300M encoders on COCO/Flickr30K and up to 500 epochs; here 8×8 digits with "
+        "template captions, a 0.5M-parameter predictor and frozen encoders."
     )
-    return " ".join(parts)
+    return "\n\n".join(parts)
 
 
 def train_report(result: dict[str, Any]) -> Report:

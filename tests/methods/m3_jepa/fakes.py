@@ -52,7 +52,7 @@ def synthetic_features(seed: int = 0):
 
 def install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Synthetic features, a synthetic caption encoder and a temporary model cache for M3-JEPA's jobs."""
-    from methods.m3_jepa import features, service, textenc
+    from methods.m3_jepa import experiment, features, textenc
 
     feats = synthetic_features()
 
@@ -68,4 +68,4 @@ def install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(features, "llm_digest", lambda *_a, **_k: "synthetic-text-features")
     monkeypatch.setattr(textenc, "cached_features", caption_states)
     monkeypatch.setattr(textenc, "token_strings", lambda texts, *_a, **_k: [t.split() + ["<s>", "</s>"] for t in texts])
-    monkeypatch.setattr(service, "_checkpoint", lambda cfg: tmp_path / "m3_jepa" / f"{abs(hash(str(cfg)))}.pt")
+    monkeypatch.setattr(experiment, "_checkpoint", lambda cfg: tmp_path / "m3_jepa" / f"{abs(hash(str(cfg)))}.pt")
