@@ -27,7 +27,7 @@ import numpy as np
 
 from core.config import get_settings
 from core.device import device_provenance, resolve_device
-from core.jobs import JobContext, Report
+from core.jobs import JobContext, Report, ReproducerOptions
 from core.train import pin_threads
 from methods.double_filter import ipf
 from methods.double_filter.checks import structural_checks
@@ -169,7 +169,8 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
     }
     info["total_seconds"] = time.perf_counter() - t0
     report = build_report(options, runs, checks, info, figs)
-    report.metrics.update(device_provenance(dev, amp))
+    if not isinstance(options, ReproducerOptions):
+        report.metrics.update(device_provenance(dev, amp))
     return report
 
 
