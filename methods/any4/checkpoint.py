@@ -75,7 +75,7 @@ def read_meta(path: Path) -> dict[str, Any]:
 
 
 def load_quantized(
-    path: Path, *, model: nn.Module | None = None, cpu_mode: CpuMode = "cached", device: str | torch.device = "cpu"
+    path: Path, *, model: nn.Module | None = None, cpu_mode: CpuMode = "auto", device: str | torch.device = "cpu"
 ) -> tuple[nn.Module, dict[str, Any]]:
     """Rebuild a quantized model from ``path``; returns ``(model, meta)``.
 

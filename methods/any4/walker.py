@@ -99,7 +99,7 @@ def quantize_model(
     *,
     calib_ids: torch.Tensor | None = None,
     progress=None,
-    cpu_mode: CpuMode = "cached",
+    cpu_mode: CpuMode = "auto",
 ) -> QuantizationSummary:
     """Quantize ``model`` in place and return per-layer statistics.
 
