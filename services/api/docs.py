@@ -3,17 +3,21 @@
 FastAPI's own pages load Swagger UI and ReDoc from a CDN, so offline they are blank. The JavaScript
 and CSS bundles here come from the ``fastapi-offline`` wheel (MIT; it ships Swagger UI's
 ``swagger-ui-bundle.js``/``swagger-ui.css`` and ReDoc's ``redoc.standalone.js``), served under
-:data:`STATIC_URL`; the pages are FastAPI's own HTML with those local URLs and without Google Fonts.
+:data:`STATIC_URL`; the pages are FastAPI's own HTML with those local URLs and without Google Fonts, and the
+one remote image ReDoc's bundle loads (its sidebar logo) is pointed at the local icon.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
+
+log = logging.getLogger(__name__)
 
 STATIC_URL = "/docs-assets"
 """Where the bundles are served (public, like the pages: no ``/v1`` prefix, no key)."""
@@ -33,11 +37,29 @@ def assets_dir() -> Path:
     return folder
 
 
+REMOTE_IN_REDOC = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+"""The one remote URL ReDoc's bundle loads at run time (the sidebar's Redocly logo); served as the local icon."""
+
+
+def _offline_redoc(path: Path) -> bytes:
+    """ReDoc's bundle with its one remote image pointed at the local icon (the page loads nothing remote)."""
+    text = path.read_text(encoding="utf-8")
+    if REMOTE_IN_REDOC not in text:
+        log.warning("ReDoc's bundle no longer names %s: check it loads nothing remote", REMOTE_IN_REDOC)
+    return text.replace(REMOTE_IN_REDOC, f"{STATIC_URL}/favicon.png").encode("utf-8")
+
+
 def install(app: FastAPI, *, docs_url: str = "/docs", redoc_url: str = "/redoc") -> None:
     """Serve ``docs_url`` and ``redoc_url`` with local assets. Create ``app`` with ``docs_url=None,
     redoc_url=None`` (else FastAPI's CDN pages are matched first)."""
     if app.docs_url or app.redoc_url:
         raise ValueError("create the app with docs_url=None and redoc_url=None: install() serves them offline")
+    redoc_js = _offline_redoc(assets_dir() / "redoc.standalone.js")
+
+    @app.get(f"{STATIC_URL}/redoc.standalone.js", include_in_schema=False)
+    async def redoc_bundle() -> Response:  # before the mount: it wins
+        return Response(redoc_js, media_type="text/javascript; charset=utf-8")
+
     app.mount(STATIC_URL, StaticFiles(directory=assets_dir()), name="docs-assets")
     openapi_url = app.openapi_url or "/openapi.json"
     oauth2_url = app.swagger_ui_oauth2_redirect_url or "/docs/oauth2-redirect"

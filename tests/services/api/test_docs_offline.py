@@ -36,6 +36,15 @@ def test_docs_pages_load_only_local_assets(api_client, page):
     assert "/openapi.json" in r.text
 
 
+def test_the_served_bundles_load_nothing_remote(api_client):
+    import re
+
+    for name in ("redoc.standalone.js", "swagger-ui-bundle.js"):
+        body = api_client.get(f"{STATIC_URL}/{name}").text
+        assert not re.findall(r"https?://cdn[^\"'\s)]*", body), name  # e.g. ReDoc's Redocly logo
+        assert "fonts.googleapis" not in body
+
+
 def test_the_bundles_ship_with_the_installed_package():
     folder = assets_dir()
     for name in ASSETS:
