@@ -14,11 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from core.jobs import JobContext, null_context
+from core.jobs import JobContext, Report, null_context
 from core.lazy import locked_cache
 from methods.continual.xtail import XTailExperiment, XTailStream, run_xtail_experiment, xtail_metrics
 from methods.lada.config import ARMS, LadaConfig
 from methods.lada.domains import DOMAIN_ORDER, build_stream, domain_pools, pool_features
+from methods.lada.report import build_report
 
 log = logging.getLogger(__name__)
 
@@ -223,3 +224,32 @@ def direction_checks(exps: dict[str, XTailExperiment], tolerance: float = 0.05) 
 
 
 ARM_KEYS = tuple(a[0] for a in ARMS)
+
+
+def run_reproduction(options, progress: JobContext) -> Report:
+    """``paperworks reproduce lada``: every arm and the β sweep over the seeds, the §7 checks, the report."""
+    import time
+
+    from core.device import device_provenance, resolve_device
+    from methods.continual.harness import seed_list
+    from methods.lada.config import BETA_SWEEP, CPU_LADA
+
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    dev = resolve_device(options.device)
+    progress(0.0, "tiny CLIP, domains and frozen features")
+    backbone, folder, _, _ = substrate(options.backbone, dev)
+    make = stream_factory(options.backbone, shots=options.shots, device=dev, amp=options.amp)
+    seeds = seed_list(options.seeds, 0)
+    arms = ARMS + BETA_SWEEP
+    exps = run_arms(arms, seeds=seeds, make_stream=make, progress=progress.sub(0.02, 0.9), threads=options.threads)
+    progress(0.92, "§7 checks")
+    from methods.continual.harness import torch_threads
+
+    with torch_threads(options.threads):
+        checks = unit_checks() + instrumented_checks(make(seeds[0]), LadaConfig(**CPU_LADA)) + direction_checks(exps)
+    checks.sort(key=lambda c: c["check"])  # by check number (1 … 9c)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    labels = {k: lab for k, _, _, lab in arms}
+    return build_report(exps, labels, checks, options=options, seeds=seeds, folder=str(folder), elapsed=elapsed, cpu=cpu,
+                        logit_scale=float(backbone.logit_scale),
+                        provenance=device_provenance(dev, options.amp))  # fmt: skip

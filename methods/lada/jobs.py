@@ -179,8 +179,10 @@ def run(params: XTailParams, progress: JobContext) -> Report:
 class LadaOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce lada``."""
 
-    PRESETS = {"cpu": {"seeds": 3, "backbone": "default"}, "smoke": {"seeds": 1, "backbone": "test", "shots": 4}}
-    preset: Literal["cpu", "smoke"] = Field("cpu", description="cpu (the results) or smoke (tests: test CLIP, 1 seed).")
+    PRESETS = {"cpu": {"seeds": 10, "backbone": "default"}, "smoke": {"seeds": 2, "backbone": "test", "shots": 4}}
+    preset: Literal["cpu", "smoke"] = Field(
+        "cpu", description="cpu (the results: 10 seeds) or smoke (tests: test CLIP, 2 seeds)."
+    )
     seeds: int = Field(3, ge=1, le=10, description="Seeds 0..seeds-1.")
     shots: int = Field(16, ge=1, le=48, description="Training images per class.")
     backbone: Literal["default", "test"] = Field("default", description="Tiny-CLIP preset.")
@@ -191,10 +193,10 @@ class LadaOptions(ReproducerOptions, DeviceParams):
     "lada",
     options=LadaOptions,
     description="LADA on the synthetic 5-domain X-TAIL stream (16-shot, union label space): zero-shot, fine-tune, "
-    "LwF, Primal-RAIL, BF, BF+DPT, no-prototype ablation and LADA over 3 seeds; Transfer/Average/Last; §7 checks.",
+    "LwF, Primal-RAIL, BF, BF+DPT, no-prototype ablation and LADA over 10 seeds; Transfer/Average/Last; §7 checks.",
 )
 def reproduce(options: LadaOptions, progress: JobContext) -> Report:
     """Run every arm and the §7 checks; the registry writes ``lada.md`` (+ ``lada/`` figures and JSON)."""
-    from methods.lada.report import run_reproduction
+    from methods.lada.experiment import run_reproduction
 
     return run_reproduction(options, progress)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
-from core.jobs import JobContext, Report, Table
+from core.evidence import Evidence
+from core.jobs import Report, Table
+from core.jobs.report import Section
 from core.provenance import provenance_line
 from core.stats import mean_sd
 from methods.continual.report import pm
@@ -111,43 +112,43 @@ def _table(title: str, columns: list[str], rows: list, note: str = "") -> Table:
     return Table(title=title, columns=columns, rows=rows, note=note)
 
 
-def run_reproduction(options, progress: JobContext) -> Report:
+def raw_values(exps: dict[str, XTailExperiment]) -> dict:
+    """Every arm's Transfer / Average / Last (union label space, its first head) per seed, in seed order."""
+    raw: dict = {}
+    for k, e in exps.items():
+        raw[k] = {m: [float(x) for x in e.per_seed(e.heads[0], m)] for m in METRICS}
+        raw[k]["seed"] = [r.seed for r in e.runs]
+    return raw
 
-    from core.device import device_provenance, resolve_device
-    from methods.continual.harness import seed_list
-    from methods.lada.config import ARMS, BETA_SWEEP, CPU_LADA, LadaConfig
-    from methods.lada.experiment import (
-        direction_checks,
-        instrumented_checks,
-        run_arms,
-        stream_factory,
-        substrate,
-        unit_checks,
-    )
 
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    dev = resolve_device(options.device)
-    progress(0.0, "tiny CLIP, domains and frozen features")
-    backbone, folder, _, _ = substrate(options.backbone, dev)
-    make = stream_factory(options.backbone, shots=options.shots, device=dev, amp=options.amp)
-    seeds = seed_list(options.seeds, 0)
-    arms = ARMS + BETA_SWEEP
-    exps = run_arms(arms, seeds=seeds, make_stream=make, progress=progress.sub(0.02, 0.9), threads=options.threads)
-    progress(0.92, "§7 checks")
-    from methods.continual.harness import torch_threads
+def evidence(exps: dict[str, XTailExperiment], tolerance: float = 0.05) -> Evidence:
+    """The headline claims (spec lada.md §4 and §7.9), paired by seed with t intervals, in points."""
+    ev = Evidence(raw_values(exps))
+    pts = {"scale": 100.0, "digits": 1, "unit": "pts"}
 
-    with torch_threads(options.threads):
-        checks = unit_checks() + instrumented_checks(make(seeds[0]), LadaConfig(**CPU_LADA)) + direction_checks(exps)
-    checks.sort(key=lambda c: c["check"])  # by check number (1 … 9c)
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    labels = {k: lab for k, _, _, lab in arms}
-    return build_report(exps, labels, checks, options=options, seeds=seeds, folder=str(folder), elapsed=elapsed, cpu=cpu,
-                        logit_scale=float(backbone.logit_scale),
-                        provenance=device_provenance(dev, options.amp))  # fmt: skip
+    def m(k: str, metric: str) -> float:
+        return 100 * float(np.mean(ev.raw[k][metric]))
+
+    def pair(claim, a, b, metric, paper, **kw):
+        if a in ev.raw and b in ev.raw and ev.raw[a]["seed"] == ev.raw[b]["seed"]:
+            ev.headline(claim, stat="paired_diff", a=f"{a}/{metric}", b=f"{b}/{metric}", paper=paper,
+                        context=f"{b} {m(b, metric):.1f}, {a} {m(a, metric):.1f} %", **{**pts, **kw})  # fmt: skip
+
+    pair("LADA beats zero-shot CLIP on Average", "lada", "zeroshot", "average", "72.7 vs 57.7")
+    pair("LADA beats Primal-RAIL on Last", "lada", "rail", "last", "83.1 vs 82.3 (Dual-RAIL)")
+    pair("LADA beats Primal-RAIL on Average", "lada", "rail", "average", "72.7 vs 71.3 (Dual-RAIL)")
+    pair("DPT helps BF (Last: BF + DPT vs BF)", "bf_dpt", "bf", "last", "BF < BF + DPT (ablation)")
+    pair("The memory units help (Last: LADA vs BF + DPT)", "lada", "bf_dpt", "last", "BF + DPT < LADA (ablation)")
+    pair("The old-task loss keeps old labels (Last: LADA vs no prototypes)", "lada", "lada_noproto", "last",
+         "spec §7.9: forgetting without it")  # fmt: skip
+    pair(f"LADA keeps Transfer within {100 * tolerance:.0f} pts of zero-shot", "lada", "zeroshot", "transfer",
+         "61.5 (LADA) vs 59.0 (ZSCL); spec §7.9: within a few points", null=-tolerance)  # fmt: skip
+    return ev
 
 
 def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, logit_scale, provenance=None) -> Report:
-    """The reproduction's report; ``provenance`` (:func:`core.device.device_provenance`) says where it ran."""
+    """The reproduction's report, opening with the headline claims (results.json holds every seed's metrics);
+    ``provenance`` (:func:`core.device.device_provenance`) says where it ran."""
     provenance = provenance or {"device": "cpu", "dtype": "float32"}
     sweep = {k: e for k, e in exps.items() if k.startswith("lada_beta")}
     exps = {k: e for k, e in exps.items() if k not in sweep}
@@ -163,12 +164,19 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
         f"{pm(*agg[best_other]['last'])}). §7 checks: {sum(c['pass'] for c in checks)}/{len(checks)} pass."
     )
     where = "CPU" if provenance["device"] == "cpu" else provenance.get("gpu") or provenance["device"]
+    ev = evidence(exps)
+    counts = ev.counts()
+    summary += (
+        f" Headline claims: {counts['holds']} hold, {counts['fails']} fail, {counts['not resolved']} not resolved "
+        f"(paired over {len(seeds)} seeds, 95 % t intervals)."
+    )
     report = Report(title=f"LADA on a synthetic X-TAIL stream (tiny CLIP, {where})", summary=summary)
-    report.metrics.update(provenance)
-    for k in exps:
-        for m in METRICS:
-            v = agg[k][m][0]
-            report.metrics[f"{k}.{m}"] = None if math.isnan(v) else round(v, 6)
+    report.sections.append(ev.section())
+    report.add_json(
+        "results.json",
+        ev.to_json(options=options.model_dump(mode="json"), seconds=elapsed, provenance=provenance),
+        caption="every arm's per-seed Transfer / Average / Last and the headline specs",
+    )
     report.add_section("Setup", _setup(exps, options, seeds, folder, elapsed, cpu, logit_scale, n_cls, provenance))
     main = _table(
         f"X-TAIL (union label space, {len(seeds)} seeds, mean ± std)",
@@ -232,7 +240,7 @@ def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, 
         ),
     )
     report.add_section("§7 checks", check_table.to_markdown())
-    report.add_section("Reading", _reading(exps, agg, labels, checks, sweep))
+    report.sections.insert(1, Section(title="Reading", markdown=_reading(exps, agg, labels, checks, sweep, ev)))
     report.data = {"checks": checks, "aggregate": {k: {m: list(v) for m, v in a.items()} for k, a in agg.items()}}
     return report
 
@@ -287,7 +295,12 @@ def _setup(exps, options, seeds, folder, elapsed, cpu, logit_scale, n_cls, prove
     )
 
 
-def _reading(exps, agg, labels, checks, sweep=None) -> str:
+def _ci(h) -> str:
+    r, f = h.result, h.scale
+    return f"{f * r['estimate']:+.1f} [{f * r['low']:+.1f}, {f * r['high']:+.1f}] pts ({r['verdict']})"
+
+
+def _reading(exps, agg, labels, checks, sweep=None, ev: Evidence | None = None) -> str:
     def v(k, m):
         return agg[k][m][0] * 100
 
@@ -298,45 +311,35 @@ def _reading(exps, agg, labels, checks, sweep=None) -> str:
         f"LADA reaches {v('lada', 'last'):.1f} % Last and {v('lada', 'average'):.1f} % Average."
     )
 
-    def sd(k, m):
-        return agg[k][m][1] * 100
+    h = {x.claim: x for x in ev.headlines} if ev is not None else {}
 
-    def clearly(a, b, m="last"):  # a > b by more than the larger seed std
-        return v(a, m) - v(b, m) > max(sd(a, m), sd(b, m))
+    def said(prefix: str) -> str:
+        x = next((x for c, x in h.items() if c.startswith(prefix)), None)
+        return _ci(x) if x is not None else "n/a"
 
-    order = (
-        "holds with every step larger than the seed spread"
-        if clearly("bf_dpt", "bf") and clearly("lada", "bf_dpt")
-        else "holds only partly: BF + DPT vs BF differ by "
-        f"{v('bf_dpt', 'last') - v('bf', 'last'):+.1f} points, within the seed spread, while adding the memory units gives "
-        f"{v('lada', 'last') - v('bf_dpt', 'last'):+.1f}"
-        if clearly("lada", "bf_dpt")
-        else "does not hold here"
-    )
+    n = len(exps["lada"].runs)
     parts.append(
-        f"Against the ablations: BF {v('bf', 'last'):.1f} %, BF + DPT {v('bf_dpt', 'last'):.1f} %, "
-        f"LADA without old-task loss {v('lada_noproto', 'last'):.1f} % Last — the paper's ordering "
-        f"BF < BF + DPT < BF + DPT + LADA {order}. Without the old-task loss the memory units of later domains take "
-        f"over earlier ones (colours Last {_last(exps['lada_noproto'], 0):.0f} % vs {_last(exps['lada'], 0):.0f} % with "
-        "the prototypes): the distillation is what keeps old labels."
+        f"Paired over {n} seeds (Last, points): BF + DPT minus BF {said('DPT helps BF')}, LADA minus BF + DPT "
+        f"{said('The memory units help')}, LADA minus LADA without old-task loss {said('The old-task loss')} — the "
+        f"paper's ordering BF < BF + DPT < BF + DPT + LADA, step by step (BF {v('bf', 'last'):.1f} %, BF + DPT "
+        f"{v('bf_dpt', 'last'):.1f} %, LADA {v('lada', 'last'):.1f} %, without old-task loss "
+        f"{v('lada_noproto', 'last'):.1f} %). Without the old-task loss the memory units of later domains take over "
+        f"earlier ones (colours Last {_last(exps['lada_noproto'], 0):.0f} % vs {_last(exps['lada'], 0):.0f} % with the "
+        "prototypes)."
     )
     parts.append(
         f"Baselines: fine-tuning {v('finetune', 'last'):.1f} % / LwF {v('lwf', 'last'):.1f} % Last with Transfer "
         f"{v('finetune', 'transfer'):.1f} / {v('lwf', 'transfer'):.1f} % (zero-shot transfer {v('zeroshot', 'transfer'):.1f} %), "
-        f"Primal-RAIL {v('rail', 'last'):.1f} % Last, Transfer {v('rail', 'transfer'):.1f} %. "
-        + (
-            f"LADA does not beat Primal-RAIL here (Last {v('lada', 'last'):.1f} vs {v('rail', 'last'):.1f} %; the paper "
-            "reports LADA 0.8 points above Dual-RAIL); RAIL's closed-form ridge is exact on 16-shot features and its "
-            "zero-shot domain selector leaves unseen domains to zero-shot CLIP."
-            if v("rail", "last") >= v("lada", "last")
-            else f"LADA is above Primal-RAIL on Last ({v('lada', 'last'):.1f} vs {v('rail', 'last'):.1f} %), as in the paper."
-        )
+        f"Primal-RAIL {v('rail', 'last'):.1f} % Last, Transfer {v('rail', 'transfer'):.1f} %. LADA minus Primal-RAIL: "
+        f"Last {said('LADA beats Primal-RAIL on Last')}, Average {said('LADA beats Primal-RAIL on Average')} (the "
+        "paper: LADA 0.8 Last and 1.4 Average points above Dual-RAIL); RAIL's closed-form ridge is exact on 16-shot "
+        "features and its zero-shot domain selector leaves unseen domains to zero-shot CLIP."
     )
     t_l, t_z = v("lada", "transfer"), v("zeroshot", "transfer")
     parts.append(
-        f"Transfer of LADA is {t_l:.1f} % vs {t_z:.1f} % zero-shot: seen classes get the extra α·LADA term and adapted "
-        "text features, so images of domains not learned yet can be pulled to learned labels; "
-        + ("here that costs little." if t_l >= t_z - 5 else "here that costs more than a few points (check 9c fails).")
+        f"Transfer of LADA is {t_l:.1f} % vs {t_z:.1f} % zero-shot (LADA minus zero-shot "
+        f"{said('LADA keeps Transfer')} against a 5-point tolerance): seen classes get the extra α·LADA term and "
+        "adapted text features, so images of domains not learned yet can be pulled to learned labels."
     )
     Z = exps["zeroshot"].mean_matrix(exps["zeroshot"].heads[0])
     L = exps["lada"].mean_matrix(exps["lada"].heads[0])
@@ -356,8 +359,8 @@ def _reading(exps, agg, labels, checks, sweep=None) -> str:
         best = max(sweep.values(), key=lambda e: e.aggregate()[e.heads[0]]["transfer"][0])
         parts.append(
             f"Over the spec's β sweep, Transfer ranges up to {best.aggregate()[best.heads[0]]['transfer'][0] * 100:.1f} % "
-            f"(β = {best.options['beta']:g}) with Last {best.aggregate()[best.heads[0]]['last'][0] * 100:.1f} %: sharper "
-            "units trade a little Last for less hijacking."
+            f"(β = {best.options['beta']:g}) with Last {best.aggregate()[best.heads[0]]['last'][0] * 100:.1f} % (seed "
+            "means; the sweep is not a headline)."
         )
     lada = exps["lada"]
     if len(lada.heads) > 2:

@@ -1,5 +1,6 @@
 """Registrations, the ``lada.xtail`` job on an untrained tiny CLIP, the baselines, and the reproduce report builder."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from core.evidence import Evidence, table_in
 from core.jobs import null_context
 from methods.continual.xtail import XTailExperiment, XTailRun
 from methods.lada.jobs import XTailParams, run
@@ -106,7 +108,9 @@ def test_reproduce_report_puts_paper_numbers_checks_and_reading_beside_ours():
     md = report.to_markdown()
     assert "83.1" in md and "Dual-RAIL" in md  # the paper's numbers
     assert "9a Last(LADA) > Last(BF)" in md and "| pass |" in md
-    assert report.metrics["lada.last"] == pytest.approx(0.55) and report.metrics["zeroshot.transfer"] == pytest.approx(
-        0.3
-    )
-    assert "## Reading" in md and "BF < BF + DPT < BF + DPT + LADA holds" in md
+    ev = Evidence.from_json(json.loads(report.pending_files()["results.json"]))
+    assert ev.recompute() == [] and table_in(md) == ev.table() and report.sections[0].markdown == ev.table()
+    assert ev.raw["lada"]["last"] == [pytest.approx(0.55)] and ev.raw["zeroshot"]["transfer"] == [pytest.approx(0.3)]
+    claims = {h.claim: h for h in ev.headlines}
+    assert claims["LADA beats Primal-RAIL on Last"].result["verdict"] == "not resolved"  # one seed: no interval
+    assert "## Reading" in md and "BF < BF + DPT < BF + DPT + LADA" in md and md.index("Reading") < md.index("Setup")
