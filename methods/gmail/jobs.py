@@ -8,14 +8,12 @@ trained model live there; reports record the device, dtype and GPU name.
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from core.device import DeviceParams
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
-from core.provenance import provenance_line
 from methods.gmail.config import PRESETS, GmailConfig
 
 
@@ -25,32 +23,15 @@ class AlignParams(GmailConfig, DeviceParams):
     threads: int = Field(1, ge=1, le=64, description="torch threads.")
 
 
-def _config(params, **over) -> GmailConfig:
-    fields = {k: getattr(params, k) for k in GmailConfig.model_fields if hasattr(params, k)}
-    return GmailConfig(**{**fields, **over})
-
-
 @register_method(
     "gmail.align", title="GMAIL: align generated images to real ones", queue="cpu",
     tags=("vision-language", "generated-data", "lora"),
 )  # fmt: skip
 def run_align(params: AlignParams, progress: JobContext) -> Report:
     """Stage 1 (f_g: LoRA + Proj for Gen aligned to frozen f_r with L_align + μ·L_CLIP), stage 2 on real / naive / dual / GMAIL, and the real-vs-generated embedding map at one artifact strength."""
-    from core.device import device_provenance, resolve_device
-    from core.train import pin_threads
-    from methods.gmail.experiment import get_backbone, prepare, run_seed
-    from methods.gmail.report import align_report
+    from methods.gmail.experiment import align_one
 
-    dev = resolve_device(params.device)
-    cfg = _config(params)
-    with pin_threads(params.threads):
-        backbone = get_backbone(cfg.backbone, progress=progress.sub(0.0, 0.2))
-        progress(0.2, "rendering the real/generated pairs")
-        prep = prepare(cfg, backbone, progress=progress.sub(0.2, 0.3), device=dev)
-        result = run_seed(prep, cfg, progress=progress.sub(0.3, 0.98), amp=params.amp)
-    report = align_report(params.model_dump(), result)
-    report.metrics.update(device_provenance(dev, params.amp))
-    return report
+    return align_one(params, progress)
 
 
 class GmailOptions(ReproducerOptions, DeviceParams):
@@ -92,60 +73,6 @@ class GmailOptions(ReproducerOptions, DeviceParams):
 @register_reproducer("gmail", options=GmailOptions, description="GMAIL: real vs generated modality alignment, 4 arms")
 def reproduce(options: GmailOptions, progress: JobContext) -> Report:
     """Every arm at each artifact strength over ``seeds`` seeds; spec §7 checks; the embedding map; paper numbers."""
-    from core.device import device_provenance, resolve_device
-    from core.train import pin_threads
-    from methods.gmail.checks import check_align_loss, check_asymmetry, check_lora_identity, check_router
-    from methods.gmail.data import load_pairs
-    from methods.gmail.experiment import get_backbone, prepare, run_seed
-    from methods.gmail.plots import pair_grid
-    from methods.gmail.report import aggregate, directional_checks, reproduction_report
-    from methods.gmail.text import reading, shrunk
+    from methods.gmail.experiment import reproduce as run
 
-    start = time.perf_counter()
-    dev = resolve_device(options.device)
-    strengths = list(options.strengths)
-    runs: list[list[dict]] = []
-    with pin_threads(options.threads):
-        backbone = get_backbone(options.backbone, progress=progress.sub(0.0, 0.05))
-        n_jobs = len(strengths) * options.seeds
-        for si, s in enumerate(strengths):
-            cfg0 = _config(options, artifact_strength=s, seed=0, rank=4)
-            prep = prepare(cfg0, backbone, device=dev)
-            if si == 0:
-                x = prep.test.gen[:32]
-                mech = [
-                    ("§7.1 L_align = log|B| for equal similarities, → 0 for one-to-one matches", *check_align_loss()),
-                    ("§7.2 asymmetry: only f_g's LoRA / Proj for Gen receive gradients; f_r bit-identical",
-                     *check_asymmetry(backbone, x, prep.real_emb_train[:32])),
-                    ("§7.3 LoRA: zero B ⇒ f_g ≡ f_r at step 0; count = Σ r·(d_in+d_out)", *check_lora_identity(backbone, x)),
-                    ("§7.4 router: real images never pass through f_g with real_inference_encoder='original'",
-                     *check_router(backbone, prep.test.real[:8])),
-                ]  # fmt: skip
-            per_seed = []
-            for seed in range(options.seeds):
-                k = si * options.seeds + seed
-                sub = progress.sub(0.05 + 0.93 * k / n_jobs, 0.05 + 0.93 * (k + 1) / n_jobs)
-                per_seed.append(
-                    run_seed(prep, _config(options, artifact_strength=s, seed=seed), progress=sub, amp=options.amp)
-                )
-            runs.append(per_seed)
-    vc = backbone.model.config.vision_config
-    info = {
-        "backbone": f"tiny CLIP '{options.backbone}'",
-        "arch": f"ViT {vc.num_hidden_layers} layers × {vc.hidden_size} wide, {vc.image_size} px, patch {vc.patch_size}, "
-        f"{backbone.model.config.projection_dim}-d embedding",
-        "seconds": round(time.perf_counter() - start, 1),
-        "machine": provenance_line(dev, options.amp, threads=options.threads),
-        "command": f"paperworks reproduce gmail{options.cli_options()}",
-    }
-    report = reproduction_report(options.model_dump(), strengths, runs, mech, info)
-    report.metrics.update(device_provenance(dev, options.amp))
-    test = load_pairs("test", options.n_test, strengths[0], generator=options.generator)
-    gens = [(f"gen s={s}", load_pairs("test", options.n_test, s, generator=options.generator).gen) for s in strengths]
-    report.add_figure("pairs.png", pair_grid(test.real, gens, test.specific_captions()),
-                      caption="Held-out pairs: the real render (top) and the generator's image at each strength")  # fmt: skip
-    aggs = [aggregate(r) for r in runs]
-    report.add_section("Command", f"`{info['command']}` — {info['seconds']} s. {info['machine']}")
-    report.add_section("What was shrunk", shrunk(options.model_dump(), info))
-    report.add_section("Reading", reading(strengths, aggs, mech + directional_checks(strengths, aggs)))
-    return report
+    return run(options, progress)

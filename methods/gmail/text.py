@@ -24,8 +24,16 @@ def shrunk(o: dict, info: dict) -> str:
     ])  # fmt: skip
 
 
-def reading(strengths: list[float], aggs: list[dict], checks: list) -> str:
+def _ci(h) -> str:
+    r, d = h.result, h.digits
+    return f"{r['estimate']:+.{d}f} [{r['low']:+.{d}f}, {r['high']:+.{d}f}] ({r['verdict']})"
+
+
+def reading(strengths: list[float], aggs: list[dict], checks: list, ev) -> str:
+    """The Reading: each headline's paired difference and verdict in words, with the seed means beside it."""
     top, low = aggs[-1], aggs[0]
+    s = f"strength {strengths[-1]:g}: "
+    h = {x.claim.removeprefix(s): x for x in ev.headlines}
     g, n, ro = top["gmail"], top["naive"], top["real-only"]
     fails = [c for c, ok, _ in checks if not ok]
     d = top["dual-noalign"]
@@ -34,66 +42,84 @@ def reading(strengths: list[float], aggs: list[dict], checks: list) -> str:
     else:
         who = ("a separate encoder trained on captions alone (no L_align) closes the cosine gap as much or more, "
                "so on this measure the gain is not specific to L_align")  # fmt: skip
+    ret, own, zs = (h["GMAIL beats naive mixing on real-image R@1"], h["L_align's own effect on R@1 (GMAIL vs dual "
+                    "encoder without it)"], h["GMAIL beats the untouched backbone (no stage 2) on R@1"])  # fmt: skip
+    plane = h["§7.6 plotted PCA plane: the clouds overlap more with GMAIL (plane probe lower)"]
+    full = h["all 64 dimensions: GMAIL makes real and generated less separable (probe lower)"]
     parts = [
         f"At the strongest artifacts ({strengths[-1]}) stage 1 moves the generated embeddings toward their real twins: "
         f"paired cosine {n['paired_cosine'][0]:.2f} without alignment → {g['paired_cosine'][0]:.2f} with GMAIL "
-        f"(paper 0.52 → 0.89) and {d['paired_cosine'][0]:.2f} for the dual encoder without L_align — {who}. "
-        f"On the plotted PCA plane the two clouds overlap after alignment (plane probe {n['plane_separability'][0]:.0f}% "
-        f"→ {g['plane_separability'][0]:.0f}%, chance 50%), but a linear probe in all 64 dimensions still tells them "
-        f"apart ({n['separability'][0]:.0f}% without alignment, {g['separability'][0]:.0f}% with GMAIL)"
+        f"(paired Δ {_ci(h['GMAIL raises the paired real/gen cosine over no alignment'])}; paper 0.52 → 0.89) and "
+        f"{d['paired_cosine'][0]:.2f} for the dual encoder without L_align — {who}.",
+        "The embedding gap has two probes, and they disagree. On the plotted PCA plane (spec §7.6's map) a linear "
+        f"probe tells real from generated {n['plane_separability'][0]:.0f}% → {g['plane_separability'][0]:.0f}% of the "
+        f"time (chance 50%; GMAIL minus no alignment {_ci(plane)} points)"
+        + (": the plotted clouds overlap more after alignment. " if plane.result["verdict"] == "holds" else ". ")
+        + f"In all 64 dimensions the same probe scores {n['separability'][0]:.0f}% → {g['separability'][0]:.0f}% "
+        f"({_ci(full)} points)"
         + (
             ": alignment does not make the modalities less separable in the full space — f_g leaves its own "
-            "signature, in a direction the plot does not show."
-            if g["separability"][0] >= n["separability"][0]
+            "signature, in a direction the plot does not show, so §7.6's map overstates the alignment."
+            if plane.result["verdict"] == "holds" and full.result["verdict"] != "holds"
             else "."
         ),
         f"Downstream on real images, real-image R@1 (mean of both directions) is {n['r@1'][0]:.1f} ± {n['r@1'][1]:.1f}% "
         f"for naive mixing and {g['r@1'][0]:.1f} ± {g['r@1'][1]:.1f}% for GMAIL ({d['r@1'][0]:.1f} ± {d['r@1'][1]:.1f}% "
         f"without L_align), against {ro['r@1'][0]:.1f}% when stage 2 sees the real renders and "
-        f"{top['zero-shot']['r@1'][0]:.1f}% with no stage 2."
+        f"{top['zero-shot']['r@1'][0]:.1f}% with no stage 2. GMAIL minus naive mixing: {_ci(ret)} points"
         + (
-            " Training the text side on artifact images through f_r drags the shared space toward the artifacts; "
-            "routing generated images through their own encoder avoids most of that."
-            if g["r@1"][0] - g["r@1"][1] > n["r@1"][0] + n["r@1"][1]
-            else " The difference between naive mixing and GMAIL is not larger than the seeds' spread here."
+            "; training the text side on artifact images through f_r drags the shared space toward the artifacts, "
+            "and routing generated images through their own encoder avoids most of that."
+            if ret.result["verdict"] == "holds"
+            else "."
+        ),
+        f"L_align's own contribution downstream (GMAIL minus the dual encoder without L_align): {_ci(own)} points"
+        + (
+            ": on this substrate the gain over naive mixing comes from giving generated images their own encoder."
+            if own.result["verdict"] != "holds" and ret.result["verdict"] == "holds"
+            else "."
+        ),
+        f"Against the untouched backbone (no stage 2) GMAIL's R@1 differs by {_ci(zs)} points (real renders in "
+        f"stage 2: {ro['r@1'][0]:.1f}%)"
+        + (
+            ", unlike the paper where CLIP + GMAIL improves on CLIP: this tiny CLIP was pretrained on the very "
+            "distribution of the real renders, so more captions of the same world have little to teach it."
+            + (
+                " What GMAIL shows here is that it avoids the damage naive mixing does, not that generated data adds "
+                "knowledge."
+                if ret.result["verdict"] == "holds"
+                else ""
+            )
+            if zs.result["verdict"] != "holds"
+            else "."
         ),
     ]
-    if abs(g["r@1"][0] - d["r@1"][0]) <= g["r@1"][1] + d["r@1"][1]:
-        parts.append(
-            f"GMAIL and the dual encoder without L_align are within the seeds' spread on retrieval ({g['r@1'][0]:.1f} "
-            f"vs {d['r@1'][0]:.1f}%): on this substrate the downstream gain over naive mixing comes from giving "
-            "generated images their own encoder; L_align's own contribution is not visible downstream."
-        )
-    if g["r@1"][0] < top["zero-shot"]["r@1"][0]:
-        parts.append(
-            f"Stage 2 on generated images through GMAIL does not beat the untouched backbone ({g['r@1'][0]:.1f} vs "
-            f"{top['zero-shot']['r@1'][0]:.1f}%), and real data does little better ({ro['r@1'][0]:.1f}%), unlike the "
-            "paper where CLIP + GMAIL improves on CLIP: this tiny CLIP was pretrained on the very distribution of the "
-            "real renders, so more captions of the same world have little to teach it. What GMAIL shows here is that "
-            "it avoids the damage naive mixing does, not that generated data adds knowledge."
-        )
     if len(strengths) > 1:
+        drop = next((x for c, x in h.items() if c.startswith("GMAIL's R@1 falls less")), None)
         parts.append(
             f"From strength {strengths[0]} to {strengths[-1]} naive R@1 goes {low['naive']['r@1'][0]:.1f} → "
-            f"{n['r@1'][0]:.1f}% and GMAIL {low['gmail']['r@1'][0]:.1f} → {g['r@1'][0]:.1f}%."
+            f"{n['r@1'][0]:.1f}% and GMAIL {low['gmail']['r@1'][0]:.1f} → {g['r@1'][0]:.1f}%"
+            + (f" (GMAIL's drop minus naive mixing's, per seed: {_ci(drop)} points)." if drop is not None else ".")
         )
     if "bleu4" in g:
         parts.append(
             f"Captioning BLEU-4: naive {n['bleu4'][0]:.1f}, no-L_align {top['dual-noalign']['bleu4'][0]:.1f}, GMAIL "
             f"{g['bleu4'][0]:.1f} ± {g['bleu4'][1]:.1f}, real-only {ro['bleu4'][0]:.1f}, a constant caption "
-            f"{top['constant']['bleu4'][0]:.1f}"
+            f"{top['constant']['bleu4'][0]:.1f}; GMAIL minus naive {_ci(h['GMAIL beats naive mixing on captioning BLEU-4'])}"
             + (
-                " — the naive captioner falls to the constant-caption floor; the other arms' differences are within "
-                "the seeds' spread."
+                " — the naive captioner falls to the constant-caption floor."
                 if n["bleu4"][0] - top["constant"]["bleu4"][0] < 1.0
                 else "."
             )
         )
-    parts.append("Checks that fail: " + "; ".join(fails) + "." if fails else "Every §7 check passes on the seed means.")
+    parts.append(
+        ("§7 checks that fail: " + "; ".join(fails) if fails else "Every §7 check passes on the seed means")
+        + " (the §7.5/§7.6 checks compare seed means; the headline table above gives their intervals)."
+    )
     parts.append(
         "What holds is only what this toy world can show: a systematic, learnable artifact signature that a frozen "
         "encoder embeds off the real manifold, and a LoRA copy that can be pulled back onto it. Differences smaller "
-        "than the seed std in the tables are not evidence either way. What would change the conclusion: a real "
+        "than their interval in the headline table are not evidence either way. What would change the conclusion: a real "
         "generator whose errors are semantic (wrong objects, counts) rather than a fixed pixel signature — L_align "
         "then has to learn a many-to-one map, not undo a filter; a stronger backbone whose real path already "
         "ignores the artifacts (no gap to close); or more seeds where the arms are within one std. The preferred "

@@ -2,6 +2,7 @@
 
 import pytest
 
+from core.evidence import Evidence, table_in
 from core.jobs import InvalidOptions, InvalidParams, get_method, get_reproducer, null_context
 
 TINY = {"backbone": "test", "n_train": 64, "n_test": 32, "stage1_steps": 3, "stage2_steps": 2, "caption_steps": 2,
@@ -44,8 +45,23 @@ def test_reproduce_quick_writes_the_results_page(tmp_path):
         spec.run(tmp_path, null_context(), {"seedz": 1})
     with pytest.raises(InvalidOptions):
         spec.run(tmp_path, null_context(), {"strengths": [1.0, 0.5]})
-    spec.run(tmp_path, null_context(), {"preset": "quick", "n_train": 64, "n_test": 32, "strengths": [0.5, 1.0]})
+    opts = {"preset": "quick", "n_train": 64, "n_test": 32, "strengths": [0.5, 1.0], "seeds": 2}
+    spec.run(tmp_path, null_context(), opts)
     text = (tmp_path / "gmail.md").read_text()
+    ev = Evidence.load(tmp_path / "gmail" / "results.json")
+    assert ev.recompute() == [] and table_in(text) == ev.table()
+    assert text.index("Summary: the headline claims") < text.index("## Reading") < text.index("## Command")
+    claims = [h.claim for h in ev.headlines]  # both probes at both strengths, in the table and the summary line
+    for s in ("0.5", "1"):
+        assert f"strength {s}: §7.6 plotted PCA plane: the clouds overlap more with GMAIL (plane probe lower)" in claims
+        assert f"strength {s}: all 64 dimensions: GMAIL makes real and generated less separable (probe lower)" in claims
+    first = text.split("\n\n")[1]
+    assert "plotted PCA plane" in first and "all 64 dimensions" in first
+    drop = ev.raw["derived"]["r1_drop_gmail_minus_naive"]
+    lo, hi = ev.raw["s0.5"], ev.raw["s1"]
+    assert drop[1] == pytest.approx(
+        (lo["gmail"]["r@1"][1] - hi["gmail"]["r@1"][1]) - (lo["naive"]["r@1"][1] - hi["naive"]["r@1"][1])
+    )
     for needle in ("Spec §7 checks", "What was shrunk", "Reading", "0.52 → 0.89", "'artifact' generator",
                    "§7.2 asymmetry", "strength 1.0"):  # fmt: skip
         assert needle in text, needle
