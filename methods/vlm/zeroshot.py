@@ -76,6 +76,25 @@ def zero_shot_accuracy(backbone, dataset, templates: Sequence[str] = TEMPLATES[:
     return float((logits.argmax(1) == dataset.labels.to(logits.device)).float().mean())
 
 
+@torch.no_grad()
+def zero_shot_hits(backbone, dataset, templates: Sequence[str] = TEMPLATES[:1]) -> list[int]:
+    """Per image, 1 when its zero-shot top-1 class is right (the mean is :func:`zero_shot_accuracy`)."""
+    logits = classify(
+        image_features(backbone, dataset.images), text_classifier(backbone, dataset.classnames, templates), 1.0
+    )
+    return (logits.argmax(1) == dataset.labels.to(logits.device)).int().cpu().tolist()
+
+
+def retrieval_hits(image_feats: torch.Tensor, text_feats: torch.Tensor) -> dict[str, list[int]]:
+    """Per query, 1 when its pair is ranked first (no candidate scores strictly higher; the mean is R@1)."""
+    sim = image_feats @ text_feats.t()
+    target = torch.arange(len(sim), device=sim.device)
+    return {
+        d: ((s > s[target, target][:, None]).sum(1) < 1).int().cpu().tolist()
+        for d, s in (("i2t", sim), ("t2i", sim.t()))
+    }
+
+
 def retrieval_recall(
     image_feats: torch.Tensor, text_feats: torch.Tensor, ks: Sequence[int] = (1, 5)
 ) -> dict[str, float]:

@@ -92,3 +92,20 @@ def test_requires_an_api_key(api_client):
 
     anon = TestClient(create_app())
     assert anon.get("/v1/vlm/datasets").status_code == 401
+
+
+def test_reproduce_states_item_level_claims_recomputed_from_results_json(tmp_path):
+    """``reproduce vlm`` (test preset): the page opens with the headline table, computed from every test item's hit."""
+    from core.evidence import Evidence, table_in
+    from core.jobs import get_reproducer, null_context
+
+    get_reproducer("vlm").run(tmp_path, null_context(), {"preset": "test"})
+    text = (tmp_path / "vlm.md").read_text()
+    ev = Evidence.load(tmp_path / "vlm" / "results.json")
+    assert ev.recompute() == [] and table_in(text) == ev.table() and "## Metrics" not in text
+    assert text.index("Summary: the headline claims") < text.index("## Reading") < text.index("Zero-shot top-1")
+    digits = next(h for h in ev.headlines if h.claim == "zero-shot top-1 on digits beats chance")
+    hits = ev.raw["zeroshot"]["digits"]
+    assert digits.result["n"] == len(hits) and digits.result["estimate"] == sum(hits) / len(hits)
+    assert digits.result["null"] == ev.raw["chance"]["digits"] == 0.1
+    assert set(ev.raw["retrieval"]) == {"i2t", "t2i"}
