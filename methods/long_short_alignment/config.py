@@ -17,11 +17,12 @@ PRESETS: dict[str, dict] = {
         "lm_alphas": [0.0, 0.1, 1.0],
         "lm_saves": 2,
     },
-    # 5 independent LM seeds with vs without the regularizer, both stage-B variants (B1: l_train kept; B2: context
-    # extended ×2 with RoPE interpolation ×½), one checkpoint per run; the synthetic grid at quick size
-    # (NoPE, RoPE; 1 seed); the SmolLM2-135M smoke test. ~35 min on 2 busy shared CPU cores.
+    # 5 independent LM seeds at α = 0, the paper's α = 0.1 and the spec's over-regularization check α = 1.0, both
+    # stage-B variants (B1: l_train kept; B2: context extended ×2 with RoPE interpolation ×½), one checkpoint per
+    # run; the synthetic grid at quick size (NoPE, RoPE; 5 seeds); the SmolLM2-135M smoke test.
+    # ~45 min on 2 busy shared CPU cores.
     "seeds5": {
-        "seeds": 1,
+        "seeds": 5,
         "synth_steps": 200,
         "eval_per_length": 300,
         "pes": ["nope", "rope"],
@@ -30,7 +31,7 @@ PRESETS: dict[str, dict] = {
         "lm_layers": 2,
         "lm_stage_a_steps": 200,
         "lm_stage_b_steps": 100,
-        "lm_alphas": [0.0, 0.1],
+        "lm_alphas": [0.0, 0.1, 1.0],
         "lm_saves": 1,
         "lm_seeds": 5,
         "lm_variants": ["b1", "b2"],

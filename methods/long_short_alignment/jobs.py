@@ -150,7 +150,8 @@ class Options(ReproducerOptions, DeviceParams):
     PRESETS = PRESETS
     preset: Literal["quick", "seeds5", "spec"] = Field(
         "quick",
-        description="quick (~10 min, 1 seed), seeds5 (5 LM seeds, B1 + B2, SmolLM2; ~35 min) or spec (spec scale).",
+        description="quick (~10 min, 1 seed), seeds5 (5 LM seeds, α ∈ {0, 0.1, 1}, B1 + B2, SmolLM2; ~45 min) or spec "
+        "(spec scale).",
     )
     seeds: int = Field(1, ge=1, le=10, description="Seeds per synthetic configuration.")
     synth_steps: int = Field(200, ge=1, le=20000, description="Synthetic training steps.")
@@ -181,6 +182,6 @@ class Options(ReproducerOptions, DeviceParams):
 )
 def reproduce(options: Options, progress: JobContext) -> Report:
     """Synthetic §6.1 grid and the §6.2 regularized byte LM with the misalignment/perplexity correlation."""
-    from methods.long_short_alignment.report import build_report
+    from methods.long_short_alignment.experiment import run_reproduction
 
-    return build_report(options, progress)
+    return run_reproduction(options, progress)

@@ -1,7 +1,7 @@
 """Cached long-short alignment runs are keyed without the device (a CPU result serves a GPU run and back)."""
 
+from methods.long_short_alignment.experiment import _cache_params
 from methods.long_short_alignment.jobs import LMParams, SyntheticParams
-from methods.long_short_alignment.report import _cache_params
 
 
 def test_cache_keys_leave_out_the_device_and_keep_bf16_apart():
