@@ -206,6 +206,10 @@ def reproduce_arms(options: Any, progress: JobContext) -> tuple[list[ArmResult],
 
     skipped: dict[str, str] = {}
     plan: list[tuple[Arm, list[str]]] = []
+    n_all = max(options.n_cases, options.n_cases_large)
+    # case i is the same in any benchmark of this seed (it is drawn from (seed, i) alone), so the benchmark is
+    # named at its full size whatever the run's count: a larger run reuses a smaller one's checkpoints
+    bench = BenchConfig(n_cases=max(BenchConfig().n_cases, n_all), seed=options.seed)
     for i, model in enumerate(options.models):
         n = options.n_cases if i == 0 else options.n_cases_large
         why = model_available(model)
@@ -215,7 +219,6 @@ def reproduce_arms(options: Any, progress: JobContext) -> tuple[list[ArmResult],
         if n == 0:
             skipped[model] = "n_cases_large = 0 in this preset"
             continue
-        bench = BenchConfig(n_cases=max(options.n_cases, options.n_cases_large), seed=options.seed)
         cases = bench.case_ids()[:n]
         base = ClinicalGotConfig(model=model, bench=bench)
         short = model.split("/")[-1]
@@ -223,10 +226,8 @@ def reproduce_arms(options: Any, progress: JobContext) -> tuple[list[ArmResult],
         plan.append((Arm("cgot", "cgot", base, f"{short}: CGoT"), cases))
         oracle = base.model_copy(update={"oracle_nodes": ["n1", "n2", "n3"]})
         plan.append((Arm("cgot-oracle-upstream", "cgot", oracle, f"{short}: CGoT, oracle N1–N3"), cases))
-    n_all = max(options.n_cases, options.n_cases_large)
-    bench = BenchConfig(n_cases=n_all, seed=options.seed)
     ceiling = ClinicalGotConfig(model="oracle", bench=bench, oracle_nodes=["n1", "n2", "n3", "n4"])
-    plan.append((Arm("oracle-all", "cgot", ceiling, "oracle N1–N4 (Bayes ceiling)"), bench.case_ids()))
+    plan.append((Arm("oracle-all", "cgot", ceiling, "oracle N1–N4 (Bayes ceiling)"), bench.case_ids()[:n_all]))
     results = []
     for j, (arm, cases) in enumerate(plan):
         span = progress.sub(j / len(plan), (j + 1) / len(plan))
