@@ -214,7 +214,12 @@ def run_all(
     from core.jobs.dispatch import map_jobs
 
     epochs = params.epochs if epochs is None else epochs
-    where = {"device": getattr(params, "device", "cpu"), "amp": getattr(params, "amp", "off")}
+    # a device the params cannot name (a library caller's "cuda:1", the tests' stand-in) is validated as "cpu" and
+    # given to the in-process runs (sub-jobs cannot carry it)
+    named = str(getattr(params, "device", "cpu"))
+    where = {"device": named if named in ("cpu", "auto", "cuda") else "cpu", "amp": getattr(params, "amp", "off")}
+    if device is None and named != where["device"]:
+        device = named
     runs = [
         {"variant": v, "seed": s, "epochs": epochs, "patience": params.patience, **where}
         for v in (params.variants if variants is None else variants)
