@@ -122,3 +122,50 @@ def kernel_equals_linear(n: int = 300, p: int = 6, seed: int = 4) -> float:
     g = ker.transform(x)
     coef, *_ = np.linalg.lstsq(np.column_stack([x, np.ones(n)]), g, rcond=None)
     return subspace_distance(coef[:p], lin.directions_[:, :2])
+
+
+def hinge_profile(
+    model: str = "M1",
+    n: int = 500,
+    p: int = 10,
+    lams: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0),
+    reps: int = 5,
+    n_slices: int = 10,
+    lam_limit: float = 1e-3,
+) -> dict[str, list[float]]:
+    """How much of each left-vs-right hinge SVM of linear PSVM is regularised away, per λ.
+
+    In wᵀw + (λ/n) Σ s_i [1 − y_i(wᵀφ_i − t)]_+ a sample with margin y_i(wᵀφ_i − t) < 1 is *active*. As
+    λ → 0, ŵ → 0 and the offset t alone decides which samples are active (the whole smaller class and as
+    many of the larger class as balance it, those nearest the cut); stationarity then gives
+    ŵ = (λ/2n) Σ_active s_i y_i φ_i, a class-mean contrast over that fixed set, so ŵ's *direction* no longer
+    depends on λ (its length grows like λ, and M̂'s eigenvectors ignore lengths): the fully regularised regime.
+    Returns, per λ (mean over the H − 1 problems and ``reps`` replications): ``active`` (share of active
+    samples), ``limit_cos`` (|cos| between ŵ_λ and ŵ at ``lam_limit``: 1 inside the regime),
+    ``norm_per_lam`` (‖ŵ‖/λ: constant inside the regime) and ``ratio`` (λ̂₂/λ̂₁ of M̂).
+    """
+    keys = ("active", "limit_cos", "norm_per_lam", "ratio")
+    out: dict[str, list[float]] = {"lam": [float(x) for x in lams], **{k: [] for k in keys}}
+    data = []
+    for r in range(reps):
+        x, y = generate(MODELS[model], n, p, np.random.default_rng(r))
+        phi = LinearBasis().fit(x).transform(x)
+        probs = continuous_dichotomies(y, n_slices)
+        data.append((phi, probs, [fit_machine(phi, d, loss="hinge", lam=lam_limit)[0] for d in probs]))
+    for lam in lams:
+        vals: dict[str, list[float]] = {k: [] for k in keys}
+        for phi, probs, limits in data:
+            ws = []
+            for d, w0 in zip(probs, limits, strict=True):
+                w, t = fit_machine(phi, d, loss="hinge", lam=lam)
+                m = d.mask
+                vals["active"].append(float(np.mean(d.labels[m] * (phi[m] @ w - t) < 1.0)))
+                vals["limit_cos"].append(float(abs(w @ w0) / (np.linalg.norm(w) * np.linalg.norm(w0) + 1e-300)))
+                vals["norm_per_lam"].append(float(np.linalg.norm(w) / lam))
+                ws.append(w)
+            w_all = np.stack(ws, axis=1)
+            ev = np.sort(np.linalg.eigvalsh(w_all @ w_all.T))[::-1]
+            vals["ratio"].append(float(ev[1] / ev[0]) if ev[0] > 0 else 0.0)
+        for k in keys:
+            out[k].append(float(np.mean(vals[k])))
+    return out

@@ -6,8 +6,8 @@ apply to the neural machine, the only torch work; the other estimators run in Nu
 their reports record ``device = cpu``.
 
 ``nonlinear_sdr.simulate`` runs a batch of replications of one simulation setting; the
-reproducer fans those batches out as jobs (:func:`core.jobs.dispatch.enqueue`/``wait``) when
-this process can reach workers, and runs them in-process otherwise.
+reproducer (:mod:`methods.nonlinear_sdr.experiment`) fans those batches out as jobs through
+:func:`core.jobs.dispatch.map_jobs` when this process can reach workers, and runs them in-process otherwise.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class SimulateParams(DeviceParams):
 @register_method("nonlinear_sdr.simulate", title="SDR simulation replications", queue="cpu", tags=("sdr",))
 def run_simulate(params: SimulateParams, progress: JobContext) -> Report:
     """Run replications of one simulation model and return every estimator's errors (report.data["results"])."""
-    from methods.nonlinear_sdr.report import simulate_batch
+    from methods.nonlinear_sdr.experiment import simulate_batch
 
     return simulate_batch(params, progress)
 
@@ -152,7 +152,7 @@ class Options(ReproducerOptions, DeviceParams):
     contamination_models: list[ModelName] = Field(["M1", "M4", "C1"], description="Models contaminated.")
     contamination_n: int = Field(200, ge=20, le=20_000, description="n of the contamination study.")
     lam: float = Field(1.0, gt=0, description="λ of the main study (spec default 1).")
-    lam_sweep: list[float] = Field([0.1, 1.0, 10.0, 100.0], description="λ values of the sweep (M1, M2, PSVM).")
+    lam_sweep: list[float] = Field([0.1, 1.0, 10.0, 100.0, 1000.0], description="λ values of the sweep (M1, M2, PSVM).")
     datasets: list[DatasetName] = Field(list(DATASETS), description="Real datasets.")
     digits_n: int = Field(600, ge=0, description="Rows of digits used (0 = all 1,797).")
     c3_ns: list[int] = Field([100, 200, 400, 800, 1600], min_length=2, description="n of the C3 rate check.")
@@ -174,6 +174,6 @@ class Options(ReproducerOptions, DeviceParams):
 )
 def reproduce(options: Options, progress: JobContext) -> Report:
     """Simulation table (mean ± sd), contamination, λ sweep, spec §7 checks, real-data plots and accuracy."""
-    from methods.nonlinear_sdr.report import run_reproduction
+    from methods.nonlinear_sdr.experiment import run_reproduction
 
     return run_reproduction(options, progress)

@@ -103,6 +103,8 @@ def downstream(
 ) -> dict[str, dict[str, float]]:
     """Mean CV score per reduction at d = 2 and at its BIC d̂, with the PCA score at the same d.
 
+    ``folds`` holds every fold's value of each score (the same folds for every reduction: paired).
+
     ``device``/``amp``: where the neural machine trains.
     """
     from sklearn.decomposition import PCA
@@ -134,7 +136,8 @@ def downstream(
             add(name, "pca_dhat", _score(ds.kind, ptr[:, :d], ytr, pte[:, :d], yte))
             add(name, "score_d2", _score(ds.kind, g_tr[:, :2], ytr, g_te[:, :2], yte))
     return {
-        name: {k: float(np.mean(v)) for k, v in d.items()} | {"sd_d2": float(np.std(d["score_d2"]))}
+        name: {k: float(np.mean(v)) for k, v in d.items()}
+        | {"sd_d2": float(np.std(d["score_d2"])), "folds": {k: [float(x) for x in v] for k, v in d.items()}}
         for name, d in scores.items()
     }
 

@@ -1,101 +1,27 @@
-"""``paperworks reproduce nonlinear_sdr``: runs the studies and builds the report (``docs/results/nonlinear_sdr.md``).
+"""The ``nonlinear_sdr`` Report (``docs/results/nonlinear_sdr.md``) from finished studies.
 
-Simulation settings are run in batches of replications (the ``nonlinear_sdr.simulate`` job):
-fanned out to the workers with :func:`core.jobs.dispatch.enqueue`/``wait`` when a job sender
-is registered in this process (a worker or the API; ``dispatch="jobs"`` insists), otherwise
-in this process. Every number in the report is measured by this run.
+:func:`build_report` takes what :mod:`methods.nonlinear_sdr.experiment` ran (per-replication results of
+the main grid, the contamination study and the λ sweep; the §7 checks; the hinge-SVM regularisation
+profile; the real datasets' per-fold scores) and builds the Report: the ``core.evidence`` headlines
+first (t intervals over replications or folds, Wilson intervals for how often the order is found,
+paired differences where the same data meet), then the tables and a Reading generated from the same
+numbers. ``results.json`` holds every replication's and fold's values. Nothing here fits a model.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from typing import Any
 
 import numpy as np
 
-from core.jobs import JobContext, Report
-from core.provenance import provenance_line
+from core.evidence import Evidence
+from core.jobs import Report
 from core.stats import mean_sd
-from methods.nonlinear_sdr import checks
-from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS, NONLINEAR, chance_distance, replicate
+from methods.nonlinear_sdr.order import bic_order
+from methods.nonlinear_sdr.simulate import MODELS, NONLINEAR, chance_distance
 
-log = logging.getLogger(__name__)
 LINEAR_ESTIMATORS = ("SIR", "SAVE", "DR", "pHd", "PSVM", "PM-ensemble")
-ESTIMATOR_METHODS = {name: kw.get("method") for name, kw in ESTIMATORS.items()}
-
-
-# --- one batch (the sub-job) -------------------------------------------------------
-def simulate_batch(params: Any, progress: JobContext) -> Report:
-    """Replications of one setting; ``report.data["results"]`` = one {estimator: metrics} per seed.
-
-    ``report.metrics`` holds each estimator's mean |Spearman| (``<estimator>.rho``) and where the neural
-    machine trained (device, dtype, gpu; ``cpu`` when no neural estimator ran).
-    """
-    from core.device import device_provenance, resolve_device
-
-    neural = any(ESTIMATOR_METHODS.get(e) == "neural" for e in params.estimators)
-    dev = resolve_device(params.device if neural else "cpu")
-    results = []
-    for seed in progress.iter(params.seeds, f"{params.model} n={params.n}"):
-        results.append(
-            replicate(
-                params.model,
-                params.n,
-                params.p,
-                seed,
-                estimators=params.estimators,
-                contamination=params.contamination,
-                lam=params.lam,
-                n_slices=params.n_slices,
-                neural_steps=params.neural_steps,
-                shuffle_y=params.shuffle_y,
-                ladle_boot=params.ladle_boot,
-                device=str(dev),
-                amp=params.amp,
-            )
-        )
-    report = Report(
-        title=f"{params.model}: n={params.n}, p={params.p}, ε={params.contamination}",
-        summary=f"{len(results)} replications of {', '.join(params.estimators)}",
-    )
-    report.data = {"params": params.model_dump(), "results": results}
-    for e in params.estimators:
-        mean_rho = _get_stat(results, e, "rho")
-        if mean_rho is not None:
-            report.metrics[f"{e}.rho"] = mean_rho
-    report.metrics.update(device_provenance(dev, params.amp if neural else "off"))
-    return report
-
-
-# --- running many settings ----------------------------------------------------------
-def run_settings(settings: list[dict[str, Any]], options: Any, progress: JobContext) -> list[list[dict]]:
-    """Results (one list of per-seed dicts per setting): ``nonlinear_sdr.simulate`` batches of ``options.chunk``
-    seeds, as sub-jobs or in this process (:func:`core.jobs.dispatch.map_jobs`)."""
-    from core.jobs.dispatch import map_jobs
-
-    batches: list[tuple[int, dict[str, Any]]] = []
-    for i, s in enumerate(settings):
-        seeds = list(range(options.seed, options.seed + options.reps))
-        for c in range(0, len(seeds), options.chunk):
-            batches.append(
-                (i, {**s, "seeds": seeds[c : c + options.chunk], "device": options.device, "amp": options.amp})
-            )
-    per_batch = map_jobs(
-        "nonlinear_sdr.simulate",
-        [p for _, p in batches],
-        inline=lambda p, share: simulate_batch(p, share).data["results"],
-        result=lambda data: data["results"],
-        dispatch=options.dispatch,
-        progress=progress,
-        key="nonlinear_sdr",
-        timeout=6 * 3600,
-        steal_after=60.0,
-    )
-    out: list[list[dict]] = [[] for _ in settings]
-    for (i, _), results in zip(batches, per_batch, strict=True):
-        out[i].extend(results)
-    return out
+C_SWEEP = (0.01, 0.1, 0.5, 1.0, 2.0)  # BIC constants shown beside the spec's c = 1 (psvmSDR's psdr_bic: 0.01)
 
 
 # --- aggregation --------------------------------------------------------------------
@@ -105,7 +31,7 @@ def _stat(results: list[dict], est: str, key: str) -> tuple[float, float] | None
     return (ms.mean, ms.sd) if vals else None
 
 
-def _get_stat(results: list[dict], est: str, key: str) -> float | None:
+def get_stat(results: list[dict], est: str, key: str) -> float | None:
     st = _stat(results, est, key)
     return None if st is None else st[0]
 
@@ -202,66 +128,96 @@ def _contamination_tables(report: Report, settings: list[dict], results: list[li
     return summary
 
 
-def _real_data(report: Report, options: Any, progress: JobContext) -> dict:
-    from methods.nonlinear_sdr.fit import dataset_from
-    from methods.nonlinear_sdr.realdata import downstream, sufficient_plot
+# --- tables of the λ sweep, the order constant, the checks and the real data ---------------------------------
+def _ratio(results: list[dict], est: str) -> float | None:
+    """Mean λ̂₂/λ̂₁ over replications."""
+    vals = [r[est]["eig"][1] for r in results if est in r and len(r[est].get("eig", [])) > 1]
+    return float(np.mean(vals)) if vals else None
 
-    out = {}
-    for i, name in enumerate(options.datasets):
-        progress(i / max(1, len(options.datasets)), f"real data: {name}")
-        ds = dataset_from(name, None, None, options.digits_n)
-        res = downstream(ds, neural_steps=options.neural_steps, device=_inline_device(options), amp=options.amp)
-        out[name] = res
-        metric = "R²" if ds.kind == "continuous" else "accuracy"
-        rows = []
-        for est, r in res.items():
-            rows.append(
-                [
-                    est,
-                    f"{r['dhat']:.1f}" if "dhat" in r else "—",
-                    r.get("score_dhat", "—"),
-                    r.get("pca_dhat", "—"),
-                    f"{r['score_d2']:.3f} ± {r['sd_d2']:.3f}",
-                ]
-            )
-        report.add_table(
-            f"{name} (n = {len(ds.y)}, p = {ds.x.shape[1]}): 5-fold k-NN {metric}",
-            ["predictors", "mean BIC d̂", f"{metric} on ĝ₁..ĝ_d̂", f"{metric} on first d̂ PCs", f"{metric} at d = 2"],
-            rows,
-            note="'all of X' uses every predictor; the majority class / training mean is the no-information baseline.",
+
+def _dhat_at(r: dict, n: int, c: float) -> int:
+    """The BIC order at constant ``c`` from one fit's eigenvalue ratios (the criterion is scale-free)."""
+    eig = np.asarray(r["eig"], dtype=float)
+    rank = int(np.sum(eig > 1e-12))
+    return bic_order(eig, n, c, k_max=max(1, rank))
+
+
+def _lam_table(report: Report, settings: list[dict], results: list[list[dict]], hinge: dict | None) -> dict:
+    rows, out = [], {}
+    prof = {lam: i for i, lam in enumerate(hinge["lam"])} if hinge else {}
+    for s, res in zip(settings, results, strict=True):
+        d = MODELS[s["model"]].d_lin(s["p"])
+        share = _dhat_freq(res, "PSVM", d)
+        ratio = _ratio(res, "PSVM")
+        row = [
+            s["model"],
+            f"{s['lam']:g}",
+            _fmt(_stat(res, "PSVM", "dist")),
+            "—" if share is None else f"{share:.2f}",
+            "—" if ratio is None else f"{ratio:.3f}",
+            _fmt(_stat(res, "kernel PSVM", "rho")),
+        ]
+        i = prof.get(float(s["lam"])) if s["model"] == "M1" else None
+        row += (
+            ["—"] * 3
+            if i is None
+            else [f"{hinge['active'][i]:.2f}", f"{hinge['norm_per_lam'][i]:.4f}", f"{hinge['limit_cos'][i]:.5f}"]
         )
-    if options.datasets:
-        progress(0.9, "sufficient plots")
-        report.add_figure(
-            "sufficient_plots.png",
-            sufficient_plot(
-                options.datasets, neural_steps=options.neural_steps, device=_inline_device(options), amp=options.amp
-            ),
-            caption="(ĝ₁, ĝ₂) of each dataset (full data), PCA for reference; colour = response.",
-        )
+        rows.append(row)
+        out[f"{s['model']} lam={s['lam']:g}"] = {"dist": get_stat(res, "PSVM", "dist"), "order": share, "ratio": ratio}
+    n = settings[0]["n"] if settings else 0
+    report.add_table(
+        f"λ sweep (n = {n}, p = {settings[0]['p'] if settings else 0}): linear PSVM and the hinge SVMs behind it",
+        [
+            "model",
+            "λ",
+            "PSVM ‖P̂ − P‖",
+            "BIC d̂ = 2 (c = 1)",
+            "λ̂₂/λ̂₁",
+            "kernel PSVM abs. Spearman",
+            "active samples (M1)",
+            "‖ŵ‖/λ (M1)",
+            "cos(ŵ_λ, ŵ_λ→0) (M1)",
+        ],
+        rows,
+        note="λ multiplies the mean loss: wᵀw + (λ/n)Σ L, i.e. scikit-learn's C = λ/(2n); the spec's λ is 1. "
+        "active: share of samples with margin < 1 (their hinge is linear); ‖ŵ‖/λ and the cosine to the λ = 0.001 "
+        "solution are constant / 1 in the fully regularised regime, where ŵ is a class-mean contrast over a fixed "
+        "set of samples (mean over the 9 left-vs-right SVMs and the replications; M1 only).",
+    )
     return out
 
 
-def _inline_device(options: Any) -> str:
-    """The device this process trains the neural machine on (``auto`` resolved here)."""
-    from core.device import resolve_device
+def _order_table(report: Report, settings: list[dict], results: list[list[dict]]) -> dict:
+    """Share of replications with d̂ = d_lin at several BIC constants c (PSVM, PM-ensemble, SIR; from the stored ratios)."""
+    rows, out = [], {}
+    ests = ("PSVM", "PM-ensemble", "SIR")
+    for s, res in zip(settings, results, strict=True):
+        if s["model"] not in ("M1", "M2", "C3"):
+            continue
+        d = MODELS[s["model"]].d_lin(s["p"])
+        thr = np.log(s["n"]) / np.sqrt(s["n"])
+        for e in ests:
+            fits = [r[e] for r in res if e in r and "eig" in r[e]]
+            if not fits:
+                continue
+            shares = [float(np.mean([_dhat_at(f, s["n"], c) == d for f in fits])) for c in C_SWEEP]
+            ratio = float(np.mean([f["eig"][1] for f in fits if len(f["eig"]) > 1]))
+            rows.append([s["model"], s["n"], d, e, f"{ratio:.3f}", f"{thr:.3f}", *[f"{x:.2f}" for x in shares]])
+            out[f"{s['model']} n={s['n']} {e}"] = dict(zip(map(str, C_SWEEP), shares, strict=True))
+    report.add_table(
+        "Order determination vs the BIC constant c: share of replications with d̂ = d_lin",
+        ["model", "n", "d_lin", "estimator", "mean λ̂₂/λ̂₁", "log n/√n", *[f"c = {c:g}" for c in C_SWEEP]],
+        rows,
+        note="G_n(k) = Σ_{i≤k} λ̂_i − c·λ̂₁·k·log n/√n (spec §3.4; c = 1 in this study, the spec allows 1–2): "
+        "direction k is kept while λ̂_k/λ̂₁ > c·log n/√n. c = 0.01 is the default of the PSVM authors' R package "
+        "(psvmSDR::psdr_bic). Recomputed from each fit's stored eigenvalue ratios.",
+    )
+    return out
 
-    return str(resolve_device(options.device))
 
-
-def _checks(report: Report, options: Any) -> dict:
-    rate = checks.c3_rate(tuple(options.c3_ns), options.c3_reps)
-    chance = checks.chance_baseline()
-    psd = checks.psd_orthonormal()
-    res = {
-        "svc_cosine": checks.svc_equivalence(),
-        "affine": checks.affine_equivariance(),
-        "monotone": checks.monotone_invariance(),
-        "psd": psd,
-        "c3": rate,
-        "chance": chance,
-        "kernel_linear": checks.kernel_equals_linear(),
-    }
+def checks_table(report: Report, res: dict) -> list[bool]:
+    psd, rate, chance = res["psd"], res["c3"], res["chance"]
     rows = [
         [
             "PSVM = SVC on Σ̂^{−1/2}-standardised X (cosine to the x-space primal solved by SLSQP)",
@@ -282,231 +238,400 @@ def _checks(report: Report, options: Any) -> dict:
         [
             f"C3 error vs n, slope of log-log (n = {', '.join(map(str, rate['n']))})",
             rate["slope"],
-            "≈ −0.5",
+            "≈ −0.5 (± 0.15)",
             abs(rate["slope"] + 0.5) < 0.15,
         ],
         [
             "shuffled Y (M1, n = 200): mean ‖P̂ − P‖",
             chance["mean_distance"],
-            f"≈ {chance['chance']:.2f} (chance)",
+            f"≈ {chance['chance']:.2f} (chance, ± 0.15)",
             abs(chance["mean_distance"] - chance["chance"]) < 0.15,
         ],
         ["linear kernel, b = p vs linear PSVM: ‖P̂ − P‖", res["kernel_linear"], "≈ 0", res["kernel_linear"] < 1e-3],
     ]
-    res["holds"] = [bool(r[3]) for r in rows]
+    holds = [bool(r[3]) for r in rows]
+    for r in rows:
+        r[3] = "holds" if r[3] else "fails"
     report.add_table(
         "Spec §7 checks",
-        ["check", "measured", "expected", "holds"],
+        ["check", "measured", "expected", "verdict"],
         rows,
-        note="C3 mean distances: " + ", ".join(f"{v:.3f}" for v in rate["mean_distance"]),
+        note="Deterministic identities (exact up to round-off) and two rate checks whose tolerances (± 0.15) are far "
+        "narrower than the effects they separate (a working PSVM on M1 is at 0.8, chance at 1.79). C3 mean "
+        "distances: " + ", ".join(f"{v:.3f}" for v in rate["mean_distance"]),
     )
-    return res
+    return holds
 
 
-def _get(summary: dict, key: str, est: str, metric: str) -> float | None:
-    v = summary.get(key, {}).get(est, {}).get(metric)
-    if isinstance(v, float):
-        return v
-    return None if v is None else v[0]
-
-
-def _reading(main: dict, cont: dict, real: dict, chk: dict, lam: dict, options: Any) -> str:
-    """Plain paragraphs generated from the measured numbers: what holds, what does not."""
-    good: list[str] = []
-    bad: list[str] = []
-    n_big, p0 = max(options.ns), options.ps[0]
-
-    def at(model: str, est: str, metric: str, n: int = n_big) -> float | None:
-        return _get(main, f"{model} p={p0} n={n}", est, metric)
-
-    for m in ("M1", "M2"):
-        v, small = at(m, "PSVM", "dist"), at(m, "PSVM", "dist", min(options.ns))
-        if v is None:
-            continue
-        trend = "" if small is None or small == v else (", falling with n" if v < small else ", not falling with n")
-        text = f"{m}: linear PSVM (λ = {options.lam}) ‖P̂ − P‖ = {v:.2f} at n = {n_big}{trend} (chance 1.79)"
-        (good if v <= 0.5 else bad).append(text + (" — within the ≤ 0.5 target" if v <= 0.5 else " — above 0.5"))
-        ens = at(m, "PM-ensemble", "dist")
-        if ens is not None:
-            (good if ens < v else bad).append(
-                f"{m}: the loss ensemble (hinge + logistic + squared hinge + least squares) gives {ens:.2f} "
-                f"against {v:.2f} for the hinge alone"
-            )
-    for m in ("M3", "M4", "C1", "C2"):
-        vals = {e: at(m, e, "rho") for e in ("kernel PSVM", "neural PSVM", "PSVM", "SIR")}
-        for e in ("kernel PSVM", "neural PSVM"):
-            v = vals[e]
-            if v is not None:
-                lin = max((x for k, x in vals.items() if k in ("PSVM", "SIR") and x is not None), default=float("nan"))
-                text = f"{m}: {e} |ρ(ĝ₁, truth)| = {v:.2f} at n = {n_big} (linear PSVM / SIR ≤ {lin:.2f})"
-                (good if v > 0.9 else bad).append(text + (" — above the 0.9 target" if v > 0.9 else " — below 0.9"))
-    m4 = at("M4", "SIR", "dist")
-    if m4 is not None:
-        good.append(f"SIR fails on the symmetric M4 as it must (‖P̂ − P‖ = {m4:.2f}, chance 1.79)")
-    for m in ("M1", "M2"):
-        o = main.get(f"{m} p={p0} n={n_big}", {}).get("order", {})
-        if o.get("PSVM") is not None:
-            bad.append(
-                f"order of {m} (d = 2) at n = {n_big}: BIC on PSVM's eigenvalues finds it in {o['PSVM']:.0%} "
-                "of the replications (λ = 1 leaves the second eigenvalue small)"
-            )
-        if o.get("PSVM ladle") is not None:
-            (good if o["PSVM ladle"] >= 0.5 else bad).append(
-                f"order of {m}: the ladle estimator on PSVM finds d = 2 in {o['PSVM ladle']:.0%}"
-            )
-    nl = [main[k]["order"].get("kernel PSVM") for k in main if k.split()[0] in ("M3", "M4", "C1")]
-    nl = [x for x in nl if x is not None]
-    if nl:
-        (good if np.mean(nl) >= 0.5 else bad).append(
-            f"d̂ = 1 for the kernel machine on M3/M4/C1 in {np.mean(nl):.0%} of the replications"
-        )
-    if lam:
-        for m in ("M1", "M2"):
-            row = {k[1]: v for k, v in lam.items() if k[0] == m and v is not None}
-            if len(row) > 1:
-                best = min(row, key=row.get)
-                good.append(
-                    f"λ sweep on {m}: PSVM distance {row.get(1.0, float('nan')):.2f} at λ = 1, "
-                    f"best {row[best]:.2f} at λ = {best:g}"
-                )
-    if cont:
-        eps = max(options.contamination) if options.contamination else 0
-        for m in options.contamination_models[:3]:
-
-            def get(est: str, metric: str, e: float, m: str = m) -> float | None:
-                return _get(cont, f"{m} eps={e}", est, metric)
-
-            a0, a1 = get("PSVM", "dist", 0.0), get("PSVM", "dist", eps)
-            b0, b1 = get("pHd", "dist", 0.0), get("pHd", "dist", eps)
-            s0, s1 = get("SIR", "dist", 0.0), get("SIR", "dist", eps)
-            k0, k1 = get("kernel PSVM", "rho", 0.0), get("kernel PSVM", "rho", eps)
-            if None not in (a0, a1, b0, b1) and a0 > 0.8 * chance_distance(2, p0):
-                bad.append(
-                    f"{m}: linear PSVM is near chance even without contamination ({a0:.2f}); pHd, which sees this "
-                    f"model, goes {b0:.2f} → {b1:.2f} at ε = {eps}"
-                )
-            elif None not in (a0, a1, b0, b1):
-                text = (
-                    f"{m}, ε = {eps} gross Y-errors: PSVM {a0:.2f} → {a1:.2f}, pHd (uses Y's values) "
-                    f"{b0:.2f} → {b1:.2f}" + (f", SIR (rank slices) {s0:.2f} → {s1:.2f}" if s0 is not None else "")
-                )
-                (good if (a1 - a0) < (b1 - b0) else bad).append(
-                    text + (" — PSVM degrades less than pHd" if (a1 - a0) < (b1 - b0) else " — PSVM degrades as much")
-                )
-            if k0 is not None and k1 is not None:
-                (good if k0 - k1 < 0.1 else bad).append(f"{m}: kernel PSVM |ρ| {k0:.2f} → {k1:.2f} at ε = {eps}")
-    if chk:
-        (good if all(chk["holds"]) else bad).append(
-            f"§7 checks: {sum(chk['holds'])} of {len(chk['holds'])} hold (C3 log-log slope {chk['c3']['slope']:.2f}, "
-            f"shuffled-Y distance {chk['chance']['mean_distance']:.2f} vs chance {chk['chance']['chance']:.2f})"
-        )
+def real_tables(report: Report, real: dict, meta: dict) -> None:
     for name, res in real.items():
-        scored = {e: r for e, r in res.items() if "score_dhat" in r}
-        wins = [
-            f"{e} {r['score_dhat']:.3f} vs {r['pca_dhat']:.3f}"
-            for e, r in scored.items()
-            if r["score_dhat"] >= r["pca_dhat"] - 0.005
+        m = meta[name]
+        metric = "R²" if m["kind"] == "continuous" else "accuracy"
+        rows = [
+            [
+                est,
+                f"{r['dhat']:.1f}" if "dhat" in r else "—",
+                r.get("score_dhat", "—"),
+                r.get("pca_dhat", "—"),
+                f"{r['score_d2']:.3f} ± {r['sd_d2']:.3f}",
+            ]
+            for est, r in res.items()
         ]
-        losses = [
-            f"{e} {r['score_dhat']:.3f} vs {r['pca_dhat']:.3f}"
-            for e, r in scored.items()
-            if r["score_dhat"] < r["pca_dhat"] - 0.005
-        ]
-        lead = f"{name}, k-NN on the d̂ sufficient predictors vs on as many principal components: "
-        if wins:
-            good.append(lead + ", ".join(wins))
-        if losses:
-            bad.append(lead + ", ".join(losses))
-    para = "**What holds.** " + "; ".join(good) + "." if good else ""
-    para2 = "**What does not.** " + "; ".join(bad) + "." if bad else ""
-    return "\n\n".join(p for p in (para, para2) if p)
+        report.add_table(
+            f"{name} (n = {m['n']}, p = {m['p']}): 5-fold k-NN {metric}",
+            ["predictors", "mean BIC d̂", f"{metric} on ĝ₁..ĝ_d̂", f"{metric} on first d̂ PCs", f"{metric} at d = 2"],
+            rows,
+            note="'all of X' uses every predictor; the majority class / training mean is the no-information baseline.",
+        )
 
 
-# --- the reproducer -------------------------------------------------------------------
-def run_reproduction(options: Any, progress: JobContext) -> Report:
-    from core.device import device_provenance, resolve_device
+# --- headlines (core.evidence) -------------------------------------------------------------------------------
+def _per_est(results: list[dict]) -> dict[str, dict[str, list]]:
+    """{estimator: {metric: [value per replication]}} in replication order."""
+    out: dict[str, dict[str, list]] = {}
+    for r in results:
+        for est, row in r.items():
+            for k, v in row.items():
+                out.setdefault(est, {}).setdefault(k, []).append(v)
+    return out
 
-    dev = resolve_device(options.device)  # a cuda run on a worker without CUDA fails here, before any sub-job
-    t0 = time.time()
-    est = list(options.estimators)
-    main = [
-        {
-            "model": m,
-            "n": n,
-            "p": p,
-            "estimators": est,
-            "lam": options.lam,
-            "neural_steps": options.neural_steps,
-            "ladle_boot": options.ladle_boot,
-        }
-        for m in options.models
-        for p in options.ps
+
+def raw_values(studies: dict[str, tuple[list[dict], list[list[dict]]]], real: dict, options: Any) -> dict:
+    """results.json's raw values: every replication of every setting, every fold, and the 0/1 and paired series
+    the headlines read."""
+    raw: dict[str, Any] = {"main": {}, "contamination": {}, "lam": {}, "real": {}, "derived": {}}
+    keyed: dict[str, dict[str, list[dict]]] = {"main": {}, "contamination": {}, "lam": {}}
+    for study, (settings, results) in studies.items():
+        for s, res in zip(settings, results, strict=True):
+            if study == "main":
+                key = f"{s['model']} p={s['p']} n={s['n']}"
+            elif study == "contamination":
+                key = f"{s['model']} eps={s['contamination']:g}"
+            else:
+                key = f"{s['model']} lam={s['lam']:g}"
+            raw[study][key] = _per_est(res)
+            keyed[study][key] = res
+    p0, der = options.ps[0], raw["derived"]
+    for m in ("M1", "M2"):
+        runs = [r for n in options.ns for r in keyed["main"].get(f"{m} p={p0} n={n}", [])]
+        if runs and "PSVM" in runs[0]:
+            der[f"{m} PSVM BIC d=2"] = [float(r["PSVM"]["dhat"] == 2) for r in runs]
+            der[f"{m} SIR BIC d=2"] = [float(r["SIR"]["dhat"] == 2) for r in runs if "SIR" in r]
+            if "dhat_ladle" in runs[0]["PSVM"]:
+                der[f"{m} PSVM ladle d=2"] = [float(r["PSVM"]["dhat_ladle"] == 2) for r in runs]
+    nl = [
+        float(r["kernel PSVM"]["dhat"] == 1)
+        for m in ("M3", "M4", "C1")
         for n in options.ns
+        for r in keyed["main"].get(f"{m} p={p0} n={n}", [])
+        if "kernel PSVM" in r
     ]
-    cont_est = [e for e in est if e in ("SIR", "DR", "pHd", "PSVM", "PM-ensemble", "kernel PSVM", "neural PSVM")]
-    cont = [
-        {
-            "model": m,
-            "n": options.contamination_n,
-            "p": options.ps[0],
-            "estimators": cont_est,
-            "lam": options.lam,
-            "contamination": eps,
-            "neural_steps": options.neural_steps,
+    if nl:
+        der["M3 M4 C1 kernel PSVM BIC d=1"] = nl
+    eps = max([e for e in options.contamination if e > 0], default=None)
+    for m in options.contamination_models:
+        clean, dirty = keyed["contamination"].get(f"{m} eps=0"), keyed["contamination"].get(f"{m} eps={eps:g}")
+        if clean and dirty:
+            for est in ("PSVM", "pHd"):
+                if est in clean[0] and "dist" in clean[0][est]:
+                    der[f"{m} eps={eps:g} {est} increase"] = [
+                        b[est]["dist"] - a[est]["dist"] for a, b in zip(clean, dirty, strict=True)
+                    ]
+    for name, res in real.items():
+        raw["real"][name] = {
+            est: {k: r["folds"][k] for k in ("score_dhat", "pca_dhat", "dhat")}
+            for est, r in res.items()
+            if "folds" in r and "score_dhat" in r["folds"]
         }
-        for m in options.contamination_models
-        for eps in [0.0, *[e for e in options.contamination if e > 0]]
-    ]
-    lam_s = [
-        {"model": m, "n": max(options.ns), "p": options.ps[0], "estimators": ["PSVM", "kernel PSVM"], "lam": lam}
-        for m in ("M1", "M2")
-        for lam in options.lam_sweep
-    ]
-    settings = main + cont + lam_s
-    progress(0.0, f"{len(settings)} simulation settings × {options.reps} replications")
-    results = run_settings(settings, options, progress.sub(0.0, 0.75))
-    r_main, r_cont, r_lam = (
-        results[: len(main)],
-        results[len(main) : len(main) + len(cont)],
-        results[len(main) + len(cont) :],
-    )
+    return raw
 
-    report = Report(title="Nonlinear SDR: principal SVM ensembles (linear, kernel, neural)")
-    summary_main = _main_tables(report, main, r_main, est)
-    summary_cont = _contamination_tables(report, cont, r_cont) if cont else {}
-    report.add_table(
-        f"λ sweep (n = {max(options.ns)}, p = {options.ps[0]}): PSVM ‖P̂ − P‖ and kernel PSVM |ρ|",
-        ["model", "λ", "PSVM ‖P̂ − P‖", "kernel PSVM |ρ|"],
-        [
-            [s["model"], s["lam"], _fmt(_stat(r, "PSVM", "dist")), _fmt(_stat(r, "kernel PSVM", "rho"))]
-            for s, r in zip(lam_s, r_lam, strict=True)
-        ],
-        note="λ multiplies the mean loss: wᵀw + (λ/n)Σ L, i.e. scikit-learn's C = λ/(2n).",
+
+def evidence(raw: dict, options: Any) -> Evidence:
+    """One headline per claim of spec §7 (its acceptance targets; the paper itself could not be read offline)."""
+    ev = Evidence(raw)
+    p0, n_big, n_small = options.ps[0], max(options.ns), min(options.ns)
+    chance = chance_distance(2, p0)
+    main, der = raw["main"], raw["derived"]
+    no_paper = "— (spec §7 target)"
+
+    def mean_of(key: str, est: str, metric: str) -> float | None:
+        v = main.get(key, {}).get(est, {}).get(metric)
+        return float(np.mean(v)) if v else None
+
+    for m in ("M1", "M2"):
+        key = f"{m} p={p0} n={n_big}"
+        if "PSVM" not in main.get(key, {}):
+            continue
+        sir = mean_of(key, "SIR", "dist")
+        ev.headline(
+            f"{m}: linear PSVM (λ = {options.lam:g}) ‖P̂ − P‖ ≤ 0.5 at n = {n_big}",
+            stat="mean",
+            a=f"main/{key}/PSVM/dist",
+            null=0.5,
+            direction="less",
+            paper=no_paper,
+            context=f"chance {chance:.2f}" + ("" if sir is None else f"; SIR {sir:.2f}"),
+        )
+        if "PM-ensemble" in main[key]:
+            ev.headline(
+                f"{m}: the loss ensemble beats the hinge alone (‖P̂ − P‖, n = {n_big})",
+                stat="paired_diff",
+                a=f"main/{key}/PM-ensemble/dist",
+                b=f"main/{key}/PSVM/dist",
+                direction="less",
+                paper="ensemble over losses (the method)",
+                context=f"PSVM {mean_of(key, 'PSVM', 'dist'):.2f}",
+            )
+    small = f"M1 p={p0} n={n_small}"
+    if n_small < n_big and "PSVM" in main.get(small, {}):
+        ev.headline(
+            f"M1: PSVM's error falls with n ({n_small} → {n_big})",
+            stat="diff",
+            a=f"main/M1 p={p0} n={n_big}/PSVM/dist",
+            b=f"main/{small}/PSVM/dist",
+            direction="less",
+            paper=no_paper,
+            context=f"n = {n_small}: {mean_of(small, 'PSVM', 'dist'):.2f}",
+        )
+    for est in ("kernel PSVM", "neural PSVM"):
+        for m in ("M3", "M4", "C1"):
+            key = f"{m} p={p0} n={n_big}"
+            if est not in main.get(key, {}):
+                continue
+            lin = max((mean_of(key, e, "rho") or 0.0) for e in ("PSVM", "SIR"))
+            ev.headline(
+                f"{m}: {est} |ρ(ĝ₁, truth)| > 0.9 at n = {n_big}",
+                stat="mean",
+                a=f"main/{key}/{est}/rho",
+                null=0.9,
+                direction="greater",
+                paper=no_paper,
+                context=f"linear PSVM / SIR ≤ {lin:.2f}",
+                digits=3,
+            )
+    key = f"M4 p={p0} n={n_big}"
+    if "SIR" in main.get(key, {}):
+        ev.headline(
+            "M4: SIR fails on the symmetric model (|ρ| < 0.1)",
+            stat="mean",
+            a=f"main/{key}/SIR/rho",
+            null=0.1,
+            direction="less",
+            paper="E[X | Y] ≈ 0: first-moment methods fail (spec §6)",
+            context=f"kernel PSVM {mean_of(key, 'kernel PSVM', 'rho') or float('nan'):.2f}",
+            digits=3,
+        )
+    for m in ("M1", "M2"):
+        a = f"{m} PSVM BIC d=2"
+        if a in der:
+            sir = der.get(f"{m} SIR BIC d=2")
+            ev.headline(
+                f"{m}: BIC (c = 1) finds d = 2 for PSVM in most replications (n ∈ {list(options.ns)})",
+                stat="proportion",
+                a=f"derived/{a}",
+                null=0.5,
+                paper=no_paper,
+                context=("" if not sir else f"SIR {np.mean(sir):.0%}; ") + "see the c sweep",
+            )
+        a = f"{m} PSVM ladle d=2"
+        if a in der:
+            ev.headline(
+                f"{m}: the ladle finds d = 2 for PSVM in most replications",
+                stat="proportion",
+                a=f"derived/{a}",
+                null=0.5,
+                paper="ladle (spec §3.4 alternative)",
+                context=f"{options.ladle_boot} bootstraps",
+            )
+    if "M3 M4 C1 kernel PSVM BIC d=1" in der:
+        ev.headline(
+            "M3/M4/C1: BIC finds d = 1 (one nonlinear predictor) for kernel PSVM in most replications",
+            stat="proportion",
+            a="derived/M3 M4 C1 kernel PSVM BIC d=1",
+            null=0.5,
+            paper=no_paper,
+            context="pooled over models and n",
+        )
+    for m in options.contamination_models:
+        eps = max([e for e in options.contamination if e > 0], default=None)
+        a, b = f"{m} eps={eps:g} PSVM increase", f"{m} eps={eps:g} pHd increase"
+        if a in der and b in der:
+            ev.headline(
+                f"{m}, ε = {eps:g} gross Y-errors: PSVM's error grows less than pHd's",
+                stat="paired_diff",
+                a=f"derived/{a}",
+                b=f"derived/{b}",
+                direction="less",
+                paper="robust: Y enters only through ±1 labels (spec §3.3)",
+                context=f"increase: PSVM {np.mean(der[a]):+.2f}, pHd {np.mean(der[b]):+.2f}",
+            )
+    lam = raw["lam"]
+    base, loose = lam.get("M1 lam=1", {}).get("PSVM"), lam.get("M1 lam=100", {}).get("PSVM")
+    if base and loose:
+        ev.headline(
+            "M1: λ = 100 (less regularised) vs the spec's λ = 1, PSVM ‖P̂ − P‖",
+            stat="paired_diff",
+            a="lam/M1 lam=100/PSVM/dist",
+            b="lam/M1 lam=1/PSVM/dist",
+            direction="less",
+            paper="— (spec: λ = 1, sweep {0.1, 1, 10})",
+            context=f"λ = 1: {np.mean(base['dist']):.2f}",
+        )
+    for name in ("diabetes", "breast_cancer", "wine"):
+        for est in ("PSVM", "kernel PSVM"):
+            folds = raw["real"].get(name, {}).get(est)
+            if not folds:
+                continue
+            ev.headline(
+                f"{name}: k-NN on {est}'s ĝ₁..ĝ_d̂ ≥ on as many principal components",
+                stat="paired_diff",
+                a=f"real/{name}/{est}/score_dhat",
+                b=f"real/{name}/{est}/pca_dhat",
+                direction="greater",
+                paper="match or beat PCA (spec §7)",
+                context=f"mean d̂ {np.mean(folds['dhat']):.1f}; PCs {np.mean(folds['pca_dhat']):.3f}",
+                unit="R²" if name == "diabetes" else "acc.",
+                digits=3,
+            )
+    return ev
+
+
+def _est(h: Any) -> str:
+    r = h.result
+    sign = "+" if h.stat in ("paired_diff", "diff") else ""
+    lo = (
+        ""
+        if r.get("low") is None or r.get("n", 0) < 2
+        else f" [{r['low']:{sign}.{h.digits}f}, {r['high']:{sign}.{h.digits}f}]"
     )
-    progress(0.75, "spec §7 checks")
-    chk = _checks(report, options)
-    real = _real_data(report, options, progress.sub(0.8, 0.99))
-    seconds = time.time() - t0
+    return f"{r['estimate']:{sign}.{h.digits}f}{lo}"
+
+
+def _reading(ev: Evidence, lam: dict, order: dict, hinge: dict | None, holds: list[bool], options: Any) -> str:
+    """Plain paragraphs from the measured numbers: the verdicts, then why λ and c behave as they do."""
+    counts = ev.counts()
+    by = {v: [h for h in ev.headlines if h.result["verdict"] == v] for v in ("holds", "fails", "not resolved")}
+    paras = [
+        f"Of {len(ev.headlines)} headline claims {counts['holds']} hold, {counts['fails']} fail and "
+        f"{counts['not resolved']} are not resolved (95 % intervals: t over {options.reps} replications or 5 folds, "
+        "Wilson for how often the order is found; the baseline of each is in the table)."
+    ]
+    for v, label in (("holds", "Holds"), ("fails", "Fails"), ("not resolved", "Not resolved")):
+        if by[v]:
+            paras.append(f"**{label}.** " + "; ".join(f"{h.claim} ({_est(h)})" for h in by[v]) + ".")
+    m1 = {k.split("=")[1]: v for k, v in lam.items() if k.startswith("M1 ")}
+    if hinge and "0.1" in m1 and "1" in m1:
+        i1 = hinge["lam"].index(1.0) if 1.0 in hinge["lam"] else 0
+        il = len(hinge["lam"]) - 1
+        paras.append(
+            f"**λ (spec: λ = 1).** PSVM's ‖P̂ − P‖ on M1 is {m1['0.1']['dist']:.3f} at λ = 0.1 and {m1['1']['dist']:.3f} "
+            f"at λ = 1: at these λ every left-vs-right SVM is fully regularised. ‖ŵ‖/λ is the same "
+            f"({hinge['norm_per_lam'][0]:.4f} and {hinge['norm_per_lam'][i1]:.4f}) and ŵ points where it does as λ → 0 "
+            f"(cosine {hinge['limit_cos'][i1]:.5f}): the offset alone decides which samples sit on the hinge "
+            f"({hinge['active'][i1]:.0%} of them), and ŵ = (λ/2n)Σ s_i y_i φ_i over those samples is a class-mean "
+            "contrast whose direction does not depend on λ. So at the spec's λ, 'PSVM' is a weighted slice-mean "
+            f"contrast, not a margin maximiser. Less regularised, at λ = {hinge['lam'][il]:g}, ‖ŵ‖/λ falls to "
+            f"{hinge['norm_per_lam'][il]:.4f}, {hinge['active'][il]:.0%} of the samples stay on the hinge, and the "
+            "distance falls: "
+            + ", ".join(f"λ = {k}: {v['dist']:.3f}" for k, v in m1.items() if v["dist"] is not None)
+            + "."
+        )
+    n_big = max(options.ns)
+    row = order.get(f"M1 n={n_big} PSVM")
+    sir = order.get(f"M1 n={n_big} SIR")
+    if row:
+        thr = np.log(n_big) / np.sqrt(n_big)
+        ratio = m1.get("1", {}).get("ratio")
+        text = (
+            f"**Order (spec §3.4).** The code is the spec's rule: G_n(k) = Σ_{{i≤k}} λ̂_i − c·λ̂₁·k·log n/√n, d̂ its "
+            f"argmax (a test pins it). It keeps direction k while λ̂_k/λ̂₁ > c·log n/√n = {thr:.3f}·c at n = {n_big}. "
+        )
+        if ratio is not None:
+            text += f"PSVM's λ̂₂/λ̂₁ on M1 at λ = 1 is {ratio:.3f} "
+        text += (
+            "(the left-vs-right contrasts all share X₁'s direction; X₂ enters them weakly and with changing sign), "
+            "far below that threshold for the spec's c ∈ [1, 2], so BIC finds d = 2 in "
+            f"{row['1.0']:.0%} of the M1 replications at c = 1: a property of the criterion's constant at this λ, "
+            "not a defect of the code"
+        )
+        if sir:
+            text += f" (SIR's slice means give a larger ratio: {sir['1.0']:.0%} at c = 1)"
+        text += (
+            f". Across c (M1, n = {n_big}, PSVM): "
+            + ", ".join(f"c = {c}: {v:.0%}" for c, v in row.items())
+            + "; the PSVM authors' R package defaults to c = 0.01, which on these fits over-shoots d when λ is "
+            "large. The ladle (bootstrap) estimator needs no constant (see its headline)."
+        )
+        paras.append(text)
+    paras.append(
+        f"**§7 checks.** {sum(holds)} of {len(holds)} hold (identities to round-off; the C3 rate and the shuffled-Y "
+        "chance level within ± 0.15)."
+    )
+    paras.append(
+        "The ICML 2025 paper could not be obtained offline (spec §2), so no paper number stands beside ours; the "
+        "comparisons are with the classical estimators, the chance baselines and the spec's acceptance targets."
+    )
+    return "\n\n".join(paras)
+
+
+# --- the Report -----------------------------------------------------------------------------------------------
+def build_report(
+    options: Any,
+    studies: dict[str, tuple[list[dict], list[list[dict]]]],
+    chk: dict,
+    hinge: dict | None,
+    real: dict,
+    meta: dict,
+    figure: Any,
+    *,
+    seconds: float,
+    device: Any = "cpu",
+) -> Report:
+    """The reproduction's Report from its studies: headlines, tables, Reading, ``results.json``."""
+    from core.device import device_provenance
+    from core.provenance import provenance_line
+
+    est = list(options.estimators)
+    report = Report(title="Nonlinear SDR: principal SVM ensembles (linear, kernel, neural)")
+    main_s, main_r = studies["main"]
+    summary_main = _main_tables(report, main_s, main_r, est)
+    cont_s, cont_r = studies.get("contamination", ([], []))
+    summary_cont = _contamination_tables(report, cont_s, cont_r) if cont_s else {}
+    lam_s, lam_r = studies.get("lam", ([], []))
+    lam = _lam_table(report, lam_s, lam_r, hinge) if lam_s else {}
+    order = _order_table(report, main_s, main_r)
+    holds = checks_table(report, chk)
+    real_tables(report, real, meta)
+    if figure is not None:
+        report.add_figure(
+            "sufficient_plots.png",
+            figure,
+            caption="(ĝ₁, ĝ₂) of each dataset (full data), PCA for reference; colour = response.",
+        )
+    raw = raw_values(studies, real, options)
+    ev = evidence(raw, options)
     scale = (
         f"{len(options.models)} models × p ∈ {options.ps} × n ∈ {options.ns}, {options.reps} replications "
         f"each (spec: p ∈ {{10, 20}}, n ∈ {{100, 200, 500}}, 100 replications)"
     )
+    n = ev.counts()
     report.summary = (
         f"Preset `{options.preset}`: {scale}; contamination ε ∈ {options.contamination} on "
-        f"{', '.join(options.contamination_models)} at n = {options.contamination_n}; "
+        f"{', '.join(options.contamination_models)} at n = {options.contamination_n}; λ sweep {options.lam_sweep}; "
         f"{', '.join(options.datasets) or 'no'} real datasets"
         f"{f' (digits: {options.digits_n} rows)' if options.digits_n and 'digits' in options.datasets else ''}. "
+        f"Headline claims: {n['holds']} hold, {n['fails']} fail, {n['not resolved']} not resolved. "
         f"{seconds / 60:.1f} min. {provenance_line()}"
     )
     report.add_section(
         "Setup",
         "Command: `paperworks reproduce nonlinear_sdr" + options.cli_options() + "`. "
-        f"Replication seeds {options.seed}..{options.seed + options.reps - 1}; λ = {options.lam}; H = 10 slices "
-        "(9 left-vs-right problems; one-vs-rest for C2; 9 class weights for binary responses); kernel PSVM: Gaussian "
-        f"kernel, γ = 1/median squared distance, b = ⌊n/3⌋; neural PSVM: 2×64 tanh trunk, one head per problem, "
-        f"{options.neural_steps} full-batch AdamW steps (lr 1e-2, weight decay 1e-4); PM-ensemble = hinge + logistic + "
-        "squared hinge + least squares, each candidate matrix scaled to unit trace. d̂ by the BIC-type criterion "
-        f"(c = 1); PSVM's order also by the ladle estimator ({options.ladle_boot} bootstraps).\n\n"
+        f"Replication seeds {options.seed}..{options.seed + options.reps - 1}; λ = {options.lam} (the spec's); H = 10 "
+        "slices (9 left-vs-right problems; one-vs-rest for C2; 9 class weights for binary responses); kernel PSVM: "
+        "Gaussian kernel, γ = 1/median squared distance, b = ⌊n/3⌋; neural PSVM: 2×64 tanh trunk, one head per "
+        f"problem, {options.neural_steps} full-batch AdamW steps (lr 1e-2, weight decay 1e-4); PM-ensemble = hinge + "
+        "logistic + squared hinge + least squares, each candidate matrix scaled to unit trace. d̂ by the BIC-type "
+        f"criterion (c = 1); PSVM's order also by the ladle estimator ({options.ladle_boot} bootstraps).\n\n"
         "**Paper numbers.** The ICML 2025 paper could not be obtained offline (spec §2, §4), so no paper number is "
         "quoted beside ours; the comparisons are with the classical estimators (SIR, SAVE, DR, pHd) implemented "
         "here, with the chance baselines, and with the spec's acceptance targets (§7).\n\n"
@@ -515,21 +640,33 @@ def run_reproduction(options: Any, progress: JobContext) -> Report:
             "Nothing: this is the spec's scale."
             if options.preset == "full"
             else f"Replications ({options.reps} instead of 100) and the grid ({scale}); estimators run: "
-            f"{', '.join(options.estimators)}; "
-            "`-o preset=full` runs the spec's scale."
+            f"{', '.join(options.estimators)}; `-o preset=full` runs the spec's scale."
         ),
     )
-    lam_summary = {(s["model"], s["lam"]): _get_stat(r, "PSVM", "dist") for s, r in zip(lam_s, r_lam, strict=True)}
-    report.add_section("Reading", _reading(summary_main, summary_cont, real, chk, lam_summary, options))
+    report.add_section("Reading", _reading(ev, lam, order, hinge, holds, options))
+    report.sections.insert(0, ev.section())
     report.data = {
         "main": summary_main,
         "contamination": summary_cont,
-        "checks": chk,
+        "lam": lam,
+        "order": order,
+        "hinge": hinge,
+        "checks": {**chk, "holds": holds},
         "real": real,
         "options": options.model_dump(),
         "seconds": seconds,
     }
-    report.add_json("results.json", report.data)
-    report.metrics.update(device_provenance(dev, options.amp))
-    progress(1.0, "done")
+    report.add_json(
+        "results.json",
+        ev.to_json(
+            options=options.model_dump(),
+            seconds=seconds,
+            provenance=provenance_line(),
+            checks={**chk, "holds": holds},
+            hinge=hinge,
+            order=order,
+        ),
+        caption="every replication's and fold's values and the headline specifications (core.evidence)",
+    )
+    report.metrics.update(device_provenance(device, options.amp))
     return report

@@ -18,7 +18,8 @@ central σ-field is σ(m(X))). Contamination: a share of responses is replaced b
 draws (regression) or relabelled to a random other class (classification); the truth is unchanged.
 
 Metrics: ‖P̂ − P‖_F of the first d_lin directions (linear methods), |Spearman(ĝ_1(X_test), true
-predictor)| on 1,000 fresh test points (every method), and the BIC order d̂.
+predictor)| on 1,000 fresh test points (every method), the BIC order d̂ and the leading eigenvalue
+ratios λ̂_k/λ̂_1 (``eig``; the BIC-type criterion depends on the eigenvalues only through them).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ ESTIMATORS: dict[str, dict[str, Any]] = {
 }
 NONLINEAR = ("kernel PSVM", "kernel PM-ensemble", "neural PSVM")
 LADLE = ("PSVM",)  # estimators whose order is also chosen by the ladle (bootstrap) estimator
+N_EIG = 20  # leading eigenvalue ratios kept per fit (the BIC order at another constant c is read from them)
 
 
 def generate(
@@ -208,6 +210,8 @@ def replicate(
         seconds = time.perf_counter() - t0
         g1 = est.transform(xt)[:, 0]
         row = {"rho": abs_spearman(g1, truth), "dhat": float(est.bic_order_), "seconds": seconds}
+        vals = np.asarray(est.eigenvalues_, dtype=float)[:N_EIG]
+        row["eig"] = [float(v / vals[0]) if vals[0] > 0 else 0.0 for v in vals]  # λ̂_k / λ̂_1: d̂ at any c
         if est.directions_ is not None:
             row["dist"] = subspace_distance(est.directions_[:, : b.shape[1]], b)
         if name in LADLE and ladle_boot > 0:

@@ -29,3 +29,12 @@ def test_c3_error_shrinks_like_root_n():
     r = checks.c3_rate(ns=(100, 400, 1600), reps=4)
     assert r["mean_distance"][0] > r["mean_distance"][-1]
     assert -0.8 < r["slope"] < -0.3
+
+
+def test_hinge_profile_shows_the_fully_regularised_regime():
+    """At small λ every left-vs-right SVM's ŵ has a λ-free direction and length ∝ λ; large λ leaves that regime."""
+    r = checks.hinge_profile("M1", n=200, p=5, lams=(0.01, 0.1, 1000.0), reps=2)
+    assert r["norm_per_lam"][0] == pytest.approx(r["norm_per_lam"][1], rel=1e-3)
+    assert min(r["limit_cos"][:2]) > 0.999
+    assert r["norm_per_lam"][2] < 0.5 * r["norm_per_lam"][1] and r["limit_cos"][2] < r["limit_cos"][1]
+    assert r["active"][2] < r["active"][1] and r["ratio"][2] > r["ratio"][1]

@@ -100,8 +100,8 @@ def test_reproducer_fans_replications_out_as_jobs(tmp_path):
 
 def test_settings_run_inline_without_a_worker():
     from core.jobs.dispatch import NoSender, register_sender
+    from methods.nonlinear_sdr.experiment import run_settings
     from methods.nonlinear_sdr.jobs import Options
-    from methods.nonlinear_sdr.report import run_settings
 
     opts = Options.model_validate({**TINY, "reps": 3, "chunk": 2})
     settings = [{"model": "C3", "n": 100, "p": 4, "estimators": ["PSVM"]}]

@@ -62,3 +62,16 @@ def test_ladle_order_on_synthetic_bootstraps():
     d, g = ladle_order(np.array([1.0, 0.8, 0.01, 0.01, 0.0]), base, boots, ladle_k_max(5))
     assert d == 2 and g.shape == (5,)
     assert ladle_k_max(30) == int(30 / np.log(30))
+
+
+def test_bic_is_the_specs_formula_and_scale_free():
+    """Spec §3.4: G_n(k) = Σ_{i≤k} λ̂_i − c·λ̂₁·k·log(n)/√n, d̂ = argmax over 1 ≤ k ≤ k_max (no other term)."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        lam = np.sort(rng.exponential(size=8))[::-1]
+        n, c = int(rng.integers(50, 5000)), float(rng.choice([0.01, 0.1, 1.0, 2.0]))
+        k = np.arange(1, 9)
+        spec = np.cumsum(lam) - c * lam[0] * k * np.log(n) / np.sqrt(n)
+        assert np.allclose(bic_criterion(lam, n, c), spec)
+        assert bic_order(lam, n, c) == int(np.argmax(spec)) + 1
+        assert bic_order(lam * 37.0, n, c) == bic_order(lam / lam[0], n, c)  # only the ratios λ̂_k/λ̂₁ matter
