@@ -67,7 +67,7 @@ class EditParams(ImageRef):
 
     @model_validator(mode="after")
     def _inject_le_steps(self) -> EditParams:
-        from methods.rf_solver.service import preset_for_labels
+        from methods.rf_solver.experiment import preset_for_labels
 
         if self.inject > self.steps:
             raise ValueError("inject must be <= steps")
@@ -86,7 +86,7 @@ class ReconstructParams(ImageRef):
 
     @model_validator(mode="after")
     def _even(self) -> ReconstructParams:
-        from methods.rf_solver.service import preset_for_labels
+        from methods.rf_solver.experiment import preset_for_labels
 
         preset_for_labels(self.model, self.label)
         if any(n < 2 or n > 200 or n % 2 for n in self.nfes):
@@ -97,7 +97,7 @@ class ReconstructParams(ImageRef):
 
 def _image(params: ImageRef, preset: str):
     from methods.rf_solver.config import PRESETS
-    from methods.rf_solver.service import resolve_image
+    from methods.rf_solver.experiment import resolve_image
 
     cfg = PRESETS[preset].model
     return resolve_image(
@@ -112,10 +112,10 @@ def _image(params: ImageRef, preset: str):
 @register_method("rf.edit", title="RF-Edit an image", queue="cpu", tags=("image", "rectified-flow"))
 def run_edit(params: EditParams, progress: JobContext) -> Report:
     """Invert an image with RF-Solver under its source label and resample it under a target label, sharing V."""
-    from methods.rf_solver.service import edit_report, preset_for_labels
+    from methods.rf_solver.experiment import edit, preset_for_labels
 
     preset = preset_for_labels(params.model, params.source_label, params.target_label)
-    return edit_report(
+    return edit(
         _image(params, preset),
         preset,
         params.source_label,
@@ -138,10 +138,10 @@ def run_edit(params: EditParams, progress: JobContext) -> Report:
 @register_method("rf.reconstruct", title="RF inversion + reconstruction", queue="cpu", tags=("image", "rectified-flow"))
 def run_reconstruct(params: ReconstructParams, progress: JobContext) -> Report:
     """Invert and reconstruct an image at several NFE budgets, Euler vs RF-Solver-2 at equal NFE."""
-    from methods.rf_solver.service import preset_for_labels, reconstruct_report
+    from methods.rf_solver.experiment import preset_for_labels, reconstruct
 
     preset = preset_for_labels(params.model, params.label)
-    return reconstruct_report(
+    return reconstruct(
         _image(params, preset),
         preset,
         params.label,
@@ -183,9 +183,10 @@ class RfSolverOptions(ReproducerOptions, DeviceParams):
 )
 def reproduce(options: RfSolverOptions, progress: JobContext) -> Report:
     """Analytic error vs NFE, reconstruction MSE/PSNR/SSIM for N ∈ {5, 10, 25}, and the edit trade-off."""
-    from methods.rf_solver.report import run_reproduction
+    from methods.rf_solver.experiment import run_reproduction
 
-    return run_reproduction(progress, **options.model_dump())  # the options are the function's keywords
+    command = f"paperworks reproduce rf_solver{options.cli_options()}"
+    return run_reproduction(progress, command=command, **options.model_dump())  # the options are its keywords
 
 
 class RfSolverAblationOptions(ReproducerOptions, DeviceParams):
@@ -214,6 +215,7 @@ class RfSolverAblationOptions(ReproducerOptions, DeviceParams):
 )
 def reproduce_ablation(options: RfSolverAblationOptions, progress: JobContext) -> Report:
     """The 12-cell RF-Edit grid on the digits model: target accuracy and MSE to the source, factor effects."""
-    from methods.rf_solver.report import run_ablation_reproduction
+    from methods.rf_solver.experiment import run_ablation_reproduction
 
-    return run_ablation_reproduction(progress, **options.model_dump())  # the options are the function's keywords
+    command = f"paperworks reproduce rf_solver_ablation{options.cli_options()}"
+    return run_ablation_reproduction(progress, command=command, **options.model_dump())  # the options: its keywords

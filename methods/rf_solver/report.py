@@ -1,24 +1,25 @@
-"""``paperworks reproduce rf_solver``: runs the three studies and builds the report (``docs/results/rf_solver.md``)."""
+"""RF-Solver Reports: the jobs' (one edit, one reconstruction) and the two reproductions' (``rf_solver``,
+``rf_solver_ablation``), built from the studies' results and nothing else (the runs are in
+:mod:`methods.rf_solver.experiment`). Each reproduction opens with its headline claims, computed by
+:mod:`core.evidence` from the per-item values (each image's MSE and target hit, each sample's observed
+order), which go to ``results.json`` with them.
+"""
 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
-from core.jobs import JobContext, Report, Table
-from core.provenance import provenance_line
+from core.evidence import Evidence
+from core.jobs import Report, Table
 from core.stats import bootstrap_ci, wilson
 from methods.rf_solver import plots
-from methods.rf_solver.checkpoints import get_model, train_info
-from methods.rf_solver.config import get_preset
-from methods.rf_solver.data import image_to_tensor, load_digits_split, photo_crops
-from methods.rf_solver.edit import DiTVelocity, edit_sweep
-from methods.rf_solver.experiments import (
+from methods.rf_solver.data import tensor_to_uint8
+from methods.rf_solver.results import (
     ABLATION_BLOCKS,
     ABLATION_CFG,
     ABLATION_KEYS,
@@ -26,14 +27,7 @@ from methods.rf_solver.experiments import (
     AnalyticResult,
     ReconRow,
     TradeoffResult,
-    analytic_study,
-    edit_ablation,
-    edit_tradeoff,
-    injection_reconstruction_check,
-    reconstruction_study,
 )
-from methods.rf_solver.model import count_params
-from methods.rf_solver.scorer import digit_scorer
 
 log = logging.getLogger(__name__)
 
@@ -44,19 +38,10 @@ SPEC_TABLE = {  # spec §6.1, measured by the spec's author in numpy (not the pa
     ("mog", 64): (0.047, 1.0e-3),
     ("mog", 256): (0.012, 5.8e-5),
 }
-EDIT_KS = (0, 1, 2, 3, 4, 6, 8, 11, 15)
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]], note: str = "") -> str:
     return Table(title=title, columns=columns, rows=rows, note=note).to_markdown()
-
-
-def _example_images(data_dir: Path, size: int) -> tuple[list[str], torch.Tensor | None]:
-    folder = data_dir / "rf_edit_examples" / "source"
-    files = sorted(folder.glob("*.jpg")) if folder.is_dir() else []
-    if not files:
-        return [], None
-    return [f.name for f in files], torch.cat([image_to_tensor(f, size, 3) for f in files])
 
 
 def _analytic_markdown(res: AnalyticResult) -> str:
@@ -99,34 +84,6 @@ def _analytic_markdown(res: AnalyticResult) -> str:
             "![error vs NFE](artifact:error_vs_nfe.png)",
         ]
     )
-
-
-def _model(
-    report: Report, name: str, progress: JobContext, device: Any = "cpu", amp: str = "off"
-) -> tuple[DiTVelocity, list[Any]]:
-    progress(0.0, f"loading or training the {name} model")
-    preset = get_preset(name)
-    model, folder = get_model(
-        preset,
-        callbacks=(lambda s, _l: progress(s / preset.train.steps, f"train {name}"),),
-        device=device,
-        amp=amp,
-    )
-    info = train_info(folder)
-    losses = info.get("losses", [])
-    report.add_json(
-        f"{name}_model_config.json",
-        {"folder": str(folder), "model": preset.model.to_dict(), "train": preset.train.to_dict()},
-    )
-    row = [
-        name,
-        count_params(model),
-        preset.train.steps,
-        preset.train.batch_size,
-        round(info.get("seconds", 0.0)),
-        sum(losses[-100:]) / max(1, len(losses[-100:])),
-    ]
-    return DiTVelocity(model), row
 
 
 def _checks(res: AnalyticResult, recon: list[ReconRow], inj: dict[int, float], tr: TradeoffResult) -> list[list]:
@@ -274,13 +231,16 @@ def _ablation_markdown(ab: AblationResult, k0_pass: float = 0.8) -> tuple[str, d
     return "\n\n".join([cells, effects, recon, "![ablation](artifact:ablation.png)"]), summary
 
 
-def _reading(inj: dict[int, float], tr: TradeoffResult, ab: AblationResult | None) -> str:
-    """A plain-words paragraph: what holds, what does not, what would change the conclusion (from the numbers)."""
+def _reading(ev: Evidence, inj: dict[int, float], tr: TradeoffResult, ab: AblationResult | None) -> str:
+    """A plain-words paragraph: what holds, what does not, what would change the conclusion (from the verdicts)."""
     n = max(inj)
+    solver = [h for h in ev.headlines if h.claim.startswith("RF-Solver-2")]
+    held = [h for h in solver if h.result["verdict"] == "holds"]
     parts = [
-        "The solver half of the paper holds here without qualification: RF-Solver-2 is second order (third on the "
-        "affine Gaussian field), beats Euler at equal NFE on every flow and trained model, and its round trips are "
-        "two orders of magnitude tighter.",
+        f"The solver headlines: {len(held)} of {len(solver)} hold ("
+        + "; ".join(f"{h.claim}: {h.result['verdict']}" for h in solver)
+        + "). The spec's tolerance checks on the analytic flows (table below) agree: RF-Solver-2's observed order is "
+        "about 2 on the mixture (3 on the affine Gaussian field) and its round trips are far tighter than Euler's.",
     ]
     k0 = tr.target_acc[0]
     lo, hi = wilson(round(k0 * tr.num_images), tr.num_images)
@@ -349,209 +309,6 @@ def _reading(inj: dict[int, float], tr: TradeoffResult, ab: AblationResult | Non
         "factors that stay ambiguous here."
     )
     return " ".join(parts)
-
-
-def run_reproduction(
-    progress: JobContext,
-    *,
-    n_recon: int = 64,
-    n_edit: int = 50,
-    threads: int = 0,
-    ablation: bool = False,
-    digits_model: str = "digits_long",
-    device: str = "cpu",
-    amp: str = "off",
-) -> Report:
-    """Run every study and build the report (written as ``rf_solver.md`` + ``rf_solver/`` by the registry).
-
-    ``device``/``amp``: where the models train (when not cached) and the solves run; the analytic
-    flows, the metrics and the scorer stay on the CPU.
-    """
-    from core.device import autocast, device_provenance, resolve_device
-
-    dev = resolve_device(device)
-    if threads > 0:
-        torch.set_num_threads(threads)
-    from core.config import get_settings
-
-    start = time.perf_counter()
-    report = Report(
-        title="RF-Solver and RF-Edit: reproduction at CPU scale",
-        summary="Exact-error inversion on analytic flows, reconstruction with the project's tiny "
-        "rectified-flow DiTs, and the RF-Edit structure/edit trade-off on digits.",
-    )
-    progress(0.0, "analytic flows")
-    ana = analytic_study()
-    report.add_figure(
-        "error_vs_nfe.png",
-        plots.error_vs_nfe(
-            ana.curves,
-            {
-                "gauss": "Gaussian m=2, s=0.5 (linear grid)",
-                "gauss_shift": "same, FLUX shift (L=256)",
-                "mog": "3-component mixture (linear grid)",
-            },
-        ),
-        caption="max |inversion error| vs NFE",
-    )
-    digits, drow = _model(report, digits_model, progress.sub(0.1, 0.45), dev, amp)
-    photo, prow = _model(report, "photo", progress.sub(0.45, 0.7), dev, amp)
-    with autocast(dev, amp):  # the solves (the models are on dev)
-        progress(0.7, "reconstruction")
-        test = load_digits_split("test")
-        crops, crop_labels = photo_crops(32, 32, generator=torch.Generator().manual_seed(0), holdout=True)
-        recon = reconstruction_study(digits, test.images[:n_recon], test.labels[:n_recon], "digits (held out)")
-        recon += reconstruction_study(photo, crops, crop_labels, "photo crops (held-out region)")
-        names, examples = _example_images(Path(get_settings().data_dir), 32)
-        if examples is not None:  # real photos never seen in training, reconstructed under the label "china"
-            recon += reconstruction_study(
-                photo, examples, torch.zeros(len(names), dtype=torch.long), "rf_edit_examples 32×32"
-            )
-        rows = [asdict(r) for r in recon]
-        report.add_figure(
-            "recon_vs_nfe_digits.png",
-            plots.recon_vs_nfe(rows, "digits (held out)"),
-            caption="digits reconstruction MSE vs NFE",
-        )
-        report.add_figure(
-            "recon_vs_nfe_photo.png",
-            plots.recon_vs_nfe(rows, "photo crops (held-out region)"),
-            caption="photo reconstruction MSE vs NFE",
-        )
-        inj = injection_reconstruction_check(digits, test.images[:n_recon], test.labels[:n_recon])
-
-        progress(0.8, "edit trade-off")
-        sl = slice(n_recon, n_recon + n_edit)
-        tr = edit_tradeoff(digits, test.images[sl], test.labels[sl], EDIT_KS)
-        shown = [0, 2, 4, 8, 15]
-        report.add_figure(
-            "edit_tradeoff.png",
-            plots.tradeoff(tr.ks, tr.target_acc, tr.mse_to_source, tr.mse_sem),
-            caption="edit strength vs structure preservation",
-        )
-        report.add_image(
-            "edit_examples.png",
-            plots.image_grid([tr.sources] + [tr.examples[k] for k in shown]),
-            caption=f"rows: source, then edits with k = {shown}",
-        )
-        c_src, _ = photo_crops(4, 32, generator=torch.Generator().manual_seed(1), holdout=True)
-        sweep = edit_sweep(photo, c_src.to(dev), "china", "flower", (0, 2, 5, 15), num_steps=15, guidance=2.0)
-        sweep = {k: v.float().cpu() for k, v in sweep.items()}
-        report.add_image(
-            "photo_edit_examples.png",
-            plots.image_grid([c_src] + [sweep[k] for k in (0, 2, 5, 15)]),
-            caption="photo model, china → flower",
-        )
-
-        ab_md, ab_sum, ab = "", None, None
-        if ablation:
-            progress(0.85, "RF-Edit ablation grid")
-            ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.85, 0.99))
-            ab_md, ab_sum = _ablation_markdown(ab)
-            report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
-    report.metrics.update(device_provenance(dev, amp))
-
-    checks = _checks(ana, recon, inj, tr)
-    report.metrics.update(
-        {
-            "checks_passed": sum(c[2] == "pass" for c in checks),
-            "checks_total": len(checks),
-            "scorer_heldout_acc": digit_scorer().held_out_accuracy(),
-        }
-    )
-    report.add_section("Checks (spec §7)", _table("Measured checks", ["check", "measured", "result"], checks))
-    report.add_section("1. Analytic flows: exact error vs NFE", _analytic_markdown(ana))
-    report.add_section(
-        "2. Reconstruction with the trained models",
-        "\n\n".join(
-            [
-                _table(
-                    "Models (≤ 1M parameters, trained here on CPU, EMA weights)",
-                    ["preset", "parameters", "steps", "batch", "train seconds", "final loss (mean of last 100)"],
-                    [drow, prow],
-                ),
-                _table(
-                    "Invert then sample, same label, guidance 1, FLUX shift with L = 64 tokens",
-                    ["dataset", "solver", "steps", "NFE", "MSE", "PSNR dB", "SSIM", "seconds"],
-                    [[r.dataset, r.solver, r.steps, r.nfe, r.mse, r.psnr, r.ssim, round(r.seconds, 2)] for r in recon],
-                    note="MSE/PSNR on [0, 1] pixels; SSIM with a 7×7 Gaussian window. Equal NFE: RF-Solver-2 with N "
-                    'steps vs Euler with 2N; "equal steps" is the paper\'s un-halved comparison.',
-                ),
-                "![digits](artifact:recon_vs_nfe_digits.png) ![photo](artifact:recon_vs_nfe_photo.png)",
-                _table(
-                    f"Same label, inject k of N = {max(inj)} steps, guidance 1 (digits, RF-Solver-2)",
-                    ["inject k", "reconstruction MSE"],
-                    [[k, v] for k, v in inj.items()],
-                    note="V is keyed by the interval's upper time (spec §3.5), so a denoising evaluation at t_j receives "
-                    "V the inversion computed at t_{j+1}; the main evaluations differ by one interval (midpoints "
-                    "match). Injecting late steps, where that offset matters most, costs reconstruction accuracy.",
-                ),
-            ]
-        ),
-    )
-    report.add_section(
-        "3. Edit trade-off on digits",
-        "\n\n".join(
-            [
-                _table(
-                    f"{tr.num_images} held-out digits, each edited to a random other digit (N = {tr.num_steps}, "
-                    f"RF-Solver-2, guidance {tr.guidance})",
-                    ["inject k", "target-label acc", "source-label acc", "MSE to source", "± s.e."],
-                    [
-                        [k, a, s, m, e]
-                        for k, a, s, m, e in zip(tr.ks, tr.target_acc, tr.source_acc, tr.mse_to_source, tr.mse_sem)
-                    ],
-                    note=f"Scorer: logistic regression on the 8×8 digits training split (held-out accuracy "
-                    f"{digit_scorer().held_out_accuracy():.3f}), applied after 2×2 average pooling.",
-                ),
-                "![trade-off](artifact:edit_tradeoff.png)",
-                "Digits (rows: source, then k = 0, 2, 4, 8, 15): ![digit edits](artifact:edit_examples.png)",
-                "Photo crops, china → flower (rows: source, then k = 0, 2, 5, 15): "
-                "![photo edits](artifact:photo_edit_examples.png)",
-            ]
-        ),
-    )
-    if ab is not None:
-        report.add_section(
-            "4. Which factor carries the effect: RF-Edit ablation grid",
-            "The spec's configuration (first level of each factor) is the default everywhere else; the other levels "
-            "are options (`rf.edit` params `v_keys`, `cfg_halves`, `blocks`; guidance 1 is `guidance=1`). "
-            f"Grid time: {ab.seconds:.0f} s.\n\n" + ab_md,
-        )
-        report.metrics["ablation_k0_target_acc"] = ab_sum["k0_target_acc"]
-    report.add_section("Reading", _reading(inj, tr, ab))
-    elapsed = time.perf_counter() - start
-    report.add_section(
-        "How this was produced",
-        "\n".join(
-            [
-                "- Command: `paperworks reproduce rf_solver"
-                + (" -o ablation=true" if ablation else "")
-                + (f" -o digits_model={digits_model}" if digits_model != "digits_long" else "")
-                + "` (seed 0 everywhere).",
-                f"- {provenance_line()}",
-                f"- Wall time: {elapsed:.0f} s (model training excluded when the models were already cached; "
-                "training seconds are in the models table).",
-                "- Guidance: FLUX-dev feeds guidance to a distilled model; the tiny DiT is trained with 10% label dropout "
-                "and uses classifier-free guidance (one batched evaluation counts as one NFE). Inversion uses guidance 1.",
-                "- Data: digits held out from training; photo crops from the right 20% of each scikit-learn photo "
-                "(training crops come from the left 80%); the three rf_edit_examples images centre-cropped to 32×32.",
-            ]
-        ),
-    )
-    report.data = {
-        "ablation": None
-        if ab is None
-        else {"cells": ab_sum["rows"], "effects": {k: ab.factor_effects(k) for k in ab.ks if k}},
-        "slopes": ana.slopes,
-        "round_trips": ana.round_trips,
-        "recon": rows,
-        "same_label_injection": inj,
-        "checks": checks,
-        "tradeoff": {k: v for k, v in asdict(tr).items() if k not in ("examples", "sources", "targets")},
-    }
-    progress(1.0, "done")
-    return report
 
 
 def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
@@ -651,36 +408,445 @@ def _ablation_reading(ab: AblationResult, train_steps: int) -> str:
     return " ".join(parts)
 
 
-def run_ablation_reproduction(
-    progress: JobContext,
-    *,
-    offset: int = 64,
-    n_edit: int = 50,
-    threads: int = 0,
-    preset: str = "digits_long",
-    device: str = "cpu",
-    amp: str = "off",
-) -> Report:
-    """The RF-Edit ablation grid on its own (``paperworks reproduce rf_solver_ablation``), solved on ``device``."""
-    from core.device import autocast, device_provenance, resolve_device
+# --- the jobs' Reports -----------------------------------------------------------------------------
 
-    dev = resolve_device(device)
-    if threads > 0:
-        torch.set_num_threads(threads)
-    start = time.perf_counter()
+
+def edit_report(
+    x0: torch.Tensor,
+    rec: torch.Tensor,
+    edited: torch.Tensor,
+    *,
+    preset: str,
+    source: str,
+    target: str,
+    steps: int,
+    inject: int,
+    order: int,
+    guidance: float,
+    costs: dict[str, Any],
+    timesteps: Any,
+) -> Report:
+    """Source, reconstruction and edit side by side, with their errors and costs (``rf.edit``)."""
+    from methods.rf_solver.metrics import summary
+
+    rec_m, edit_m = summary(rec, x0), summary(edited, x0)
+    report = Report(
+        title=f"RF-Edit: {source} → {target}",
+        summary=f"{preset} model, {steps} steps, order {order}, inject {inject}, guidance {guidance}: "
+        f"reconstruction PSNR {rec_m['psnr']:.1f} dB; edit MSE to source {edit_m['mse']:.4f}.",
+    )
+    report.metrics.update(
+        {
+            "recon_mse": rec_m["mse"],
+            "recon_psnr": rec_m["psnr"],
+            "recon_ssim": rec_m["ssim"],
+            "edit_mse_to_source": edit_m["mse"],
+            "edit_ssim_to_source": edit_m["ssim"],
+            **costs,
+        }
+    )
+    scale = 16 if x0.shape[-1] <= 16 else 8
+    report.add_image("source.png", tensor_to_uint8(x0).repeat(scale, 0).repeat(scale, 1), caption="source")
+    report.add_image(
+        "reconstruction.png",
+        tensor_to_uint8(rec).repeat(scale, 0).repeat(scale, 1),
+        caption="reconstruction (same label, no injection)",
+    )
+    report.add_image(
+        "edit.png",
+        tensor_to_uint8(edited).repeat(scale, 0).repeat(scale, 1),
+        caption=f"edit ({target}, inject {inject})",
+    )
+    report.add_image(
+        "side_by_side.png",
+        plots.image_grid([torch.cat([x0, rec, edited])], scale=scale),
+        caption="source | reconstruction | edit",
+    )
+    report.add_section("Images", "![source | reconstruction | edit](artifact:side_by_side.png)")
+    report.data = {"preset": preset, "timesteps": timesteps, "source": source, "target": target}
+    return report
+
+
+def reconstruct_report(
+    x0: torch.Tensor,
+    images: list[torch.Tensor],
+    rows: list[dict[str, Any]],
+    *,
+    preset: str,
+    label: str,
+    nfes: list[int],
+) -> Report:
+    """Reconstruction error vs NFE per direction, Euler vs RF-Solver-2 at equal NFE (``rf.reconstruct``)."""
+    report = Report(
+        title=f"RF reconstruction of a {preset} image ({label})",
+        summary="Invert then sample with the same label; RF-Solver-2 with N steps vs Euler with 2N.",
+    )
+    report.add_table(
+        "Reconstruction vs NFE",
+        ["solver", "steps", "NFE (both directions)", "MSE", "PSNR dB", "SSIM", "seconds"],
+        [[r["solver"], r["steps"], r["nfe"], r["mse"], r["psnr"], r["ssim"], round(r["seconds"], 3)] for r in rows],
+    )
+    report.add_figure("recon_vs_nfe.png", plots.recon_vs_nfe(rows, "input"), caption="reconstruction MSE vs NFE")
+    scale = 16 if x0.shape[-1] <= 16 else 8
+    report.add_image(
+        "reconstructions.png",
+        plots.image_grid([torch.cat([x0, *images])], scale=scale),
+        caption=f"source, then Euler/RF-Solver-2 at NFE {nfes[0]} and {nfes[-1]}",
+    )
+    for r in rows:
+        tag = "rf2" if r["solver"] == "RF-Solver-2" else "euler"
+        report.metrics[f"{tag}_mse_nfe{r['nfe'] // 2}"] = r["mse"]
+    report.data = {"rows": rows}
+    return report
+
+
+# --- the reproductions' Reports --------------------------------------------------------------------
+
+DATASET_KEYS = {
+    "digits (held out)": "digits",
+    "photo crops (held-out region)": "photo",
+    "rf_edit_examples 32×32": "examples",
+}
+SOLVER_KEYS = {"RF-Solver-2": "rf2", "Euler (equal NFE)": "euler", "Euler (equal steps)": "euler_steps"}
+TARGET_SHARE = 0.8  # the issue's bar: k = 0 edits must reach the target before the trade-off is judged
+
+
+def raw_values(ana: AnalyticResult, recon: list[ReconRow], inj_per: dict[int, list[float]], tr: TradeoffResult) -> dict:
+    """The per-item values of ``reproduce rf_solver``: each sample's order, each image's MSE and target hit."""
+    rec: dict[str, Any] = {}
+    for r in recon:
+        rec.setdefault(DATASET_KEYS.get(r.dataset, r.dataset), {}).setdefault(
+            f"N{r.steps if r.solver != 'Euler (equal NFE)' else r.steps // 2}", {}
+        )[SOLVER_KEYS[r.solver]] = r.per_image
+    return {
+        "analytic": {
+            f"{flow}_order_{'euler' if o == 1 else 'rf2'}": v
+            for flow, per in ana.sample_orders.items()
+            for o, v in per.items()
+        },
+        "recon": rec,
+        "same_label": {f"k{k}": v for k, v in inj_per.items()},
+        "tradeoff": {
+            "hits": {f"k{k}": v for k, v in tr.hits.items()},
+            "mse": {f"k{k}": v for k, v in tr.mses.items()},
+        },
+    }
+
+
+def evidence(raw: dict[str, Any]) -> Evidence:
+    """Headline claims of ``rf_solver`` (spec §7.4, §7.6, §7.8) over per-sample / per-image values (bootstrap)."""
+    ev = Evidence(raw)
+    ana = raw["analytic"]
+    if "mog_order_rf2" in ana:
+        ev.headline(
+            "RF-Solver-2 is second order on the mixture flow (order ≥ 1.75)", stat="mean", a="analytic/mog_order_rf2",
+            null=1.75, interval="bootstrap", paper="second order (paper §3); spec §7.4: 2 ± 0.25",
+            context=f"Euler {np.mean(ana['mog_order_euler']):.2f} (per-sample orders, NFE 32–256)",
+        )  # fmt: skip
+    for key, label, n, scale, unit in (
+        ("digits", "held-out digits", "N10", 1e4, "MSE ×10⁻⁴"),
+        ("photo", "held-out photo crops", "N10", 1e2, "MSE ×10⁻²"),
+    ):
+        cell = raw["recon"].get(key, {}).get(n, {})
+        if cell.get("rf2") and cell.get("euler"):
+            ev.headline(
+                f"RF-Solver-2 reconstructs {label} better than Euler at equal NFE ({n.replace('N', 'N = ')})",
+                stat="paired_diff", a=f"recon/{key}/{n}/rf2", b=f"recon/{key}/{n}/euler", direction="less",
+                interval="bootstrap", scale=scale, unit=unit, digits=3,
+                paper="lower inversion/reconstruction error at equal NFE (paper §4)",
+                context=f"Euler {np.mean(cell['euler']) * scale:.3f}, RF-Solver-2 {np.mean(cell['rf2']) * scale:.3f}",
+            )  # fmt: skip
+    same = raw["same_label"]
+    kn = max(int(k[1:]) for k in same)
+    ev.headline(
+        f"Same label: V injected at all N = {kn} steps does not raise reconstruction MSE (§7.6)", stat="paired_diff",
+        a=f"same_label/k{kn}", b="same_label/k0", direction="less", interval="bootstrap", scale=1e5, unit="MSE ×10⁻⁵",
+        digits=2, paper="k = N ≤ k = 0 (spec §7.6)", context=f"k = 0: {np.mean(same['k0']) * 1e5:.2f}",
+    )  # fmt: skip
+    hits, mses = raw["tradeoff"]["hits"], raw["tradeoff"]["mse"]
+    kmax = max(int(k[1:]) for k in mses)
+    ev.headline(
+        "k = 0 edits reach the target label (≥ 80 %, the precondition of the trade-off)", stat="proportion",
+        a="tradeoff/hits/k0", null=TARGET_SHARE, paper="— (issue's bar)",
+        context=f"a random other digit: chance ≈ 10 % ({len(hits['k0'])} edits)",
+    )  # fmt: skip
+    ev.headline(
+        f"Edit trade-off: MSE to the source lower at k = {kmax} than at k = 0 (§7.8)", stat="paired_diff",
+        a=f"tradeoff/mse/k{kmax}", b="tradeoff/mse/k0", direction="less", interval="bootstrap", scale=1e2,
+        unit="MSE ×10⁻²", digits=3, paper="more injected steps preserve more structure (paper Fig. 5)",
+        context=f"k = 0: {np.mean(mses['k0']) * 1e2:.3f}",
+    )  # fmt: skip
+    ev.headline(
+        f"Edit trade-off: target accuracy lower at k = {kmax} than at k = 0 (§7.8)", stat="paired_diff",
+        a=f"tradeoff/hits/k{kmax}", b="tradeoff/hits/k0", direction="less", interval="bootstrap",
+        paper="more injected steps weaken the edit (paper Fig. 5)",
+        context=f"k = 0: {np.mean(hits['k0']):.2f}, k = {kmax}: {np.mean(hits[f'k{kmax}']):.2f}",
+    )  # fmt: skip
+    return ev
+
+
+def reproduction_report(
+    ana: AnalyticResult,
+    recon: list[ReconRow],
+    inj: dict[int, float],
+    inj_per: dict[int, list[float]],
+    tr: TradeoffResult,
+    ab: AblationResult | None,
+    *,
+    models: list[dict[str, Any]],
+    photo_sources: torch.Tensor,
+    photo_sweep: dict[int, torch.Tensor],
+    info: dict[str, Any],
+) -> Report:
+    """``reproduce rf_solver``: the headline table, the §7 checks, the three studies (and the grid), Reading."""
+    raw = raw_values(ana, recon, inj_per, tr)
+    ev = evidence(raw)
+    counts = ev.counts()
+    report = Report(
+        title="RF-Solver and RF-Edit: reproduction at CPU scale",
+        summary="Exact-error inversion on analytic flows, reconstruction with the project's tiny rectified-flow DiTs, "
+        f"and the RF-Edit structure/edit trade-off on digits. Headline claims: {counts['holds']} hold, "
+        f"{counts['fails']} fail, {counts['not resolved']} not resolved (percentile bootstrap over samples or "
+        "images, Wilson for the share).",
+    )
+    report.sections.append(ev.section())
+    report.add_figure(
+        "error_vs_nfe.png",
+        plots.error_vs_nfe(
+            ana.curves,
+            {
+                "gauss": "Gaussian m=2, s=0.5 (linear grid)",
+                "gauss_shift": "same, FLUX shift (L=256)",
+                "mog": "3-component mixture (linear grid)",
+            },
+        ),
+        caption="max |inversion error| vs NFE",
+    )
+    for about in models:
+        report.add_json(f"{about['row'][0]}_model_config.json", about["config"])
+    rows = [{k: v for k, v in asdict(r).items() if k != "per_image"} for r in recon]
+    report.add_figure(
+        "recon_vs_nfe_digits.png",
+        plots.recon_vs_nfe(rows, "digits (held out)"),
+        caption="digits reconstruction MSE vs NFE",
+    )
+    report.add_figure(
+        "recon_vs_nfe_photo.png",
+        plots.recon_vs_nfe(rows, "photo crops (held-out region)"),
+        caption="photo reconstruction MSE vs NFE",
+    )
+    shown = [0, 2, 4, 8, 15]
+    report.add_figure(
+        "edit_tradeoff.png",
+        plots.tradeoff(tr.ks, tr.target_acc, tr.mse_to_source, tr.mse_sem),
+        caption="edit strength vs structure preservation",
+    )
+    report.add_image(
+        "edit_examples.png",
+        plots.image_grid([tr.sources] + [tr.examples[k] for k in shown]),
+        caption=f"rows: source, then edits with k = {shown}",
+    )
+    report.add_image(
+        "photo_edit_examples.png",
+        plots.image_grid([photo_sources] + [photo_sweep[k] for k in (0, 2, 5, 15)]),
+        caption="photo model, china → flower",
+    )
+    ab_md, ab_sum = ("", None) if ab is None else _ablation_markdown(ab)
+    if ab is not None:
+        report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
+    checks = _checks(ana, recon, inj, tr)
+    report.metrics.update(
+        {
+            "checks_passed": sum(c[2] == "pass" for c in checks),
+            "checks_total": len(checks),
+            "scorer_heldout_acc": info["scorer_heldout_acc"],
+        }
+    )
+    report.metrics.update({k: info[k] for k in ("device", "dtype", "gpu") if k in info})
+    report.add_section("Reading", _reading(ev, inj, tr, ab))
+    report.add_section(
+        "Checks (spec §7)",
+        _table(
+            "Measured checks (the spec's tolerances on single deterministic numbers; the headlines above carry the "
+            "intervals)",
+            ["check", "measured", "result"],
+            checks,
+        ),
+    )
+    report.add_section("1. Analytic flows: exact error vs NFE", _analytic_markdown(ana))
+    report.add_section(
+        "2. Reconstruction with the trained models",
+        "\n\n".join(
+            [
+                _table(
+                    "Models (≤ 1M parameters, trained here on CPU, EMA weights)",
+                    ["preset", "parameters", "steps", "batch", "train seconds", "final loss (mean of last 100)"],
+                    [m["row"] for m in models],
+                ),
+                _table(
+                    "Invert then sample, same label, guidance 1, FLUX shift with L = 64 tokens",
+                    ["dataset", "solver", "steps", "NFE", "MSE", "PSNR dB", "SSIM", "seconds"],
+                    [[r.dataset, r.solver, r.steps, r.nfe, r.mse, r.psnr, r.ssim, round(r.seconds, 2)] for r in recon],
+                    note="MSE/PSNR on [0, 1] pixels; SSIM with a 7×7 Gaussian window. Equal NFE: RF-Solver-2 with N "
+                    'steps vs Euler with 2N; "equal steps" is the paper\'s un-halved comparison.',
+                ),
+                "![digits](artifact:recon_vs_nfe_digits.png) ![photo](artifact:recon_vs_nfe_photo.png)",
+                _table(
+                    f"Same label, inject k of N = {max(inj)} steps, guidance 1 (digits, RF-Solver-2)",
+                    ["inject k", "reconstruction MSE"],
+                    [[k, v] for k, v in inj.items()],
+                    note="V is keyed by the interval's upper time (spec §3.5), so a denoising evaluation at t_j receives "
+                    "V the inversion computed at t_{j+1}; the main evaluations differ by one interval (midpoints "
+                    "match). Injecting late steps, where that offset matters most, costs reconstruction accuracy.",
+                ),
+            ]
+        ),
+    )
+    report.add_section(
+        "3. Edit trade-off on digits",
+        "\n\n".join(
+            [
+                _table(
+                    f"{tr.num_images} held-out digits, each edited to a random other digit (N = {tr.num_steps}, "
+                    f"RF-Solver-2, guidance {tr.guidance})",
+                    ["inject k", "target-label acc", "source-label acc", "MSE to source", "± s.e."],
+                    [
+                        [k, a, s, m, e]
+                        for k, a, s, m, e in zip(tr.ks, tr.target_acc, tr.source_acc, tr.mse_to_source, tr.mse_sem)
+                    ],
+                    note=f"Scorer: logistic regression on the 8×8 digits training split (held-out accuracy "
+                    f"{info['scorer_heldout_acc']:.3f}), applied after 2×2 average pooling.",
+                ),
+                "![trade-off](artifact:edit_tradeoff.png)",
+                "Digits (rows: source, then k = 0, 2, 4, 8, 15): ![digit edits](artifact:edit_examples.png)",
+                "Photo crops, china → flower (rows: source, then k = 0, 2, 5, 15): "
+                "![photo edits](artifact:photo_edit_examples.png)",
+            ]
+        ),
+    )
+    if ab is not None:
+        report.add_section(
+            "4. Which factor carries the effect: RF-Edit ablation grid",
+            "The spec's configuration (first level of each factor) is the default everywhere else; the other levels "
+            "are options (`rf.edit` params `v_keys`, `cfg_halves`, `blocks`; guidance 1 is `guidance=1`). "
+            f"Grid time: {ab.seconds:.0f} s.\n\n" + ab_md,
+        )
+        report.metrics["ablation_k0_target_acc"] = ab_sum["k0_target_acc"]
+    report.add_section(
+        "How this was produced",
+        "\n".join(
+            [
+                f"- Command: `{info['command']}` (seed 0 everywhere: deterministic on the CPU).",
+                f"- {info['machine']}",
+                f"- Wall time: {info['seconds']:.0f} s (model training excluded when the models were already cached; "
+                "training seconds are in the models table).",
+                "- Guidance: FLUX-dev feeds guidance to a distilled model; the tiny DiT is trained with 10% label dropout "
+                "and uses classifier-free guidance (one batched evaluation counts as one NFE). Inversion uses guidance 1.",
+                "- Data: digits held out from training; photo crops from the right 20% of each scikit-learn photo "
+                "(training crops come from the left 80%); the three rf_edit_examples images centre-cropped to 32×32.",
+            ]
+        ),
+    )
+    report.add_json(
+        "results.json",
+        ev.to_json(options={k: info[k] for k in ("n_recon", "n_edit", "digits_model")},
+                   info={k: v for k, v in info.items() if k not in ("n_recon", "n_edit", "digits_model")}),
+        caption="per-sample orders, per-image MSEs and target hits, and the headline specs",
+    )  # fmt: skip
+    report.data = {
+        "ablation": None
+        if ab is None
+        else {"cells": ab_sum["rows"], "effects": {k: ab.factor_effects(k) for k in ab.ks if k}},
+        "slopes": ana.slopes,
+        "round_trips": ana.round_trips,
+        "recon": rows,
+        "same_label_injection": inj,
+        "checks": checks,
+        "tradeoff": {
+            k: v for k, v in asdict(tr).items() if k not in ("examples", "sources", "targets", "hits", "mses")
+        },
+        "verdicts": {h.claim: h.result for h in ev.headlines},
+    }
+    return report
+
+
+def _cell_key(keys: str, cfg: str, blocks: str) -> str:
+    half, gv = next((h, g) for name, h, g in ABLATION_CFG if name == cfg)
+    return f"{keys}.{'g1' if gv == 1.0 else half}.{blocks}"
+
+
+def ablation_raw(ab: AblationResult) -> dict[str, Any]:
+    """The grid's per-image values: target hit and MSE to the source per cell and k; same-label MSE per k."""
+    cells = {}
+    for keys, cfg, blocks in ab.cells():
+        cells[_cell_key(keys, cfg, blocks)] = {
+            "hits": {f"k{k}": [int(v) for v in ab.hits[(keys, cfg, blocks, k)]] for k in ab.ks},
+            "mse": {f"k{k}": [float(v) for v in ab.mses[(keys, cfg, blocks, k)]] for k in ab.ks},
+        }
+    recon = {
+        f"{keys}.{blocks}": {f"k{k}": [float(v) for v in ab.recon[(keys, blocks, k)]] for k in ab.recon_ks}
+        for keys in ABLATION_KEYS
+        for blocks in ABLATION_BLOCKS
+    }
+    return {"cells": cells, "recon": recon, "ks": list(ab.ks), "recon_ks": list(ab.recon_ks)}
+
+
+def ablation_evidence(raw: dict[str, Any]) -> Evidence:
+    """Headlines of the grid: the precondition, the spec configuration's trade-off, the one cell that turns it,
+    and §7.6 under both V keyings (paired bootstrap over the edited images)."""
+    ev = Evidence(raw)
+    kn, rk = max(raw["ks"]), max(raw["recon_ks"])
+    spec = "interval.both.all"
+    hits0 = raw["cells"][spec]["hits"]["k0"]
+    ev.headline(
+        "k = 0 edits reach the target label (≥ 80 %, the grid's precondition)", stat="proportion",
+        a=f"cells/{spec}/hits/k0", null=TARGET_SHARE, paper="— (issue's bar)",
+        context=f"a random other digit: chance ≈ 10 % ({len(hits0)} edits)",
+    )  # fmt: skip
+    for cell, label in ((spec, "spec configuration"), ("interval.cond.all", "V into the conditional CFG half only")):
+        m = raw["cells"][cell]["mse"]
+        ev.headline(
+            f"{label}: MSE to the source lower at k = {kn} than at k = 0 (the paper's trade-off)", stat="paired_diff",
+            a=f"cells/{cell}/mse/k{kn}", b=f"cells/{cell}/mse/k0", direction="less", interval="bootstrap",
+            scale=1e2, unit="MSE ×10⁻²", digits=3, paper="more injected steps preserve more structure (paper Fig. 5)",
+            context=f"k = 0: {np.mean(m['k0']) * 1e2:.3f}",
+        )  # fmt: skip
+    cond = raw["cells"]["interval.cond.all"]["hits"]
+    ev.headline(
+        f"V into the conditional CFG half only still edits at k = {kn} (target ≥ 80 %)", stat="proportion",
+        a=f"cells/interval.cond.all/hits/k{kn}", null=TARGET_SHARE, paper="— (the edit must survive the injection)",
+        context=f"k = 0: {np.mean(cond['k0']):.2f}",
+    )  # fmt: skip
+    for keys, label in (
+        ("interval", "V keyed by the interval's upper time (spec)"),
+        ("eval", "V keyed by the evaluation time"),
+    ):
+        r = raw["recon"][f"{keys}.all"]
+        ev.headline(
+            f"Same label, {label}: k = N = {rk} does not raise reconstruction MSE (§7.6)", stat="paired_diff",
+            a=f"recon/{keys}.all/k{rk}", b=f"recon/{keys}.all/k0", direction="less", interval="bootstrap",
+            scale=1e5, unit="MSE ×10⁻⁵", digits=2, paper="k = N ≤ k = 0 (spec §7.6)",
+            context=f"k = 0: {np.mean(r['k0']) * 1e5:.2f}",
+        )  # fmt: skip
+    return ev
+
+
+def ablation_report(ab: AblationResult, about: dict[str, Any], info: dict[str, Any]) -> Report:
+    """``reproduce rf_solver_ablation``: headline table, model, the grid's tables and figure, Reading."""
+    raw = ablation_raw(ab)
+    ev = ablation_evidence(raw)
+    counts = ev.counts()
+    n_edit = info["n_edit"]
     report = Report(
         title="RF-Edit ablation grid: which factor carries the edit trade-off",
         summary=f"{n_edit} held-out digits edited to a random other digit under 12 configurations: "
         "{V keyed by the interval's upper time (spec), V keyed by the evaluation time} × {source V into both "
         "classifier-free-guidance halves (spec), conditional half only, guidance 1} × {all single-stream blocks "
-        "(spec), the later half only (as FLUX)}; intervals over the edits.",
+        "(spec), the later half only (as FLUX)}; intervals over the edits. Headline claims: "
+        f"{counts['holds']} hold, {counts['fails']} fail, {counts['not resolved']} not resolved.",
     )
-    digits, drow = _model(report, preset, progress.sub(0.0, 0.3), dev, amp)
-    test = load_digits_split("test")
-    sl = slice(offset, offset + n_edit)
-    with autocast(dev, amp):
-        ab = edit_ablation(digits, test.images[sl], test.labels[sl], progress=progress.sub(0.3, 0.98))
-    report.metrics.update(device_provenance(dev, amp))
+    report.sections.append(ev.section())
+    report.add_json(f"{about['row'][0]}_model_config.json", about["config"])
     md, summary = _ablation_markdown(ab)
     report.add_figure("ablation.png", plots.ablation(ab), caption="RF-Edit ablation grid")
     spec = (ABLATION_KEYS[0], ABLATION_CFG[0][0], ABLATION_BLOCKS[0])
@@ -690,18 +856,20 @@ def run_ablation_reproduction(
             "kN_target_acc_spec": float(ab.hits[(*spec, max(ab.ks))].mean()),
             "d_mse_kN_spec": float((ab.mses[(*spec, max(ab.ks))] - ab.mses[(*spec, 0)]).mean()),
             "n_edits": n_edit,
-            "scorer_heldout_acc": digit_scorer().held_out_accuracy(),
+            "scorer_heldout_acc": info["scorer_heldout_acc"],
         }
     )
+    report.metrics.update({k: info[k] for k in ("device", "dtype", "gpu") if k in info})
+    report.add_section("Reading", _ablation_reading(ab, int(about["row"][2])))
     report.add_section(
         "Model",
         _table(
             "Digits model (≤ 1M parameters, trained here on CPU, EMA weights)",
             ["preset", "parameters", "steps", "batch", "train seconds", "final loss (mean of last 100)"],
-            [drow],
-            note=f"Preset `{preset}` (`-o preset=digits` is the 800-step model the earlier runs used). The issue "
-            "asks for a model strong enough that k = 0 edits reach the target in ≥ 80% of cases; the grid's k = 0 "
-            "column shows how far this one gets.",
+            [about["row"]],
+            note=f"Preset `{info['preset']}` (`-o preset=digits` is the 800-step model the earlier runs used). The "
+            "issue asks for a model strong enough that k = 0 edits reach the target in ≥ 80% of cases; the grid's "
+            "k = 0 column shows how far this one gets.",
         ),
     )
     report.add_section(
@@ -709,22 +877,29 @@ def run_ablation_reproduction(
         "The spec's configuration (first level of each factor) stays the default of `rf.edit` and of "
         "`paperworks reproduce rf_solver`; the other levels are options (`v_keys`, `cfg_halves`, `blocks`, "
         f"`guidance`). Scorer: logistic regression on the 8×8 digits training split (held-out accuracy "
-        f"{digit_scorer().held_out_accuracy():.3f}). Grid time {ab.seconds:.0f} s.\n\n" + md,
+        f"{info['scorer_heldout_acc']:.3f}). Grid time {ab.seconds:.0f} s.\n\n" + md,
     )
-    report.add_section("Reading", _ablation_reading(ab, int(drow[2])))
     report.add_section(
         "How this was produced",
         "\n".join(
             [
-                f"- Command: `paperworks reproduce rf_solver_ablation -o preset={preset} -o n_edit={n_edit}` "
-                "(seed 0: targets, model, bootstrap).",
-                f"- Edited images: held-out digits {offset}–{offset + n_edit - 1} (the ones "
+                f"- Command: `{info['command']}` (seed 0: targets, model, bootstrap; deterministic on the CPU).",
+                f"- Edited images: held-out digits {info['offset']}–{info['offset'] + n_edit - 1} (the ones "
                 "`paperworks reproduce rf_solver` edits); targets drawn as in its trade-off study.",
-                f"- {provenance_line()}",
-                f"- Wall time: {time.perf_counter() - start:.0f} s.",
+                f"- {info['machine']}",
+                f"- Wall time: {info['seconds']:.0f} s.",
             ]
         ),
     )
-    report.data = {"cells": summary["rows"], "effects": {k: ab.factor_effects(k) for k in ab.ks if k}}
-    progress(1.0, "done")
+    report.add_json(
+        "results.json",
+        ev.to_json(options={k: info[k] for k in ("preset", "offset", "n_edit")}, info={"command": info["command"],
+                   "seconds": info["seconds"], "machine": info["machine"]}),
+        caption="per-image target hits and MSEs per cell and k, and the headline specs",
+    )  # fmt: skip
+    report.data = {
+        "cells": summary["rows"],
+        "effects": {k: ab.factor_effects(k) for k in ab.ks if k},
+        "verdicts": {h.claim: h.result for h in ev.headlines},
+    }
     return report

@@ -63,7 +63,7 @@ _VLP_SECONDS = {"default": (406, "docs/results/double_filter.md (ITC + ITM pretr
 def _rf(params: Any) -> Warmup:
     from methods.rf_solver.checkpoints import model_dir
     from methods.rf_solver.config import PRESETS
-    from methods.rf_solver.service import preset_for_labels
+    from methods.rf_solver.experiment import preset_for_labels
 
     labels = [params.source_label, params.target_label] if hasattr(params, "target_label") else [params.label]
     name = preset_for_labels(params.model, *labels)

@@ -1,5 +1,7 @@
 """RF-Edit ablation options (issue #13): V keys at the evaluation time, CFG halves, later-half blocks, and the grid."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -7,12 +9,9 @@ import torch
 from core.stats import bootstrap_ci, wilson
 from methods.rf_solver.config import DiTConfig
 from methods.rf_solver.edit import DiTVelocity, edit_sweep, later_half, resolve_blocks, rf_edit
-from methods.rf_solver.experiments import (
-    ABLATION_CFG,
-    AblationResult,
-    edit_ablation,
-)
+from methods.rf_solver.experiment import edit_ablation
 from methods.rf_solver.model import RFDiT
+from methods.rf_solver.results import ABLATION_CFG, AblationResult
 from methods.rf_solver.schedule import get_schedule
 from methods.rf_solver.solver import invert, sample
 from methods.rf_solver.vcache import VCache, VSharing
@@ -188,15 +187,16 @@ def test_factor_effects_find_the_factor_that_carries_the_effect():
 
 
 def test_report_tables_and_reading():
-    from methods.rf_solver.experiments import TradeoffResult
+    from core.evidence import Evidence
     from methods.rf_solver.report import _ablation_markdown, _reading
+    from methods.rf_solver.results import TradeoffResult
 
     res = _fake_result(0.03)
     md, summary = _ablation_markdown(res)
     assert md.count("| V into the conditional half only |") == 4 and "Factor effects" in md
     assert "0.8" in str(summary["k0_pass"])
     tr = TradeoffResult([0, 2, 15], [0.9, 0.8, 0.5], [0.0, 0.1, 0.3], [0.05, 0.04, 0.03], [0.01] * 3, 50, 15, 2.0)
-    text = _reading({0: 1e-5, 10: 2e-5}, tr, res)
+    text = _reading(Evidence({}), {0: 1e-5, 10: 2e-5}, tr, res)
     assert "mostly to keys" in text and "falls as k grows" in text and "worse than without" in text
 
 
@@ -231,8 +231,9 @@ def test_edit_ablation_on_the_tiny_model(tiny_velocity, held_out_digits):
 
 
 def test_ablation_reproducer_writes_grid_and_reading(tiny_velocity):
+    from core.evidence import Evidence, table_in
     from core.jobs import JobContext, get_reproducer
-    from methods.rf_solver.report import run_ablation_reproduction
+    from methods.rf_solver.experiment import run_ablation_reproduction
 
     spec = get_reproducer("rf_solver_ablation")
     assert spec.validate({"n_edit": 60, "offset": 200}).n_edit == 60
@@ -242,14 +243,94 @@ def test_ablation_reproducer_writes_grid_and_reading(tiny_velocity):
     md = report.to_markdown()
     assert "## Reading" in md and "Factor effects" in md and "k0_target_acc_spec" in report.metrics
     assert md.count("| interval upper time (spec) |") >= 6  # 6 cells + reconstruction rows
+    ev = Evidence.from_json(json.loads(report.pending_files()["results.json"]))
+    assert ev.recompute() == [] and table_in(md) == ev.table() and len(ev.headlines) == 6
+    assert len(ev.raw["cells"]) == 12 and len(ev.raw["cells"]["interval.g1.later_half"]["mse"]["k15"]) == 3
+
+
+def test_ablation_headlines_follow_the_per_image_values():
+    """The grid's verdicts come from the stored per-image values: a cell whose MSE rises with k fails the trade-off."""
+    from methods.rf_solver.report import ablation_evidence
+
+    n = 40
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.08, 0.12, n)
+    cell = lambda up: {"hits": {"k0": [1] * n, "k15": [1] * (n - 2) + [0, 0]},  # noqa: E731
+                       "mse": {"k0": list(base), "k15": list(base + up + rng.normal(0, 0.002, n))}}  # fmt: skip
+    raw = {
+        "ks": [0, 15],
+        "recon_ks": [0, 10],
+        "cells": {"interval.both.all": cell(0.02), "interval.cond.all": cell(-0.03)},
+        "recon": {
+            "interval.all": {"k0": list(base / 1e4), "k10": list(base / 1e4 * 2)},
+            "eval.all": {"k0": list(base / 1e4), "k10": list(base / 1e4 * 0.8)},
+        },
+    }
+    verdicts = [h.result["verdict"] for h in ablation_evidence(raw).headlines]
+    assert verdicts == ["holds", "fails", "holds", "holds", "fails", "holds"]
+    raw["cells"]["interval.both.all"]["hits"]["k0"] = [1] * 20 + [0] * 20  # half the k = 0 edits miss
+    assert ablation_evidence(raw).headlines[0].result["verdict"] == "fails"
 
 
 def test_reproducer_options_are_exactly_the_run_functions_keywords():
     """Both RF reproducers pass their validated options straight through as keywords."""
     import inspect
 
+    from methods.rf_solver.experiment import run_ablation_reproduction, run_reproduction
     from methods.rf_solver.jobs import RfSolverAblationOptions, RfSolverOptions
-    from methods.rf_solver.report import run_ablation_reproduction, run_reproduction
 
     for opts, fn in ((RfSolverOptions, run_reproduction), (RfSolverAblationOptions, run_ablation_reproduction)):
-        assert set(opts.model_fields) == set(inspect.signature(fn).parameters) - {"progress"}, fn.__name__
+        assert set(opts.model_fields) == set(inspect.signature(fn).parameters) - {"progress", "command"}, fn.__name__
+
+
+def test_reproduction_report_keeps_per_item_values_and_recomputes(monkeypatch, tiny_velocity, held_out_digits):
+    """``reproduce rf_solver``'s Report from small studies: results.json holds each sample's order and each image's
+    MSE / target hit, the headline table is what they give, and the per-image values average to the tables' means."""
+    from core.evidence import Evidence, table_in
+    from methods.rf_solver import experiment
+    from methods.rf_solver.report import reproduction_report
+
+    real = experiment.reference_solve
+    monkeypatch.setattr(experiment, "reference_solve", lambda f, x, a, b, n: real(f, x, a, b, 100))
+    ana = experiment.analytic_study(n_points=40)
+    x, y = held_out_digits.images[:4], held_out_digits.labels[:4]
+    recon = experiment.reconstruction_study(tiny_velocity, x, y, "digits (held out)", step_counts=(5, 10))
+    inj_per: dict[int, list[float]] = {}
+    inj = experiment.injection_reconstruction_check(tiny_velocity, x, y, num_steps=4, ks=(0, 4), per_image=inj_per)
+    tr = experiment.edit_tradeoff(tiny_velocity, x, y, (0, 2, 4, 8, 15), batch=4)
+    about = {"config": {}, "row": ["tiny", 1, 150, 8, 1, 0.5]}
+    info = {"command": "paperworks reproduce rf_solver", "seconds": 1.0, "machine": "test", "n_recon": 4,
+            "n_edit": 4, "digits_model": "tiny", "scorer_heldout_acc": 0.97}  # fmt: skip
+    report = reproduction_report(ana, recon, inj, inj_per, tr, None, models=[about], photo_sources=x,
+                                 photo_sweep={k: x for k in (0, 2, 5, 15)}, info=info)  # fmt: skip
+    ev = Evidence.from_json(json.loads(report.pending_files()["results.json"]))
+    assert ev.recompute() == [] and table_in(report.to_markdown()) == ev.table()
+    claims = [h.claim for h in ev.headlines]
+    assert len(claims) == 6 and claims[0].startswith("RF-Solver-2 is second order")
+    assert len(ev.raw["analytic"]["mog_order_rf2"]) == 10  # n_points // 4 mixture samples
+    rows = {(r.solver, r.steps): r for r in recon}
+    assert np.mean(ev.raw["recon"]["digits"]["N10"]["rf2"]) == pytest.approx(rows[("RF-Solver-2", 10)].mse)
+    assert np.mean(ev.raw["recon"]["digits"]["N10"]["euler"]) == pytest.approx(rows[("Euler (equal NFE)", 20)].mse)
+    assert np.mean(ev.raw["tradeoff"]["hits"]["k15"]) == pytest.approx(tr.target_acc[-1])
+    assert np.mean(ev.raw["same_label"]["k4"]) == pytest.approx(inj[4])
+
+
+def test_rf_solver_headlines_read_the_direction_of_each_claim():
+    """A trade-off whose MSE rises with k fails; RF-Solver-2 worse than Euler fails; too few hits fail the bar."""
+    from methods.rf_solver.report import evidence
+
+    rng = np.random.default_rng(1)
+    n = 30
+    m0 = rng.uniform(0.08, 0.12, n)
+    raw = {
+        "analytic": {"mog_order_rf2": list(2.0 + rng.normal(0, 0.05, n)), "mog_order_euler": list(1.0 + 0 * m0)},
+        "recon": {"digits": {"N10": {"rf2": list(m0 / 100), "euler": list(m0 / 10)}}},
+        "same_label": {"k0": list(m0 / 1e4), "k10": list(m0 / 1e4 * 2)},
+        "tradeoff": {"hits": {"k0": [1] * n, "k15": [1] * n}, "mse": {"k0": list(m0), "k15": list(m0 + 0.02)}},
+    }
+    verdicts = {h.claim.split(" (")[0]: h.result["verdict"] for h in evidence(raw).headlines}
+    assert list(verdicts.values()) == ["holds", "holds", "fails", "holds", "fails", "not resolved"]
+    raw["recon"]["digits"]["N10"] = {"rf2": list(m0 / 10), "euler": list(m0 / 100)}
+    raw["tradeoff"]["hits"]["k0"] = [1] * 10 + [0] * 20
+    v = [h.result["verdict"] for h in evidence(raw).headlines]
+    assert v[1] == "fails" and v[3] == "fails"

@@ -15,10 +15,10 @@ def _digit_png(tmp_path, held_out_digits, i=0):
 
 
 def test_rf_edit_command(tmp_path, monkeypatch, tiny_velocity, held_out_digits):
-    from methods.rf_solver import service
+    from methods.rf_solver import experiment
     from services.cli.main import app
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
+    monkeypatch.setattr(experiment, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     img = _digit_png(tmp_path, held_out_digits)
     out = tmp_path / "edit.png"
     label = str(int(held_out_digits.labels[0]))
@@ -68,10 +68,10 @@ def test_rf_edit_rejects_bad_input(tmp_path):
 
 
 def test_rf_reconstruct_command(tmp_path, monkeypatch, tiny_velocity, held_out_digits):
-    from methods.rf_solver import service
+    from methods.rf_solver import experiment
     from services.cli.main import app
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
+    monkeypatch.setattr(experiment, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     img = _digit_png(tmp_path, held_out_digits, 2)
     r = CliRunner().invoke(
         app,

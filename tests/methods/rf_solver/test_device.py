@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from methods.rf_solver.edit import DiTVelocity
-from methods.rf_solver.experiments import edit_tradeoff, injection_reconstruction_check, reconstruction_study
+from methods.rf_solver.experiment import edit_tradeoff, injection_reconstruction_check, reconstruction_study
 from tests.devices import lazy_safe_views, stand_in_device
 
 

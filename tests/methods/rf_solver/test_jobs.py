@@ -45,7 +45,7 @@ def test_reconstruct_params():
 
 
 def test_preset_for_labels():
-    from methods.rf_solver.service import preset_for_labels
+    from methods.rf_solver.experiment import preset_for_labels
 
     assert preset_for_labels("auto", "3", "8") == "digits"
     assert preset_for_labels("auto", "china", "flower") == "photo"
@@ -57,7 +57,7 @@ def test_preset_for_labels():
 
 def test_resolve_uploaded_and_example_images(data_dir):
     from core.artifacts import get_artifact_store
-    from methods.rf_solver.service import resolve_image
+    from methods.rf_solver.experiment import resolve_image
 
     buf = io.BytesIO()
     Image.new("RGB", (40, 30), (250, 250, 250)).save(buf, format="PNG")
@@ -71,9 +71,9 @@ def test_resolve_uploaded_and_example_images(data_dir):
 
 
 def test_edit_job_runs_inline(monkeypatch, tiny_velocity):
-    from methods.rf_solver import service
+    from methods.rf_solver import experiment
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
+    monkeypatch.setattr(experiment, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     spec = get_method("rf.edit")
     params = spec.validate({"digit_index": 3, "source_label": "0", "target_label": "6", "steps": 6, "inject": 2})
     report = spec.run(params, null_context())
@@ -94,9 +94,9 @@ def test_edit_job_runs_inline(monkeypatch, tiny_velocity):
 
 
 def test_reconstruct_job_runs_inline(monkeypatch, tiny_velocity):
-    from methods.rf_solver import service
+    from methods.rf_solver import experiment
 
-    monkeypatch.setattr(service, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
+    monkeypatch.setattr(experiment, "load_velocity_model", lambda preset, progress, **_device: tiny_velocity)
     spec = get_method("rf.reconstruct")
     report = spec.run(spec.validate({"digit_index": 5, "label": "1", "nfes": [4, 20]}), null_context())
     assert report.metrics["rf2_mse_nfe20"] < report.metrics["euler_mse_nfe20"]
