@@ -29,6 +29,8 @@ SHAPES = [  # (M, N, K, g, row LUT)
     (1, 41, 288, 96, True),  # g a multiple of 32, not of 64
     (1, 130, 384, 192, False),  # K and g not multiples of 128
     (3, 19, 576, 64, True),
+    (1, 37, 512, 128, False),  # 128-weight steps, one group per step
+    (1, 33, 768, 256, True),  # two steps per group
 ]
 
 
