@@ -140,7 +140,7 @@ class RunConfig(BaseModel):
 
 #: Named sizes of ``paperworks reproduce pae`` (and ``paperworks pae run --preset``): RunConfig overrides.
 PRESETS: dict[str, dict[str, Any]] = {
-    # sized for two shared CPU cores (see docs/results/pae.md for the measured time)
+    # sized for two shared CPU cores (see docs/results/pae/small-run.md for the measured time)
     "small": dict(
         tasks_per_site=20,
         test_tasks_per_site=2,
@@ -178,7 +178,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # (8 per training site x 4 + 8 on the held-out site), 3 iterations; run per seed (-o seed=0, 1).
     # SFT start: 10 demonstrations a site, 3 epochs, lr 5e-4, grad-accum 2 (lr and grad-accum as in `small`).
     # With 5 x 2 at lr 3e-4 the seed-0 start solved 0 of 48 held-out tasks and the judge had no success to find;
-    # with this one, 11-12 of 48 (seed 1: 0 of 47; docs/results/pae.md).
+    # with this one, 11-12 of 48 (seed 1: 0 of 47; docs/results/pae/runlog.md).
     "issue-1.5b": dict(
         tasks_per_site=20,
         test_tasks_per_site=8,

@@ -8,6 +8,13 @@ the worker package registers) and waits on the jobs' rows with
 A batch still queued after ``steal_after_s`` is claimed and run here, so an
 orchestrator running on a single solo worker cannot deadlock waiting for its own
 children.
+
+Why not :func:`core.jobs.dispatch.map_jobs` (the shared fan-out): a rollout batch's result is the
+trajectory ids the batch stored, read back from the PAE store by slot (not the job report's data that
+``map_jobs`` returns); the caller sets the poll interval and counts stolen batches (``on_steal``), which
+``map_jobs`` does not expose; and the orchestrator, not ``use_jobs``, has already chosen jobs over this
+process. The batching and the content keys would map onto ``map_jobs(keys=...)``; the rest would need
+``map_jobs`` to grow those parameters.
 """
 
 from __future__ import annotations

@@ -163,11 +163,12 @@ def train_job(params: TrainParams, progress: JobContext) -> Report:
 class PaeOptions(RunConfig, ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce pae``: a preset (config.PRESETS) and any RunConfig field over it."""
 
-    PRESETS = PAE_PRESETS
-    preset: Literal["small", "issue", "issue-1.5b"] = Field(
+    PRESETS = {**PAE_PRESETS, "summary": {}}
+    preset: Literal["small", "issue", "issue-1.5b", "summary"] = Field(
         "small",
         description="Sizes from agents/pae/config.py PRESETS: small (two shared CPU cores), issue (the issue's "
-        "scale, hours), issue-1.5b (the 1.5B model as judge and proposer over the 135M policy, hours).",
+        "scale, hours), issue-1.5b (the 1.5B model as judge and proposer over the 135M policy, hours); summary "
+        "(docs/results/pae.md from the stored 1.5B runs, seconds, no model call).",
     )
     proposer_max_tokens_probe: int = Field(
         160, ge=0, le=4096, description="Reply budget of the LLM proposer probe (0 = skip it)."
@@ -179,8 +180,13 @@ class PaeOptions(RunConfig, ReproducerOptions, DeviceParams):
     "pae", options=PaeOptions, description="PAE on the local sites: oracle vs LLM-judge vs random reward"
 )
 def reproduce(options: PaeOptions, progress: JobContext) -> Report:
-    """Oracle vs LLM-judge vs random reward from one SFT start; the registry writes ``pae.md`` (+ ``pae/``)."""
-    from agents.pae.report import reproduce as run
+    """Oracle vs LLM-judge vs random reward from one SFT start, or (``summary``) the document of the stored 1.5B
+    runs; the registry writes ``pae.md`` (+ ``pae/``)."""
+    from agents.pae.experiment import reproduce as run
+    from agents.pae.experiment import summarise_stored_runs
+
+    if options.preset == "summary":
+        return summarise_stored_runs(command="paperworks reproduce pae" + options.cli_options())
 
     set_threads(options.torch_threads)
     base = RunConfig(

@@ -65,7 +65,7 @@ Response says: <copy the Result Response>
 Page shows: <copy the line of the page text that shows what the Result Response says, or "nothing">
 Answers: <yes if that line shows the information asked, otherwise no>
 Verdict: <SUCCESS if Answers is yes, otherwise NOT SUCCESS>"""
-# Versions measured on the judge probe (docs/results/pae.md names the version of each row):
+# Versions measured on the judge probe (docs/results/pae/judge-probe.md names the version of each row):
 # 10: 9 with the states' loopback URLs shown without their random port (som.shown_url).
 # 9: copy the answer, then find it on the page (a page-text line or "nothing"), then "does it answer the task".
 # 8: the page line with the asked information, the answer, "Contains" (yes to every pair); 7: the answer, the

@@ -1,26 +1,22 @@
-"""``paperworks reproduce pae``: SFT start, then PAE with the LLM judge (the method), the oracle (a labelled
-sanity arm) and the count-matched random control.
+"""The Reports of ``paperworks reproduce pae`` (the runs are in :mod:`agents.pae.experiment`).
 
-Before any training the judge's agreement with the oracle is measured on scripted
-trajectories with correct and wrong answers (:mod:`agents.pae.judge_probe`). All three
-conditions start from the same SFT policy (scripted-oracle demonstrations, cached
-across runs) and use the same seeds, tasks and test set; only the reward differs. The
-random arm gets, per iteration, exactly as many positives as the judge arm gave. The
-first condition's initial test doubles as the "before" numbers of the other two (same
-policy, same sampling seeds, same tasks).
+:func:`build_run_report`: one reproduction run's three reward arms (LLM judge, oracle, count-matched random)
+from one SFT start: success per site before and after, per-iteration rows, the judge's agreement with the
+oracle, the proposer probe, a figure and a Reading. :func:`stored_runs_report`: ``docs/results/pae.md`` from
+the stored 1.5B-judge runs' per-task pairs, opening with the ``core.evidence`` headlines.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 from agents.pae import store
 from agents.pae.config import RunConfig
-from agents.pae.loop import RunResult, curves, run_pae
-from core.jobs import JobContext, Report
+from agents.pae.loop import RunResult, curves
+from core.evidence import Evidence
+from core.jobs import Report
 from core.provenance import provenance_line
 
 log = logging.getLogger(__name__)
@@ -39,66 +35,26 @@ PAPER_NOTE = (
 ARMS = {"llm": "LLM judge (the method)", "oracle": "oracle (sanity arm)", "random": "random (count-matched)"}
 
 
-def _cond(base: RunConfig, reward: str, **extra: Any) -> RunConfig:
-    return base.model_copy(update={"reward": reward, "name": f"reproduce-{reward}", **extra})
-
-
 def _tests(res: RunResult) -> tuple[dict, dict]:
     tests = [h for h in res.history if h["kind"] == "test" and "success" in h]
     return (tests[0] if tests else {}), (tests[-1] if tests else {})
 
 
-def probe_proposer(cfg: RunConfig, max_tokens: int) -> list[list[Any]]:
-    """One LLM-proposer request per training site, unconstrained and under the task JSON schema
-    (:mod:`agents.pae.proposer_probe`), as table rows."""
-    from agents.pae.proposer_probe import probe, table_rows
-
-    return table_rows(probe(cfg.proposer_model, list(cfg.train_sites), max_tokens=max_tokens, seed=cfg.seed))
-
-
-def probe_judge(cfg: RunConfig) -> list[dict[str, Any]]:
-    """The judge's agreement with the oracle before training (2 scripted tasks per training site, right/wrong)."""
-    from agents.pae.judge_probe import probe
-
-    models = [cfg.judge_model] if cfg.judge_model else [None]
-    from core.config import get_settings
-
-    names = [m or get_settings().llm_model for m in models]
-    return probe(names, sites=list(cfg.train_sites), tasks_per_site=2, seed=cfg.seed, max_tokens=cfg.judge_max_tokens)
-
-
-def reproduce(
-    base: RunConfig, progress: JobContext, *, size: str, proposer_tokens: int, device: Any = "cpu", amp: str = "off"
+def build_run_report(
+    base: RunConfig,
+    results: dict[str, RunResult],
+    *,
+    size: str,
+    minutes: float,
+    judge_rows: list[dict[str, Any]],
+    proposer_rows: list[list[Any]],
+    device: Any = "cpu",
+    amp: str = "off",
 ) -> Report:
-    """Run the three conditions from ``base`` (preset ``size``) and build the report (``pae.md`` + ``pae/``).
+    """The Report of one reproduction run (three reward arms from one SFT start): tables, figure, Reading."""
+    from core.device import device_provenance
 
-    ``device``/``amp``: where the learner trains the LoRA (SFT start and PAE updates).
-    """
-    from core.db import migrate
-    from core.device import device_provenance, resolve_device
-
-    dev = resolve_device(device)
-
-    migrate.upgrade()  # the PAE tables (idempotent)
-    t0 = time.perf_counter()
-    proposer_rows = probe_proposer(base, proposer_tokens) if proposer_tokens > 0 else []
-    judge_rows = probe_judge(base)
-    results: dict[str, RunResult] = {}
-    plan = [
-        ("oracle", {}),
-        ("llm", {"initial_test": False, "judge_tests": True}),
-        ("random", {"initial_test": False, "judge_tests": False}),
-    ]
-    for i, (reward, extra) in enumerate(plan):
-        extra = {"judge_tests": True, **extra} if reward == "oracle" else extra
-        if reward == "random" and "llm" in results:  # exactly the judge arm's positives, per iteration
-            extra["random_positives"] = [
-                h.get("positives", 0) for h in results["llm"].history if h["kind"] == "rollout"
-            ]
-        results[reward] = run_pae(
-            _cond(base, reward, **extra), progress=progress.sub(i / 3, (i + 1) / 3), device=dev, amp=amp
-        )
-    minutes = (time.perf_counter() - t0) / 60
+    dev = device
     before, _ = _tests(results["oracle"])
     report = Report(title="PAE on the local sites (SmolLM2-135M policy)")
     rows = []
@@ -224,7 +180,57 @@ def reproduce(
     report.add_section("Reading the numbers", _discussion(results, before))
     report.add_section("The paper, for scale", PAPER_NOTE)
     report.add_file("history.json", json.dumps(report.data, indent=1, default=str), kind="json")
+    ev = run_evidence(results)
+    report.sections.insert(0, ev.section())
+    report.add_json(
+        "results.json",
+        ev.to_json(size=size, config=base.model_dump(mode="json")),
+        caption="every arm's per-task (before, after) test outcomes and the headline specifications",
+    )
     return report
+
+
+def run_evidence(results: dict[str, RunResult]) -> Evidence:
+    """Each arm's change in held-out success (paired bootstrap over the test tasks, from the stored episodes) and
+    judge − oracle / judge − random (each arm's changes resampled on its own)."""
+    from agents.pae.compare import load_pairs
+
+    raw: dict[str, Any] = {}
+    for reward, res in results.items():
+        ps = load_pairs([res.run_id])
+        raw[reward] = {
+            "before": [p.before for p in ps],
+            "after": [p.after for p in ps],
+            "change": [p.after - p.before for p in ps],
+        }
+    ev = Evidence(raw)
+    rate = {"scale": 100.0, "unit": "points", "digits": 1}
+    for reward, v in raw.items():
+        if len(v["before"]) < 2:
+            continue
+        ev.headline(
+            f"{ARMS[reward]}: held-out success rises after PAE",
+            stat="paired_diff",
+            a=f"{reward}/after",
+            b=f"{reward}/before",
+            interval="bootstrap",
+            paper=PAPER_GAIN if reward == "llm" else "— (control arm)",
+            context=f"before {100 * sum(v['before']) / len(v['before']):.1f} % ({len(v['before'])} tasks)",
+            direction="less" if reward == "random" else "greater",
+            **rate,
+        )
+    for other in ("oracle", "random"):
+        if "llm" in raw and other in raw and len(raw[other]["change"]) > 1:
+            ev.headline(
+                f"judge − {other} reward: change in held-out success",
+                stat="diff",
+                a="llm/change",
+                b=f"{other}/change",
+                paper="judge close to ground truth" if other == "oracle" else "judge above a count-matched random reward",
+                context="each arm's per-task changes resampled on its own",
+                **rate,
+            )
+    return ev
 
 
 def _discussion(results: dict[str, RunResult], before: dict[str, Any]) -> str:
@@ -338,3 +344,220 @@ def _setup_text(cfg: RunConfig, size: str) -> str:
         f"judge arm's number of positives per iteration to random answered trajectories. Unseen-task test: "
         f"{cfg.holdout_templates} whole task template(s) per training site held out from training and demos."
     )
+
+
+# --- the stored 1.5B runs (-o preset=summary) -----------------------------------------------------------------
+ARM_NAMES = {"llm": "LLM judge (the method)", "oracle": "oracle (sanity arm)", "random": "random, count-matched"}
+POOLED = "judge T1 lr1e-4 seeds 0+1"
+PAPER_GAIN = "LLaVA-7B 14.9 % → 22.3 % (+7.4) on unseen WebVoyager tasks (recalled, not re-read offline)"
+
+
+def _run_label(r: dict[str, Any]) -> str:
+    seeds = "seeds " + r["seeds"].replace(",", " + ") if "," in r["seeds"] else f"seed {r['seeds']}"
+    return f"{ARM_NAMES[r['arm']]}, {seeds}, test {r['decoding']}, PAE lr {r['lr']}"
+
+
+def _stored_raw(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    raw: dict[str, Any] = {"runs": {}, "pooled": {}}
+    for r in runs:
+        entry = {k: r[k] for k in ("arm", "seeds", "decoding", "lr", "reproducible", "superseded_by")}
+        entry["source"] = r["compare"] or r["report"]
+        entry["counts"] = r["counts"]
+        for split, p in r["pairs"].items():
+            entry[split] = {**p, "change": [a - b for a, b in zip(p["after"], p["before"], strict=True)]}
+        raw["runs"][r["key"]] = entry
+    pool = [raw["runs"][k]["all"] for k in ("s0-t1-lr1e-4-llm", "s1-t1-lr1e-4-llm") if k in raw["runs"]]
+    if len(pool) == 2:
+        raw["pooled"][POOLED] = {k: pool[0][k] + pool[1][k] for k in ("before", "after", "change")}
+    return raw
+
+
+def stored_evidence(runs: list[dict[str, Any]]) -> Evidence:
+    """Headlines from the reproducible starts: each arm's change in held-out success (paired bootstrap over test
+    tasks), the judge arm pooled over seeds 0 and 1, and judge − oracle from one start."""
+    ev = Evidence(_stored_raw(runs))
+    rate = {"scale": 100.0, "unit": "points", "digits": 1, "interval": "bootstrap"}
+
+    def pct(xs: list[float]) -> float:
+        return 100.0 * sum(xs) / len(xs)
+
+    if POOLED in ev.raw["pooled"]:
+        p = ev.raw["pooled"][POOLED]
+        ev.headline(
+            "The method: PAE with the 1.5B judge raises the 135M policy's held-out success (seeds 0 + 1 pooled, "
+            "reproducible starts, test T = 1.0, PAE lr 1e-4)",
+            stat="paired_diff",
+            a=f"pooled/{POOLED}/after",
+            b=f"pooled/{POOLED}/before",
+            paper=PAPER_GAIN,
+            context=f"before {pct(p['before']):.1f} %, after {pct(p['after']):.1f} % ({len(p['before'])} tasks)",
+            **rate,
+        )
+    current = [r for r in runs if r["reproducible"]]
+    for r in current:
+        a = ev.raw["runs"][r["key"]]["all"]
+        ev.headline(
+            f"{_run_label(r)}: held-out success rises",
+            stat="paired_diff",
+            a=f"runs/{r['key']}/all/after",
+            b=f"runs/{r['key']}/all/before",
+            paper=PAPER_GAIN if r["arm"] == "llm" else "— (sanity arm: ground truth should raise it, spec §7)",
+            context=f"before {pct(a['before']):.1f} %, after {pct(a['after']):.1f} % ({len(a['before'])} tasks)",
+            **rate,
+        )
+    by = {(r["seeds"], r["decoding"], r["lr"], r["arm"]): r["key"] for r in current}
+    for (seeds, dec, lr, arm), key in by.items():
+        other = by.get((seeds, dec, lr, "oracle"))
+        if arm != "llm" or other is None:
+            continue
+        ev.headline(
+            f"Judge − oracle reward from one start (seed {seeds}, test {dec}, PAE lr {lr}): the judge arm gains more "
+            "than the oracle arm",
+            stat="diff",
+            a=f"runs/{key}/all/change",
+            b=f"runs/{other}/all/change",
+            paper="the VLM evaluator close to the oracle (no advantage claimed)",
+            context="difference of the two arms' changes, each resampled on its own",
+            scale=100.0,
+            unit="points",
+            digits=1,
+        )
+    return ev
+
+
+def _stored_table(runs: list[dict[str, Any]]) -> str:
+    from core.stats import paired_bootstrap_ci, wilson
+
+    head = (
+        "| start | test decoding | PAE lr | arm | held-out before → after [95 % Wilson] | change, points [95 % paired "
+        "bootstrap] | gained / lost | status |\n|---|---|---|---|---|---|---|---|"
+    )
+    rows = []
+    for r in runs:
+        c, p = r["counts"]["all"], r["pairs"]["all"]
+        lo_b, hi_b = wilson(c["before"], c["n"])
+        lo_a, hi_a = wilson(c["after"], c["n"])
+        ci = paired_bootstrap_ci(p["after"], p["before"], n_boot=2000, seed=0)
+        seeds = "seeds 0 + 1 (two runs pooled)" if "," in r["seeds"] else f"seed {r['seeds']}"
+        start = f"{seeds}, {'reproducible' if r['reproducible'] else 'irreproducible'}"
+        status = "current" if r["reproducible"] else f"**superseded** by {r['superseded_by']}"
+        rows.append(
+            f"| {start} | {r['decoding']} | {r['lr']} | {ARM_NAMES[r['arm']]} | "
+            f"{100 * c['before'] / c['n']:.1f} % [{100 * lo_b:.1f}, {100 * hi_b:.1f}] → {100 * c['after'] / c['n']:.1f} % "
+            f"[{100 * lo_a:.1f}, {100 * hi_a:.1f}] ({c['n']}) | {100 * ci.estimate:+.1f} [{100 * ci.low:+.1f}, "
+            f"{100 * ci.high:+.1f}] | {c['gained']} / {c['lost']} | {status} |"
+        )
+    return head + "\n" + "\n".join(rows)
+
+
+def stored_runs_report(runs: list[dict[str, Any]], *, command: str) -> Report:
+    """``docs/results/pae.md`` from the stored 1.5B runs: headlines, every run's before/after, a Reading, links."""
+    ev = stored_evidence(runs)
+    n = ev.counts()
+    current = [r for r in runs if r["reproducible"]]
+    old = [r for r in runs if not r["reproducible"]]
+    report = Report(
+        title="PAE on the local sites (SmolLM2-135M policy, Qwen2.5-Coder-1.5B judge and proposer)",
+        summary=(
+            f"{len(current)} runs from reproducible SFT starts (seeds 0 and 1; 3 iterations of 12 rollouts; 47–48 "
+            f"held-out tasks each) and {len(old)} earlier runs from starts that could not be rebuilt (superseded). "
+            f"Headline claims: {n['holds']} hold, {n['fails']} fail, {n['not resolved']} not resolved (paired "
+            "percentile bootstrap over test tasks, 2,000 resamples). Built by `" + command + "` from the stored "
+            "runs' reports (no model call)."
+        ),
+    )
+    pooled = next((h for h in ev.headlines if h.claim.startswith("The method")), None)
+    text = []
+    if pooled is not None:
+        r = pooled.result
+        text.append(
+            f"**The method.** Pooled over the two reproducible starts at the paper's test temperature and the lower "
+            f"PAE-update learning rate, judge-rewarded PAE changes held-out success by {100 * r['estimate']:+.1f} "
+            f"points [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] ({r['verdict']}; the paper: {PAPER_GAIN})."
+        )
+
+    def runs_with(v: str, prefix: str = "") -> list[str]:
+        return [
+            h.claim.split(": held-out")[0].split(": the judge")[0]
+            for h in ev.headlines
+            if h.result["verdict"] == v and not h.claim.startswith("The method") and h.claim.startswith(prefix)
+        ]
+
+    rises, falls, open_ = runs_with("holds"), runs_with("fails"), runs_with("not resolved")
+    text.append(
+        "**Per run (reproducible starts), held-out success after − before.** "
+        + (
+            "Rises (interval above 0): " + "; ".join(x for x in rises if not x.startswith("Judge")) + ". "
+            if rises
+            else "No run's rise holds. "
+        )
+        + (
+            "Falls (interval below 0): " + "; ".join(x for x in falls if not x.startswith("Judge")) + ". "
+            if falls
+            else ""
+        )
+        + "Not resolved (interval across 0): "
+        + ("; ".join(x for x in open_ if not x.startswith("Judge")) or "none")
+        + ". Judge − oracle from one start: "
+        + "; ".join(
+            f"{h.claim.split(' (')[1].split(')')[0]} {100 * h.result['estimate']:+.1f} "
+            f"[{100 * h.result['low']:+.1f}, {100 * h.result['high']:+.1f}] ({h.result['verdict']})"
+            for h in ev.headlines
+            if h.claim.startswith("Judge")
+        )
+        + "."
+    )
+    if old:
+        gains = [
+            f"{_run_label(r)} {100 * (r['counts']['all']['after'] - r['counts']['all']['before']) / r['counts']['all']['n']:+.1f}"
+            for r in old
+        ]
+        text.append(
+            "**Superseded.** The earlier runs (" + "; ".join(gains) + " points) started from SFT adapters that "
+            "could not be rebuilt (an unseeded LoRA init, examples in database-id order, the sites' random ports in "
+            "the prompts); their gains, reported in the run log's older boxes, are not repeated from any reproducible "
+            "start and are withdrawn. They stay in the table and in results.json, marked superseded."
+        )
+    text.append(
+        "**Scale.** 36 rollouts per run on a 135M text policy and five toy sites, against the paper's "
+        "1024-trajectory iterations with LLaVA-7B/34B: these runs say nothing against the method at scale; they say "
+        "that at this size the evaluator is not the bottleneck (the judge's agreement with the oracle is in the run "
+        "log and the judge probe) and the amount of practice is."
+    )
+    report.add_section(
+        "Every 1.5B-judge run: held-out success before and after PAE",
+        _stored_table(runs)
+        + "\n\nRates: Wilson intervals; changes: paired percentile bootstrap over the run's test tasks (2,000 "
+        "resamples, seed 0). 'Before' is the SFT start's test, 'after' the test after iteration 3; success is the "
+        "sites' oracle.",
+    )
+    report.add_section("Reading", "\n\n".join(text))
+    report.add_section(
+        "How these numbers were derived",
+        "Every run tested the same held-out tasks before training and after its last iteration. The runs' "
+        "database stayed on the machine that ran them; their reports in `docs/results/pae/` keep the solved counts "
+        "per site, and their compare tables (`paperworks pae compare`) the tasks gained and lost per split. "
+        "Gained and lost fix each split's (before, after) pairs exactly (both solved = before − lost, neither = n − "
+        "before − gained); which task is which is not needed for paired statistics, so `results.json` holds every "
+        "run's per-task pairs in a canonical order (both, gained, lost, neither). A run without a compare table is "
+        "used only when it solved nothing before (then every success after is a gain). Sources per run: "
+        + "; ".join(f"`{r['key']}` ← {r['compare'] or r['report']}" for r in runs)
+        + ".",
+    )
+    report.add_section(
+        "Run log, probes and the earlier run",
+        "- [Run log](pae/runlog.md): the dated boxes written as each run finished (commands, wall times, per-iteration "
+        "tables, the judge's agreement with the oracle on its rollouts); older boxes whose gains the summary "
+        "withdraws are marked superseded.\n"
+        "- [Judge vs oracle before training](pae/judge-probe.md) (`paperworks pae judge-probe`) and "
+        "[the 1.5B proposer probe](pae/proposer-probe-1.5b.md).\n"
+        "- [The earlier small-preset run](pae/small-run.md) (`paperworks reproduce pae`, before issue #26).\n"
+        "- Per-run reports and compare tables: `docs/results/pae/issue-1.5b-*.md`.",
+    )
+    report.sections.insert(0, ev.section())
+    report.add_json(
+        "results.json",
+        ev.to_json(command=command, runs=[{k: r[k] for k in ("key", "compare", "report")} for r in runs]),
+        caption="every run's per-task (before, after) pairs and the headline specifications (core.evidence)",
+    )
+    return report

@@ -87,3 +87,21 @@ def test_stored_runs_load_as_pairs_and_the_command_prints_and_writes_them(tmp_pa
     bad = CliRunner().invoke(app, ["pae", "compare", once])
     assert bad.exit_code == 1 and "tested 1 time" in bad.output
     assert CliRunner().invoke(app, ["pae", "compare", "0" * 32]).exit_code == 1
+
+
+def test_a_reproduction_reports_each_arms_change_from_its_stored_episodes():
+    """The run report's headlines (agents.pae.report.run_evidence) pair each arm's test tasks before and after."""
+    from types import SimpleNamespace
+
+    from agents.pae.report import run_evidence
+
+    up = [0.0] * 8 + [1.0] * 2
+    results = {
+        "llm": SimpleNamespace(run_id=_stored_run("llm", 0, up, [1.0] * 10)),
+        "random": SimpleNamespace(run_id=_stored_run("random", 0, up, up)),
+    }
+    ev = run_evidence(results)
+    got = {h.claim.split(":")[0]: h.result for h in ev.headlines}
+    assert got["LLM judge (the method)"]["verdict"] == "holds" and got["LLM judge (the method)"]["n"] == 10
+    assert got["random (count-matched)"]["verdict"] == "not resolved"  # no task changed
+    assert got["judge − random reward"]["estimate"] == pytest.approx(0.8) and ev.recompute() == []
