@@ -226,7 +226,9 @@ def run_evidence(results: dict[str, RunResult]) -> Evidence:
                 stat="diff",
                 a="llm/change",
                 b=f"{other}/change",
-                paper="judge close to ground truth" if other == "oracle" else "judge above a count-matched random reward",
+                paper="judge close to ground truth"
+                if other == "oracle"
+                else "judge above a count-matched random reward",
                 context="each arm's per-task changes resampled on its own",
                 **rate,
             )
