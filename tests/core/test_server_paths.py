@@ -39,7 +39,13 @@ def test_pae_train_sft_adapter_is_checked_at_the_api(api_client):
         assert r.status_code == 422 and "sft_adapter" in r.text, r.text
         r = api_client.post("/v1/webagent/runs", json={"sft_adapter": bad})
         assert r.status_code == 422, r.text
+    # a folder in the artifact store that no job of this key made is another owner's (issue #48): 404
     d = s.artifact_dir / "adapters" / "ok"
+    d.mkdir(parents=True, exist_ok=True)
+    r = api_client.post("/v1/jobs", json={"method": "pae.train", "params": {"sft_adapter": str(d)}})
+    assert r.status_code == 404 and "sft_adapter" in r.text, r.text
+    # the data dir is the operator's shared, public root: a path inside it is accepted
+    d = s.data_dir / "adapters" / "ok"
     d.mkdir(parents=True, exist_ok=True)
     r = api_client.post("/v1/jobs", json={"method": "pae.train", "params": {"sft_adapter": str(d)}})
     assert r.status_code == 201, r.text
