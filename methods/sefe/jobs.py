@@ -57,12 +57,12 @@ def run(params: RunParams, progress: JobContext) -> Report:
 class SefeOptions(ReproducerOptions, DeviceParams):
     """Options of ``paperworks reproduce sefe`` (a preset fills the fields left unset)."""
 
-    PRESETS = {"cpu": {}, "cpu-small": {}, "tiny": {}, "spec": {}}
-    preset: Literal["cpu", "cpu-small", "tiny", "spec"] = Field(
+    PRESETS = {"cpu": {}, "cpu-small": {}, "tiny": {}, "spec": {}, "stored": {}}
+    preset: Literal["cpu", "cpu-small", "tiny", "spec", "stored"] = Field(
         "cpu",
         description="cpu (docs/results: 5 seeds of 4 arms, λ sweep and multitask on seed 0, top-8 layers, hours), "
         "cpu-small (top-4 layers, 32 examples: tasks not learned), tiny (smoke), spec (§6 caps, all 30 layers, many "
-        "hours).",
+        "hours), stored (the results doc rebuilt from docs/results/sefe/runs.json: no training).",
     )
     seeds: int | None = Field(None, ge=1, le=10, description="Seeds 0..seeds-1 (default: the preset's).")
     threads: int = Field(1, ge=1, le=16, description="torch threads.")

@@ -87,13 +87,10 @@ def fixture_file(tmp_path, monkeypatch):
 
 def test_run_then_matrices_and_forgotten_answers(fixture_file):
     path, rep = fixture_file
-    checks = {row[0]: row[1] for row in next(t for t in rep.tables if "§7" in t.title).rows}
-    assert (
-        checks[
-            "With ASD, task 1's compliance after task 2 stays near its post-task-1 value (drop ≤ half of sequential's)"
-        ]
-        == "PASS"
-    )
+    rows = next(t for t in rep.tables if "§7" in t.title).rows
+    # an expected direction's result is the verdict of its interval over seeds (core.evidence), not PASS/FAIL
+    asd = [row[1] for row in rows if row[0].startswith("With ASD, task 1's compliance after task 2 stays near")]
+    assert asd == ["holds"]
     at = streamlit_testing.AppTest.from_function(_app, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
