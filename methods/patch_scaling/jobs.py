@@ -85,11 +85,21 @@ class SweepParams(DeviceParams):
         "and report them beside the main runs: does p = 1 catch up with more training?",
     )
     longer_seeds: int = Field(1, ge=1, le=10, description="Seeds of the longer runs.")
+    variant_size: Literal[0, 16] = Field(
+        0,
+        description="0 = off; 16 = also sweep 16×16 (upsampled) digits with variant_patches (same backbones, seeds "
+        "and epochs), where one p = 16 token must hold 256 pixels in d = 64.",
+    )
+    variant_patches: list[Literal[16, 8, 4, 2, 1]] = Field(
+        [16, 8, 4, 2], min_length=2, max_length=5, description="Patch sizes of the variant sweep."
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> SweepParams:
         if any(p > self.image_size for p in self.patches):
             raise ValueError("every patch size must be <= image_size")
+        if self.variant_size and any(p > self.variant_size for p in self.variant_patches):
+            raise ValueError("every variant patch size must be <= variant_size")
         self.patches = sorted(set(self.patches), reverse=True)
         self.backbones = list(dict.fromkeys(self.backbones))
         return self
@@ -98,23 +108,24 @@ class SweepParams(DeviceParams):
 @register_method("patch_scaling.sweep", title="Patch scaling: accuracy vs patch size", queue="cpu")
 def run_sweep(params: SweepParams, progress: JobContext) -> Report:
     """Train every (backbone, p, seed) (as sub-jobs when a worker runs); curve, table and the §7.5 checks."""
-    from methods.patch_scaling.report import run_reproduction
+    from methods.patch_scaling.experiment import run_reproduction
 
     return run_reproduction(params, progress)
 
 
 class Options(ReproducerOptions, SweepParams):
     PRESETS = PRESETS
-    preset: Literal["quick", "mid", "long", "spec", "spec16"] = Field(
+    preset: Literal["quick", "mid", "long", "two_sizes", "spec", "spec16"] = Field(
         "quick",
         description="quick (1 seed, 4 epochs, ~10 min CPU), mid (5 seeds, 6 epochs, ~55 min), "
-        "long (3 seeds, 30 epochs + p = 8 and 1 at 100 epochs, ~1 h of one core), spec (5 seeds, 100 epochs), spec16 (16×16).",
+        "long (3 seeds, 30 epochs + p = 8 and 1 at 100 epochs, ~1 h of one core), two_sizes (Tiny-Adventurer, 3 seeds, "
+        "12 epochs at 8×8 and at 16×16 with p = 16..2, ~35 min), spec (5 seeds, 100 epochs), spec16 (16×16).",
     )
 
 
 @register_reproducer("patch_scaling", options=Options, description="Scaling laws in patchification on digits (p→1)")
 def reproduce(options: Options, progress: JobContext) -> Report:
     """Accuracy ± std, FLOPs and wall-clock per p and backbone, the scaling plot and the §7 checks."""
-    from methods.patch_scaling.report import run_reproduction
+    from methods.patch_scaling.experiment import run_reproduction
 
     return run_reproduction(options, progress)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from core.evidence import Evidence, table_in
 from core.jobs import JobContext
 from methods.patch_scaling.jobs import Options, TrainParams, reproduce, run_train
 from methods.patch_scaling.report import aggregate, checks
@@ -50,24 +53,29 @@ def test_param_groups_follow_deit_no_decay():
 
 
 def test_reproducer_tiny_inline(tmp_path, monkeypatch):
-    from methods.patch_scaling import report as rep
+    from methods.patch_scaling import experiment as rep
 
     monkeypatch.setattr(rep, "_cache_root", lambda: tmp_path)
-    opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="inline")
+    opts = Options(patches=[8, 4], seeds=2, epochs=1, backbones=["vit"], dispatch="inline")
     report = reproduce(opts, JobContext())
-    assert len(list((tmp_path / "patch_scaling" / "runs").iterdir())) == 2  # one cached result per run
+    assert len(list((tmp_path / "patch_scaling" / "runs").iterdir())) == 4  # one cached result per run
     again = reproduce(opts, JobContext())
     assert again.data["results"] == report.data["results"]
-    assert len(report.data["results"]) == 2
+    assert len(report.data["results"]) == 4
     assert {r["tokens"] for r in report.data["results"]} == {1, 4}
-    assert any(t.title.startswith("§7.5") for t in report.tables)
+    assert any("§7.5 thresholds" in t.title for t in report.tables)
+    ev = Evidence.from_json(json.loads(again.pending_files()["results.json"]))
+    assert ev.recompute() == [] and table_in(again.to_markdown()) == ev.table() and len(ev.headlines) == 2
+    accs = {(r["patch"], r["seed"]): r["accuracy"] for r in report.data["results"]}
+    assert ev.raw["sizes"]["8"]["vit"]["acc"]["p4"] == [accs[(4, 0)], accs[(4, 1)]]
+    assert "4 of 4 runs came from the run cache" in again.to_markdown()
     unit = next(t for t in report.tables if t.title.startswith("§7 checks 1–4"))
     assert len(unit.rows) >= 10 and all(r[2] in (True, "tested") for r in unit.rows)
     assert "vit_spearman" in report.metrics
 
 
 def test_longer_runs_train_the_two_ends_longer_and_the_reading_compares_them(tmp_path, monkeypatch):
-    from methods.patch_scaling import report as rep
+    from methods.patch_scaling import experiment as rep
     from methods.patch_scaling import train
 
     calls = []
@@ -109,6 +117,25 @@ def test_longer_runs_train_the_two_ends_longer_and_the_reading_compares_them(tmp
     )
 
 
+def test_headlines_are_paired_by_seed_and_read_the_claimed_direction():
+    """The gap claim (≥ 2 points) and the ordering claim (ρ ≥ 0.8) from every seed: a law that holds in every seed
+    holds; p = 1 worse than p = 8 in every seed fails; the variant size gets its own rows."""
+    from methods.patch_scaling.report import evidence, sweep_raw
+
+    def runs(size, accs):  # accs: p → per-seed accuracy
+        return [{"backbone": "adventurer", "patch": p, "seed": s, "accuracy": a, "train_s": 1.0, "final_loss": 0.6}
+                for p, per in accs.items() for s, a in enumerate(per)]  # fmt: skip
+
+    law = runs(8, {8: [0.90, 0.91, 0.89], 4: [0.93, 0.94, 0.92], 2: [0.95, 0.95, 0.94], 1: [0.97, 0.96, 0.965]})
+    worse = runs(16, {16: [0.97, 0.98, 0.975], 8: [0.95, 0.96, 0.95], 4: [0.93, 0.92, 0.94], 2: [0.90, 0.91, 0.89]})
+    raw = {"sizes": {"8": sweep_raw(law), "16": sweep_raw(worse)},
+           "baselines": {"8": {"logreg": 0.97}, "16": {"logreg": 0.97}}}  # fmt: skip
+    got = {h.claim: h.result["verdict"] for h in evidence(raw).headlines}
+    assert list(got.values()) == ["holds", "holds", "fails", "fails"]
+    assert list(got)[2].startswith("Tiny-Adventurer, 16×16: p = 2 beats p = 16")
+    assert raw["sizes"]["8"]["adventurer"]["rho"] == [1.0, 1.0, 1.0]
+
+
 def test_reading_separates_untrained_from_trained_but_worse_p1():
     from types import SimpleNamespace
 
@@ -141,7 +168,7 @@ def test_reading_separates_untrained_from_trained_but_worse_p1():
 
 
 def test_run_cache_key_ignores_the_device(monkeypatch):
-    from methods.patch_scaling import report as rep
+    from methods.patch_scaling import experiment as rep
 
     monkeypatch.setattr(rep, "_cache_root", lambda: "/c")
     params = TrainParams(backbone="vit", patch=4, seed=2, epochs=3)
@@ -161,7 +188,7 @@ def test_sweep_sub_jobs_carry_device_and_amp_and_gpu_jobs_are_never_stolen(monke
     from core.db import crud
     from core.db import session as db_session
     from core.jobs import dispatch
-    from methods.patch_scaling import report as rep
+    from methods.patch_scaling import experiment as rep
 
     queued, waited = [], {}
 
