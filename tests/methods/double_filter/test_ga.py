@@ -26,7 +26,7 @@ def _toy(g):
     return sum(1 for x in g if x == 0) - 10 * sum(1 for i in protected if g[i] == 0)
 
 
-def test_ga_finds_the_toy_optimum_with_monotone_best_and_valid_masks():
+def test_ga_finds_the_toy_optimum_with_valid_masks():
     res = run_ga(_toy, GROUPS, GAConfig(seed=4))
     assert is_valid(res.best, GROUPS, 0.5)
     assert res.best_fitness == 9 and _toy(res.best) == 9
@@ -43,7 +43,7 @@ def test_ga_same_seed_same_result_different_seed_differs():
     assert a.mean_curve != c.mean_curve
 
 
-def test_elitism_keeps_the_best_in_the_population():
+def test_the_cache_scores_each_genome_once_and_the_best_is_the_best_scored():
     calls = []
 
     def fit(g):
