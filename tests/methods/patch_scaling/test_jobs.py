@@ -234,3 +234,15 @@ def test_sweep_on_cuda_without_cuda_fails_before_training(monkeypatch):
     opts = Options(patches=[8, 4], seeds=1, epochs=1, backbones=["vit"], dispatch="inline", device="cuda")
     with pytest.raises(DeviceUnavailable):
         reproduce(opts, JobContext())
+
+
+def test_upsampled_digits_span_at_most_64_dimensions():
+    """The Reading's claim: 16×16 digits are bilinear 8×8 ones, so one p = 16 token (d = 64) is no bottleneck."""
+    import torch
+
+    from methods.patch_scaling.data import load_split
+
+    xtr, _, xte, _ = load_split(16)
+    flat = torch.cat([xtr, xte]).flatten(1).double()
+    s = torch.linalg.svdvals(flat - flat.mean(0))
+    assert flat.shape[1] == 256 and int((s > 1e-8 * s[0]).sum()) <= 64
