@@ -38,6 +38,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     },  # fmt: skip
     # §6's 50 epochs.
     "spec": {"seeds": 3, "epochs": 50, "variants": ALL_VARIANTS, "patience": 10, "long_epochs": 0},
+    # the results doc rebuilt from the stored runs of the last quick run (docs/results/m3_jepa/runs.json: every variant
+    # × 3 seeds at 25 epochs, no long-budget arms): no training; the features and the prediction-branch reference
+    # are computed (SmolLM2 captions once per machine)
+    "stored": {"seeds": 3, "epochs": 25, "variants": ALL_VARIANTS, "patience": 10, "long_epochs": 0},
     # tests / smoke: 1 seed, 3 epochs, 3 variants.
     "smoke": {"seeds": 1, "epochs": 3, "variants": ["m3_jepa", "mlp", "clip_linear"], "patience": 0, "long_epochs": 0},
 }

@@ -122,10 +122,10 @@ def run_retrieve(params: RetrieveParams, progress: JobContext) -> Report:
 
 class Options(ReproducerOptions, StudyParams):
     PRESETS = PRESETS
-    preset: Literal["quick", "spec", "smoke"] = Field(
+    preset: Literal["quick", "spec", "smoke", "stored"] = Field(
         "quick",
         description="quick (all variants × 3 seeds, 25 epochs; M3-JEPA and CLIP-linear also at 100), spec (50 epochs), "
-        "smoke (1 seed, 3 epochs).",
+        "smoke (1 seed, 3 epochs), stored (the results doc rebuilt from docs/results/m3_jepa/runs.json: no training).",
     )
 
 
