@@ -42,22 +42,32 @@ def test_explicit_probe_reads_a_constant_likert_answer_as_acquiescence_not_bias(
     """Issue #49: without reverse-keyed statements a model answering "1" to everything read as reverse bias (−1)."""
     name = f"eco-likert-{answer}-{time.monotonic_ns()}"  # stored generations are reused per model name
     scripted_llm(name, lambda messages: answer)
-    r = run_probe("explicit_agree", model=f"scripted/{name}", paraphrases=2, seeds=[0, 1], n_units=7)
+    r = run_probe("explicit_agree", model=f"scripted/{name}", paraphrases=2, seeds=[0, 1, 2], n_units=7)
     assert r.effect == 0.0 and r.verdict == "null"
+    # every distinct unit (a topic: its consistent and its reverse-keyed statement) is exactly 0, whichever topics
+    # the seeds drew, so the interval is [0, 0] and not the spread of unbalanced ±1 statements
+    assert set(r.units["values"]) == {0.0} and (r.ci_low, r.ci_high) == (0.0, 0.0)
     assert {x["acquiescence"] for x in r.runs} == {acquiescence}
     assert all(x["mean_rating_consistent"] == x["mean_rating_reverse"] == int(answer) for x in r.runs)
 
 
-def test_explicit_probe_balances_the_keys():
+def test_explicit_probe_asks_each_topic_both_ways():
     from methods.ecolevels.probes import plan_explicit
     from methods.ecolevels.wordlists import REVERSE_STATEMENTS, STATEMENTS
 
     plan = plan_explicit("scripted/x", 0, 3, 8)
-    assert sum(k in STATEMENTS for k in plan.keys) == 4 and sum(k in REVERSE_STATEMENTS for k in plan.keys) == 4
+    texts = [r.prompt for r in plan.requests]
+    keyed = {k: [t for t, kk in zip(texts, plan.keys, strict=True) if kk == k] for k in set(plan.keys)}
+    assert len(keyed) == 4  # 8 statements = 4 topics, each asked as its consistent and its reverse-keyed statement
+    for k, both in keyed.items():
+        i = int(k[5:7])
+        assert (
+            len(both) == 2 and any(STATEMENTS[i] in t for t in both) and any(REVERSE_STATEMENTS[i] in t for t in both)
+        )
     odd = plan_explicit("scripted/x", 0, 3, 3)  # an odd n rounds up: a constant answer must still read 0
-    assert sum(k in STATEMENTS for k in odd.keys) == sum(k in REVERSE_STATEMENTS for k in odd.keys) == 2
+    assert len(odd.keys) == 4 and len(set(odd.keys)) == 2
     # agreeing with the stereotype (5) and rejecting its reverse (1) is +1 on every unit
-    outs = {r.key: ("5" if plan.keys[int(r.key)] in STATEMENTS else "1") for r in plan.requests}
+    outs = {r.key: ("5" if any(st in r.prompt for st in STATEMENTS) else "1") for r in plan.requests}
     units, details = plan.score(outs)
     assert units == [1.0] * 8 and details["acquiescence"] == 0.0
 
