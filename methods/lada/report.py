@@ -146,6 +146,21 @@ def evidence(exps: dict[str, XTailExperiment], tolerance: float = 0.05) -> Evide
     return ev
 
 
+def stored_experiments(data: dict) -> dict[str, XTailExperiment]:
+    """Every arm of a stored ``lada.json`` (the reproduction's "every run's matrices")."""
+    from methods.continual.xtail import XTailRun
+
+    return {
+        k: XTailExperiment(v["method"], v["heads"], v["domains"], v["options"], [XTailRun(**r) for r in v["runs"]])
+        for k, v in data.items()
+    }
+
+
+def stored_evidence(data: dict) -> Evidence:
+    """:func:`evidence` of a stored ``lada.json`` without the β-sweep arms, as :func:`build_report` states it."""
+    return evidence({k: e for k, e in stored_experiments(data).items() if not k.startswith("lada_beta")})
+
+
 def build_report(exps, labels, checks, *, options, seeds, folder, elapsed, cpu, logit_scale, provenance=None) -> Report:
     """The reproduction's report, opening with the headline claims (results.json holds every seed's metrics);
     ``provenance`` (:func:`core.device.device_provenance`) says where it ran."""
