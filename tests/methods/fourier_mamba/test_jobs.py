@@ -149,3 +149,21 @@ def test_reproducer_options_are_validated():
         rep.validate({"eval_crop": 30})  # not a multiple of 4
     with pytest.raises(InvalidOptions):
         rep.validate({"stepz": 3})
+
+
+def test_reading_says_whether_the_spec_training_budget_was_met():
+    """Spec §6: ~2,000 crops of 64×64 and ≥ 5 min of training; the Reading states which of the two a run meets."""
+    from methods.fourier_mamba.config import get_preset
+    from methods.fourier_mamba.report import _reading, evidence
+
+    crops = {"psnr_in": [20.0] * 4, "median_psnr_out": [20.2] * 4, "zigzag_psnr_out": [24.0, 23.0, 25.0, 24.5]}
+    raw = {"seeds": [0, 1, 2], "crops": crops, "zigzag": {"gain": [4.1, 3.9, 4.3], "psnr_out": [24.1, 23.9, 24.3],
+                                                          "train_s": [220.0, 230.0, 210.0]}}  # fmt: skip
+    spec = get_preset("spec")
+    short = _reading(evidence(raw), raw, spec)
+    assert "220 s of training per model" in short and "2,000 training crops" in short
+    assert "does not reach" in short and "at the spec's data budget in less time" in short
+    assert "fewer or smaller crops" in _reading(evidence(raw), raw, get_preset("cpu"))
+    raw["zigzag"]["train_s"] = [310.0, 320.0, 330.0]
+    long = _reading(evidence(raw), raw, spec)
+    assert "≥ 5 min: met" in long and "does not reach" not in long
