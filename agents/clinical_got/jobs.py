@@ -10,7 +10,6 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agents.clinical_got.config import PRESETS, ClinicalGotConfig, Node
-from agents.clinical_got.experiment import Arm, run_arm, trace_report
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.clinical_got.config import BenchConfig
 
@@ -58,7 +57,7 @@ class CaseParams(BaseModel):
     "locations, N3 score, N4 2-year outcome, N5 summary) or the direct baseline; the per-node trace.",
 )
 def case_job(params: CaseParams, progress: JobContext) -> Report:
-    from agents.clinical_got.experiment import run_one
+    from agents.clinical_got.experiment import run_one, trace_report
 
     progress(0.05, f"{params.case_id} ({params.mode})")
     row, case = run_one(params.case_id, params.config(), params.mode, run_id=params.run_id, arm=params.arm)
@@ -89,6 +88,7 @@ class RunParams(BaseModel):
     "ROUGE); cases inline or fanned out to the workers.",
 )
 def run_job(params: RunParams, progress: JobContext) -> Report:
+    from agents.clinical_got.experiment import Arm, run_arm
     from agents.clinical_got.report import arm_report
 
     cfg = CaseParams(

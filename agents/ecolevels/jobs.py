@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field
 
 from agents.ecolevels.config import FlowConfig
-from agents.ecolevels.experiment import flow_report, reproduce_reports
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.ecolevels.config import LOCAL_MODELS, PRESETS
 from methods.ecolevels.jobs import RunnableProbe
@@ -22,6 +21,7 @@ FlowParams = FlowConfig  # the job's params are the graph's run configuration
     "place them on level × ecological validity, label conflicts R1–R4 and predict generalisation.",
 )
 def flow_job(params: FlowParams, progress: JobContext) -> Report:
+    from agents.ecolevels.experiment import flow_report  # langgraph: imported when a run starts
     from core.config import get_settings
 
     progress(0.02, "running the flow")
@@ -47,6 +47,7 @@ class EcoOptions(ReproducerOptions):
     "ecolevels", options=EcoOptions, description="EcoLevels: 4 probes (one per level) on the local models"
 )
 def reproduce(options: EcoOptions, progress: JobContext) -> Report:
+    from agents.ecolevels.experiment import reproduce_reports
     from methods.ecolevels.report import combine
 
     reports, skipped, wall_s = reproduce_reports(options, progress)

@@ -10,7 +10,6 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from agents.medcog.config import Disease, context_budget
-from agents.medcog.graph import run_episode
 from core.jobs import JobContext, null_context
 from methods.llm_eval.harness import GenOutput, GenRequest, create_run, finish_run, store_output, stored_outputs
 from methods.llm_eval.tokens import token_counter
@@ -37,6 +36,7 @@ def run_high(
     params: HighParams, progress: JobContext | None = None, *, count=None, data_dir=None
 ) -> tuple[HighLevelSummary, dict[int, list[Episode]], str]:
     """Every (case, seed) episode; returns the summary, the episodes by seed and the run id."""
+    from agents.medcog.graph import run_episode  # langgraph: imported when a run starts, not at registration
     from core.config import get_settings
 
     progress = progress or null_context()

@@ -5,9 +5,24 @@ Spec: ``shared/specs/any4.md``. Entry points: :class:`QuantConfig`,
 :func:`load_quantized`.
 """
 
-from methods.any4.checkpoint import load_quantized, save_quantized
-from methods.any4.config import QuantConfig
-from methods.any4.modules import QuantLinear
-from methods.any4.walker import quantize_model
+from __future__ import annotations
 
-__all__ = ["QuantConfig", "QuantLinear", "load_quantized", "quantize_model", "save_quantized"]
+import importlib
+from typing import Any
+
+# loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
+# the heavy ones (torch, scikit-learn) behind it
+_EXPORTS = {
+    "load_quantized": "methods.any4.checkpoint",
+    "save_quantized": "methods.any4.checkpoint",
+    "QuantConfig": "methods.any4.config",
+    "QuantLinear": "methods.any4.modules",
+    "quantize_model": "methods.any4.walker",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'methods.any4' has no attribute {name!r}")

@@ -11,6 +11,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+# the formats `paperworks reproduce any4` compares by default (format[:calibration])
+DEFAULT_VARIANTS = ("int4", "fp4", "nf4", "any4:none", "any4:offline", "any4:online", "any3:offline", "any2:offline")
+
 Calibration = Literal["none", "offline", "online"]
 Init = Literal["kmeans++", "random", "int", "nf4"]
 

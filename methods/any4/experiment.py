@@ -32,7 +32,7 @@ from methods.any4 import plots
 from methods.any4.calibrate import read_default_prompt
 from methods.any4.checkpoint import load_quantized, read_meta, save_quantized
 from methods.any4.clean_model import CleanModelConfig, load_or_train
-from methods.any4.config import QuantConfig
+from methods.any4.config import DEFAULT_VARIANTS, QuantConfig
 from methods.any4.data import math_eval_text, math_train_text, text_windows, wikitext_text
 from methods.any4.diagnostics import block_diagnostics, gguf_tensor_types
 from methods.any4.evaluate import capture_inputs, layer_output_mse, perplexity, ppl_from_nll, window_nll
@@ -44,7 +44,6 @@ from methods.any4.walker import linear_layers, quantize_model
 log = logging.getLogger(__name__)
 
 #: The table rows: format and calibration (the any-formats' k-means sample weights).
-DEFAULT_VARIANTS = ("int4", "fp4", "nf4", "any4:none", "any4:offline", "any4:online", "any3:offline", "any2:offline")
 
 
 def variant_config(spec: str, group_size: int, seed: int) -> QuantConfig:

@@ -23,7 +23,7 @@ from core.config import get_settings
 from core.device import DeviceParams as Params
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
-from methods.any4.experiment import DEFAULT_VARIANTS
+from methods.any4.config import DEFAULT_VARIANTS
 
 log = logging.getLogger(__name__)
 

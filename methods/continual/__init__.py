@@ -7,8 +7,24 @@ which ``metrics`` computes A_f, Ā, forgetting and old/new accuracy, and ``repor
 platform report. See ``learner.py`` for the full contract.
 """
 
-from methods.continual.data import Task, TaskStream
-from methods.continual.harness import run_experiment
-from methods.continual.learner import ContinualLearner, register_learner
+from __future__ import annotations
 
-__all__ = ["ContinualLearner", "Task", "TaskStream", "register_learner", "run_experiment"]
+import importlib
+from typing import Any
+
+# loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
+# the heavy ones (torch, scikit-learn) behind it
+_EXPORTS = {
+    "Task": "methods.continual.data",
+    "TaskStream": "methods.continual.data",
+    "run_experiment": "methods.continual.harness",
+    "ContinualLearner": "methods.continual.learner",
+    "register_learner": "methods.continual.learner",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'methods.continual' has no attribute {name!r}")

@@ -5,7 +5,23 @@ Spec: ``shared/specs/dpcr.md``. ``memory`` (per-class prototype, Gram, projector
 comparison arm), ``experiment`` (``paperworks reproduce dpcr``).
 """
 
-from methods.dpcr.config import DPCRConfig, digits_config, tiny_config
-from methods.dpcr.learner import DPCRLearner
+from __future__ import annotations
 
-__all__ = ["DPCRConfig", "DPCRLearner", "digits_config", "tiny_config"]
+import importlib
+from typing import Any
+
+# loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
+# the heavy ones (torch, scikit-learn) behind it
+_EXPORTS = {
+    "DPCRConfig": "methods.dpcr.config",
+    "digits_config": "methods.dpcr.config",
+    "tiny_config": "methods.dpcr.config",
+    "DPCRLearner": "methods.dpcr.learner",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'methods.dpcr' has no attribute {name!r}")

@@ -11,7 +11,6 @@ from core.jobs import JobContext, Report, ReproducerOptions, register_reproducer
 from methods.continual.data import TaskStream
 from methods.continual.learner import ContinualLearner, register_learner
 from methods.dpcr.config import ALL_ARMS, PRESETS, DPCRConfig
-from methods.dpcr.learner import DPCRLearner
 
 
 @register_learner(
@@ -28,6 +27,8 @@ def make_dpcr(
     options: DPCRConfig, *, seed: int, stream: TaskStream, device: Any = "cpu", amp: str = "off"
 ) -> ContinualLearner:
     """A DPCR learner for ``stream``'s input shape, training on ``device``."""
+    from methods.dpcr.learner import DPCRLearner  # torch: imported when a run starts, not at registration
+
     return DPCRLearner(options, seed=seed, input_shape=stream.input_shape, device=device, amp=amp)
 
 

@@ -8,8 +8,23 @@ Library use::
     result = svc.select("A pencil weighs 28.3 grams ...", PoolSpec("mawps"))
 """
 
-from methods.lms3.config import RepresentationConfig, SelectionConfig
-from methods.lms3.data import PoolSpec
-from methods.lms3.selection import Lms3Service
+from __future__ import annotations
 
-__all__ = ["Lms3Service", "PoolSpec", "RepresentationConfig", "SelectionConfig"]
+import importlib
+from typing import Any
+
+# loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
+# the heavy ones (torch, scikit-learn) behind it
+_EXPORTS = {
+    "RepresentationConfig": "methods.lms3.config",
+    "SelectionConfig": "methods.lms3.config",
+    "PoolSpec": "methods.lms3.data",
+    "Lms3Service": "methods.lms3.selection",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'methods.lms3' has no attribute {name!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
@@ -20,7 +20,9 @@ from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from methods.lms3.config import PRESETS, DatasetName, RepresentationConfig, SelectionConfig
 from methods.lms3.params import IndexParams, PoolParams, SelectParams
-from methods.lms3.selection import Lms3Service
+
+if TYPE_CHECKING:
+    from methods.lms3.selection import Lms3Service
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,8 @@ MODEL_NAME: str | None = None
 
 
 def _service(p: PoolParams, orientation: str = "reference") -> Lms3Service:
+    from methods.lms3.selection import Lms3Service  # torch: imported when a job runs, not at registration
+
     return Lms3Service(
         model_name=MODEL_NAME,
         representation=RepresentationConfig(mode=p.mode, layer=p.layer, orientation=orientation),

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS
+# the names only (simulate.MODELS / simulate.ESTIMATORS / realdata.DATASETS hold the definitions and are
+# checked against these when imported), so that registering the jobs imports neither scikit-learn nor scipy
+MODELS = ("M1", "M2", "M3", "M4", "C1", "C2", "C3")
+ESTIMATORS = ("SIR", "SAVE", "DR", "pHd", "PSVM", "PM-ensemble", "kernel PSVM", "kernel PM-ensemble", "neural PSVM")
+DATASETS = ("diabetes", "breast_cancer", "wine", "iris", "digits")
 
 ALL_MODELS = list(MODELS)
 CONTAMINATION_ESTIMATORS = ["SIR", "DR", "pHd", "PSVM", "PM-ensemble", "kernel PSVM", "neural PSVM"]

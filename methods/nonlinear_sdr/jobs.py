@@ -19,9 +19,7 @@ from pydantic import Field, model_validator
 from core.device import DeviceParams, device_provenance, resolve_device
 from core.jobs import JobContext, Report, ReproducerOptions, register_method, register_reproducer
 from core.ownership import owned
-from methods.nonlinear_sdr.config import PRESETS
-from methods.nonlinear_sdr.realdata import DATASETS
-from methods.nonlinear_sdr.simulate import ESTIMATORS, MODELS
+from methods.nonlinear_sdr.config import DATASETS, ESTIMATORS, MODELS, PRESETS
 
 Method = Literal["linear", "kernel", "neural", "sir", "save", "dr", "phd"]
 DatasetName = Literal["diabetes", "breast_cancer", "wine", "iris", "digits"]
@@ -30,8 +28,7 @@ EstimatorName = Literal[
     "SIR", "SAVE", "DR", "pHd", "PSVM", "PM-ensemble", "kernel PSVM", "kernel PM-ensemble", "neural PSVM"
 ]
 LossName = Literal["hinge", "logistic", "squared_hinge", "least_squares", "ensemble"]
-assert set(DatasetName.__args__) == set(DATASETS) and set(ModelName.__args__) == set(MODELS)
-assert set(EstimatorName.__args__) == set(ESTIMATORS)
+assert DatasetName.__args__ == DATASETS and ModelName.__args__ == MODELS and EstimatorName.__args__ == ESTIMATORS
 N_FEATURES = {"diabetes": 10, "breast_cancer": 30, "wine": 13, "iris": 4, "digits": 64}
 """Predictors of each bundled dataset (scikit-learn's ``load_*().data.shape[1]``; a test holds them to it)."""
 

@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from methods.nonlinear_sdr import config
 from methods.nonlinear_sdr.estimator import PrincipalMachineSDR
 
-DATASETS = ("diabetes", "breast_cancer", "wine", "iris", "digits")
+DATASETS = config.DATASETS
 REAL_ESTIMATORS: dict[str, dict[str, Any]] = {
     "SIR": {"method": "sir"},
     "PSVM": {"method": "linear"},

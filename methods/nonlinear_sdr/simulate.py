@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from methods.nonlinear_sdr import config
 from methods.nonlinear_sdr.estimator import PrincipalMachineSDR
 
 CHI2_2_MEDIAN = 2 * np.log(2)  # 1.386
@@ -117,6 +118,7 @@ ESTIMATORS: dict[str, dict[str, Any]] = {
     "kernel PM-ensemble": {"method": "kernel", "loss": "ensemble"},
     "neural PSVM": {"method": "neural"},
 }
+assert tuple(MODELS) == config.MODELS and tuple(ESTIMATORS) == config.ESTIMATORS, "config.py's names must match"
 NONLINEAR = ("kernel PSVM", "kernel PM-ensemble", "neural PSVM")
 LADLE = ("PSVM",)  # estimators whose order is also chosen by the ladle (bootstrap) estimator
 N_EIG = 20  # leading eigenvalue ratios kept per fit (the BIC order at another constant c is read from them)

@@ -10,12 +10,28 @@ every step, ASD with X % split equally over the four non-native styles.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from methods.sefe.lora import TrainSettings
 from methods.sefe.tasks import TASK_ORDER, TASKS
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """The per-task LoRA schedule (spec §6 values by default)."""
+
+    rank: int = 8
+    alpha: float = 16.0
+    dropout: float = 0.05
+    lr: float = 2e-4
+    warmup_ratio: float = 0.03
+    weight_decay: float = 0.0
+    epochs: int = 1
+    batch_size: int = 8
+    max_length: int = 256
+
 
 Arm = Literal["seq", "asd", "reglora", "sefe", "multitask"]
 ALL_ARMS: tuple[Arm, ...] = ("seq", "asd", "reglora", "sefe", "multitask")

@@ -16,34 +16,19 @@ from __future__ import annotations
 import logging
 import math
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from core.jobs import JobContext, null_context
 from core.train import fit
+from methods.sefe.config import TrainSettings
 from methods.sefe.reglora import KeyMemory, lora_pairs, penalty
 from methods.sefe.tasks import Example
 
 log = logging.getLogger(__name__)
 
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """The per-task LoRA schedule (spec §6 values by default)."""
-
-    rank: int = 8
-    alpha: float = 16.0
-    dropout: float = 0.05
-    lr: float = 2e-4
-    warmup_ratio: float = 0.03
-    weight_decay: float = 0.0
-    epochs: int = 1
-    batch_size: int = 8
-    max_length: int = 256
 
 
 def chat_prompt(prompt: str) -> str:
