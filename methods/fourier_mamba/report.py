@@ -318,7 +318,8 @@ def _reading(ev: Evidence, raw: dict[str, Any], preset: Preset) -> str:
             if secs >= 60 * SPEC_MINUTES
             else f", which this run does not reach; the spec's minutes are its estimate of how long its ~{SPEC_CROPS:,} "
             "crops at 64×64 take, and "
-            + ("this run trains on that many, so the check is made at the spec's data budget in less time"
+            + ("this run trains on at least that many, so the check is made at the spec's data budget (or beyond it) in "
+                "less time"
                if crops_seen >= SPEC_CROPS and preset.train.crop >= 64
                else "this run trains on fewer or smaller crops (the spec's budget: `-o preset=spec`)")
         )
