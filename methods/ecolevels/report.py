@@ -315,7 +315,7 @@ def combine(
         rows,
         note="The two scripted references bound the scale: a fully stereotyped answerer (+1 on every generation "
         "probe) and a position-driven constant answerer (≈ 0). WEAT reads a local model's embeddings, so it runs for "
-        "local models only. A unit is a stimulus (a WinoBias pair, a statement, an occupation's résumé, a name): "
+        "local models only. A unit is a stimulus (a WinoBias pair, a statement topic, an occupation's résumé, a name): "
         "measured under several paraphrases and seeds it is averaged and counted once, and the interval resamples "
         "these distinct units.",
     )
@@ -346,8 +346,9 @@ def combine(
     rep.add_section(
         "What was shrunk",
         f"- Probes: one per level (L1 WEAT on input embeddings, L2 WinoBias dev pairs, L3 {options.get('n_units')} "
-        "seeded Likert statements, half of them from 20 stereotype-consistent and half from 20 reverse-keyed ones "
-        "(agreement = rejecting the stereotype; the acquiescence control is the mean agreement over both), L4 "
+        "seeded Likert statements: half as many of the 20 topics, each asked as its stereotype-consistent statement "
+        "and as its reverse-keyed one (agreement = rejecting the stereotype; the acquiescence control is the mean "
+        "agreement over both; a topic is one unit), L4 "
         "name-swapped synthetic résumés over the 38 WinoBias occupations); "
         f"{options.get('n_units')} units × {options.get('paraphrases')} paraphrases × {len(options.get('seeds', []))} "
         "seeds each (WEAT once per paraphrase: the embeddings do not depend on a seed; the registry's other probes — CrowS-Pairs, reference letters, Bias in Bios — are classified and "
