@@ -206,6 +206,8 @@ def test_two_workers_one_sigkilled_mid_job_every_job_ends_once_on_the_other(post
     fresh: list[tuple[str, float]] = []  # (worker, time it was ready)
     starts: list[float] = []  # seconds from spawning a replacement to its 'ready'
     misses = 0
+    killed_pids: set[int] = set()
+    kills_of: dict[str, int] = {}
     t_start = time.monotonic()
     eng = create_engine(postgres_url)
     try:
@@ -218,6 +220,7 @@ def test_two_workers_one_sigkilled_mid_job_every_job_ends_once_on_the_other(post
                 target = next((pid for _, pid, p in _running(eng) if pid in alive and 0.25 <= p <= 0.75), None)
                 time.sleep(0.02 if target is None else 0)
             _, proc = alive.pop(target)
+            killed_pids.add(target)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             now = time.time()
@@ -225,6 +228,7 @@ def test_two_workers_one_sigkilled_mid_job_every_job_ends_once_on_the_other(post
             misses += not held
             for i in held:
                 victims[i], killed_at[i] = target, now
+                kills_of[i] = kills_of.get(i, 0) + 1  # a re-sent job can be on the next victim too
             new = f"w{names}"
             names += 1
             t_spawn = time.time()
@@ -237,6 +241,7 @@ def test_two_workers_one_sigkilled_mid_job_every_job_ends_once_on_the_other(post
         ids += [stack.submit("diag.sleep", {"seconds": 0.8, "steps": 8})["id"] for _ in range(4)]
         finished = {i: stack.wait_job(i, timeout=120) for i in ids}
         ran_on = _workers(eng, list(victims))
+        last_worker = _workers(eng, ids)
     finally:
         eng.dispose()
     elapsed = time.monotonic() - t_start
@@ -245,13 +250,18 @@ def test_two_workers_one_sigkilled_mid_job_every_job_ends_once_on_the_other(post
     assert lost == {}, f"{len(lost)} of {len(ids)} jobs did not succeed: {lost}"
     logs = "".join(stack.log(f"w{k}") for k in range(names))
     completions = {i: len(re.findall(rf"\[job-{i}\] succeeded in [^:]*: 'succeeded'", logs)) for i in ids}
-    assert {i: n for i, n in completions.items() if n != 1} == {}, "jobs not completed exactly once"
+    # a worker killed just after a job's end (the database says succeeded) can die before Celery logs the
+    # "succeeded" line: its job shows no line, which is not a second or a missing run
+    wrong = {i: n for i, n in completions.items() if n != 1 and not (n == 0 and last_worker[i] in killed_pids)}
+    assert wrong == {}, "jobs not completed exactly once"
     for i, pid in victims.items():
-        assert finished[i]["attempts"] == 2, finished[i]
+        assert finished[i]["attempts"] == 1 + kills_of[i], finished[i]
         assert ran_on[i] not in (None, pid), f"killed job {i} ended on worker {ran_on[i]}, not on another one"
         assert f"reaper re-enqueued job {i}" in logs
     recovery = sorted(
-        max(_log_times(logs, f"[job-{i}] succeeded")) - killed_at[i] for i in victims
+        max(_log_times(logs, f"[job-{i}] succeeded")) - killed_at[i]
+        for i in victims
+        if _log_times(logs, f"[job-{i}] succeeded")
     )  # kill -> the other worker's end of the job
     first_task = []
     for name, ready in fresh:
