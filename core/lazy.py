@@ -1,4 +1,5 @@
-"""Lazily created shared resources, built once even when threads ask for them at the same moment.
+"""Lazily created shared resources, built once even when threads ask for them at the same moment, and
+package exports loaded on first use (:func:`lazy_exports`).
 
 ``functools.lru_cache`` does not serialise first calls: two threads that miss together both run the
 function. For a pure function that only costs time; for a shared resource it breaks things. Two
@@ -25,9 +26,10 @@ call another under the same lock (a backend loading its tokenizer) without deadl
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -149,3 +151,35 @@ def locked_cache(maxsize: int | None = 128, *, lock: Any = None) -> Callable[[Ca
         return LockedCache(fn, maxsize, lock)
 
     return deco
+
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str]
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's public names, each imported from its module on first use (PEP 562).
+
+    Registering the jobs imports every method's ``jobs.py``, and with it the package's ``__init__``; a
+    package that re-exports from its heavy modules (torch, scikit-learn) eagerly would make every API,
+    worker and CLI start pay for them. In the ``__init__``::
+
+        __all__, __getattr__, __dir__ = lazy_exports(__name__, {"QuantLinear": "methods.any4.modules"})
+
+    Args:
+        package: the package's ``__name__`` (named in the error for an unknown attribute).
+        exports: public name -> the module that defines it.
+
+    Returns:
+        ``__all__`` (sorted), the module's ``__getattr__`` and ``__dir__``.
+    """
+    table = dict(exports)
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(table) | set(vars(importlib.import_module(package))))
+
+    return sorted(table), __getattr__, __dir__

@@ -7,22 +7,17 @@ Spec: ``shared/specs/any4.md``. Entry points: :class:`QuantConfig`,
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.lazy import lazy_exports
 
 # loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
 # the heavy ones (torch, scikit-learn) behind it
-_EXPORTS = {
-    "load_quantized": "methods.any4.checkpoint",
-    "save_quantized": "methods.any4.checkpoint",
-    "QuantConfig": "methods.any4.config",
-    "QuantLinear": "methods.any4.modules",
-    "quantize_model": "methods.any4.walker",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'methods.any4' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "load_quantized": "methods.any4.checkpoint",
+        "save_quantized": "methods.any4.checkpoint",
+        "QuantConfig": "methods.any4.config",
+        "QuantLinear": "methods.any4.modules",
+        "quantize_model": "methods.any4.walker",
+    },
+)

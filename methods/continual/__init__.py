@@ -9,22 +9,17 @@ platform report. See ``learner.py`` for the full contract.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.lazy import lazy_exports
 
 # loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
 # the heavy ones (torch, scikit-learn) behind it
-_EXPORTS = {
-    "Task": "methods.continual.data",
-    "TaskStream": "methods.continual.data",
-    "run_experiment": "methods.continual.harness",
-    "ContinualLearner": "methods.continual.learner",
-    "register_learner": "methods.continual.learner",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'methods.continual' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Task": "methods.continual.data",
+        "TaskStream": "methods.continual.data",
+        "run_experiment": "methods.continual.harness",
+        "ContinualLearner": "methods.continual.learner",
+        "register_learner": "methods.continual.learner",
+    },
+)

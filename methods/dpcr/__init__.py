@@ -7,21 +7,16 @@ comparison arm), ``experiment`` (``paperworks reproduce dpcr``).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.lazy import lazy_exports
 
 # loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
 # the heavy ones (torch, scikit-learn) behind it
-_EXPORTS = {
-    "DPCRConfig": "methods.dpcr.config",
-    "digits_config": "methods.dpcr.config",
-    "tiny_config": "methods.dpcr.config",
-    "DPCRLearner": "methods.dpcr.learner",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'methods.dpcr' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DPCRConfig": "methods.dpcr.config",
+        "digits_config": "methods.dpcr.config",
+        "tiny_config": "methods.dpcr.config",
+        "DPCRLearner": "methods.dpcr.learner",
+    },
+)

@@ -10,21 +10,16 @@ Library use::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.lazy import lazy_exports
 
 # loaded on first use, so that importing a submodule (the job registry imports jobs.py) does not import
 # the heavy ones (torch, scikit-learn) behind it
-_EXPORTS = {
-    "RepresentationConfig": "methods.lms3.config",
-    "SelectionConfig": "methods.lms3.config",
-    "PoolSpec": "methods.lms3.data",
-    "Lms3Service": "methods.lms3.selection",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'methods.lms3' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "RepresentationConfig": "methods.lms3.config",
+        "SelectionConfig": "methods.lms3.config",
+        "PoolSpec": "methods.lms3.data",
+        "Lms3Service": "methods.lms3.selection",
+    },
+)

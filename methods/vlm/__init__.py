@@ -10,19 +10,14 @@ Public API (the VLM methods import these; loaded lazily so that registering jobs
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.lazy import lazy_exports
 
-_EXPORTS = {
-    "VLBackbone": "methods.vlm.backbone",
-    "load_backbone": "methods.vlm.backbone",
-    "get_tiny_clip": "methods.vlm.cache",
-    "load_dataset": "methods.vlm.data",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'methods.vlm' has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "VLBackbone": "methods.vlm.backbone",
+        "load_backbone": "methods.vlm.backbone",
+        "get_tiny_clip": "methods.vlm.cache",
+        "load_dataset": "methods.vlm.data",
+    },
+)

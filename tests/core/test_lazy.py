@@ -137,3 +137,33 @@ def test_builders_sharing_the_model_lock_nest_without_deadlock():
     got = _together(6, lambda i: backend("m") if i % 2 else tokenizer("m"))
     assert set(got) == {"tok-m", "backend(tok-m)"}
     assert sorted(order) == ["backend:m", "tok:m"]
+
+
+def test_lazy_exports_load_on_first_use(tmp_path, monkeypatch):
+    import sys
+
+    from core.lazy import lazy_exports
+
+    (tmp_path / "lazypkg_probe").mkdir()
+    (tmp_path / "lazypkg_probe" / "__init__.py").write_text(
+        "from core.lazy import lazy_exports\n"
+        "__all__, __getattr__, __dir__ = lazy_exports(__name__, {'VALUE': 'lazypkg_probe.heavy'})\n"
+    )
+    (tmp_path / "lazypkg_probe" / "heavy.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for m in ("lazypkg_probe", "lazypkg_probe.heavy"):
+        monkeypatch.delitem(sys.modules, m, raising=False)
+
+    import lazypkg_probe
+
+    assert lazypkg_probe.__all__ == ["VALUE"]
+    assert "lazypkg_probe.heavy" not in sys.modules  # importing the package does not import the module
+    assert "VALUE" in dir(lazypkg_probe)
+    assert lazypkg_probe.VALUE == 42
+    assert "lazypkg_probe.heavy" in sys.modules
+    with pytest.raises(AttributeError, match="'lazypkg_probe' has no attribute 'missing'"):
+        lazypkg_probe.missing  # noqa: B018
+    all_, getattr_, _ = lazy_exports("pkg", {"b": "x", "a": "y"})
+    assert all_ == ["a", "b"]
+    with pytest.raises(AttributeError):
+        getattr_("c")
