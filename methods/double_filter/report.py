@@ -124,8 +124,7 @@ def evidence(raw: dict[str, Any], base: dict[str, tuple[float, str]]) -> Evidenc
 
 
 def _vqa_headlines(ev: Evidence, v: dict[str, Any], *, score: str, pct: dict[str, Any], **interval: Any) -> None:
-    """The VQA claims both evidence builders state: the FLOPs cut and the §7.5 filter comparisons, on per-item
-    ``hits``/``bg_hits`` (bootstrap) or per-seed ``score``/``bg_score`` (t over seeds)."""
+    """The VQA claims: the FLOPs cut and the §7.5 filter comparisons, on per-item ``{score}``/``bg_{score}``."""
     ev.headline(
         "vqa: Double-Filter cuts analytic FLOPs", stat="mean", a="vqa/both/flops_saved", null=0.0,
         paper="up to 21.18 GFLOPs (METER, VQAv2)", context="IPF scorer and detector counted", unit="% saved",
@@ -146,96 +145,6 @@ def _vqa_headlines(ev: Evidence, v: dict[str, Any], *, score: str, pct: dict[str
                 paper="yes (spec §7.5)", unit="pts", context=f"{b} {100 * float(np.mean(v[b][key])):.1f} %",
                 **interval, **pct,
             )  # fmt: skip
-
-
-def seed_raw_values(runs: list[dict], base: dict[str, tuple[float, str]]) -> dict[str, Any]:
-    """Per task and arm, each seed's score, background-question accuracy (VQA) and analytic FLOPs saved, in seed
-    order (so arms pair seed by seed); the baselines. For runs stored without per-item hits (before RUN_VERSION 2)."""
-    raw: dict[str, Any] = {
-        "baselines": {t: v for t, (v, _) in base.items()},
-        "seeds": sorted({r["seed"] for r in runs}),
-    }
-    for run in sorted(runs, key=lambda r: (r["task"], r["seed"])):
-        full = run["arms"]["none"]["flops"]["total"]
-        for arm, r in run["arms"].items():
-            cell = raw.setdefault(run["task"], {}).setdefault(arm, {"seed": [], "score": [], "flops_saved": []})
-            cell["seed"].append(run["seed"])
-            cell["score"].append(float(r["score"]))
-            cell["flops_saved"].append(1 - r["flops"]["total"] / full)
-            if run["task"] == "vqa":
-                cell.setdefault("bg_score", []).append(float(r["per_kind"]["background"]))
-    return raw
-
-
-def seed_evidence(raw: dict[str, Any], base: dict[str, tuple[float, str]]) -> Evidence:
-    """:func:`evidence`'s claims from per-seed scores (:func:`seed_raw_values`): t intervals over seeds, arms paired
-    by seed (each seed's arms share its fine-tuning data order and GA seed)."""
-    ev = Evidence(raw)
-    pct = {"scale": 100.0, "digits": 1}
-    for task in [t for t in ("vqa", "nlvr", "retrieval") if t in raw]:
-        arms = raw[task]
-        if any(arms[a]["seed"] != raw["seeds"] for a in arms):
-            raise ValueError(f"{task}: every arm needs every seed {raw['seeds']}")
-        mean = {a: float(np.mean(c["score"])) for a, c in arms.items()}
-        metric = METRIC[task]
-        ev.headline(
-            f"{task}: the no-filter model beats the {base[task][1]}", stat="mean", a=f"{task}/none/score",
-            null=f"baselines/{task}", paper="— (a learned task)", context=base[task][1], unit=f"% {metric}", **pct,
-        )  # fmt: skip
-        ev.headline(
-            f"{task}: Double-Filter within 1 pt of full fine-tuning", stat="paired_diff", a=f"{task}/both/score",
-            b=f"{task}/none/score", null=-TOLERANCE, paper="−0.27 (METER), −0.65 (ViLT) pts",
-            context=f"no filter {100 * mean['none']:.1f}, both {100 * mean['both']:.1f} % {metric}",
-            unit="pts", **pct,
-        )  # fmt: skip
-    if "vqa" in raw:
-        _vqa_headlines(ev, raw["vqa"], score="score", pct=pct)
-    return ev
-
-
-def stored_results(runs: list[dict], options: dict[str, Any]) -> tuple[Evidence, dict[str, Any]]:
-    """The headline Evidence and ``results.json`` of runs stored without per-item hits (the slim ``runs.json`` of a
-    run before RUN_VERSION 2), from each seed's scores; ``options`` are that run's (``n_test`` sets the baselines)."""
-    tasks = list(dict.fromkeys(r["task"] for r in runs))
-    base = baselines(tasks, options["n_test"])
-    ev = seed_evidence(seed_raw_values(runs, base), base)
-    return ev, ev.to_json(options=options, source="per-seed scores of the stored runs.json (no per-item hits)")
-
-
-def stored_reading(ev: Evidence, runs: list[dict], steps: int, source: str, rerun_cost: str) -> str:
-    """The Reading of a doc rebuilt from per-seed scores (:func:`stored_results`): where the numbers come from, each
-    headline's verdict, and that arms fine-tuned ``steps`` steps without a validation curve cannot be said to have
-    converged."""
-    by = {v: [h for h in ev.headlines if h.result["verdict"] == v] for v in ("holds", "fails", "not resolved")}
-    n_seeds = len({r["seed"] for r in runs})
-
-    def line(h) -> str:
-        r, f = h.result, h.scale
-        sign = "+" if h.stat == "paired_diff" else ""
-        return (f"{h.claim} ({f * r['estimate']:{sign}.1f} [{f * r['low']:{sign}.1f}, {f * r['high']:{sign}.1f}]"
-                f"{' ' + h.unit if h.unit else ''})")  # fmt: skip
-
-    verdicts = " ".join(
-        f"**{name}**: " + "; ".join(line(h) for h in by[v]) + "."
-        for v, name in (("holds", "Holds"), ("fails", "Fails"), ("not resolved", "Not resolved"))
-        if by[v]
-    )
-    curves = any(a.get("val_curve") for r in runs for a in r["arms"].values())
-    return (
-        f"Rebuilt from {source}, no rerun. That run stored each (task, seed)'s scores but not the per-item test hits, "
-        f"so the headlines are paired over its {n_seeds} seeds (95 % t intervals; each seed's arms share its "
-        "fine-tuning data order and GA seed) instead of over (seed, test item): with "
-        f"{n_seeds} seeds only large differences resolve.\n\n"
-        + verdicts
-        + "\n\n**The arms were not trained to convergence.** Every arm was fine-tuned "
-        f"{steps} steps"
-        + ("" if curves else " and no validation curve was recorded")
-        + "; a later 900-step probe of the no-filter arm (commit 3f92388) plateaus only by about 500–650 steps on VQA "
-        "and NLVR, which is why the default preset now fine-tunes every arm 700 steps with a validation curve every "
-        "100 steps. At 120 steps the arm comparisons mix the filters' effect with how fast each arm learns, and NLVR "
-        "is barely above its majority label, so none of these verdicts decides the paper's claim; the 700-step rerun "
-        f"would ({rerun_cost})."
-    )
 
 
 def convergence(runs: list[dict]) -> list[list[Any]]:
