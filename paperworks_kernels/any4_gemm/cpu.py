@@ -110,13 +110,26 @@ class CpuLinear:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """``x (..., K)`` → ``(..., N)`` in ``x.dtype`` (computed in fp32)."""
         k, n = self.k, self.n
+        if x.dim() == 2 and x.dtype == torch.float32 and x.is_cpu:  # the common call (a decode step: fp32 rows)
+            m, kx = x.shape
+            sxm, skx = x.stride()
+            if kx == k and skx == 1 and (sxm >= k or m == 1) and m < DEQUANT_MIN_ROWS:
+                y = torch.empty((m, n))
+                rc = self.lib.pw_any4_gemm(
+                    self._ptr, x.data_ptr(), m, max(k, sxm), y.data_ptr(), torch.get_num_threads()
+                )
+                if rc:
+                    raise ValueError(f"the any4 CPU kernel rejected its operands (code {rc})")
+                return y
         if x.shape[-1] != k:
             raise ValueError(f"x has K={x.shape[-1]} but the weight has K={k}")
         if not x.is_cpu:
             raise ValueError("the CPU any4 kernel needs CPU tensors")
         lead = x.shape[:-1]
         x2 = x if x.dim() == 2 else x.reshape(-1, k)
-        if x2.dtype != torch.float32 or x2.stride(-1) != 1:
+        # the kernel reads row m at x + m·stride(0) with unit steps along k: rows that overlap (an expanded
+        # x, stride 0) or are not unit-strided are copied first
+        if x2.dtype != torch.float32 or x2.stride(-1) != 1 or (x2.shape[0] > 1 and x2.stride(0) < k):
             x2 = x2.float().contiguous()
         m = x2.shape[0]
         threads = torch.get_num_threads()

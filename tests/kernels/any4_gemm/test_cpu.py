@@ -73,6 +73,10 @@ def test_bias_leading_dims_and_dtypes(arch):
     assert _rel(y16.float(), any4_gemm_reference(x.bfloat16().float(), packed, lut, sz, 64) + bias) <= 1e-2
     strided = torch.randn(6, 256)[:, ::2]  # a non-unit k stride is copied, not misread
     assert _rel(layer(strided), any4_gemm_reference(strided.contiguous(), packed, lut, sz, 64) + bias) <= 1e-5
+    rows = torch.randn(6, 256)[:, 64:192]  # rows further apart than K are read in place
+    assert _rel(layer(rows), any4_gemm_reference(rows.contiguous(), packed, lut, sz, 64) + bias) <= 1e-5
+    same = x[:1].expand(4, 128)  # one row seen 4 times (stride 0): copied, not read past its end
+    assert _rel(layer(same), (ref[:1]).expand(4, 21)) <= 1e-5
 
 
 def test_many_rows_use_dequantized_tiles(arch, monkeypatch):
