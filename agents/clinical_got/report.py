@@ -404,6 +404,14 @@ def _constant(result: Any) -> int | None:
     return next(iter(got)) if len(got) == 1 and None not in got else None
 
 
+#: How the Reading states the CGoT − direct verdict.
+_GAIN_READS = {
+    "holds": "favours CGoT (its interval lies above 0)",
+    "fails": "favours the direct question (its interval lies below 0)",
+    "not resolved": "is not resolved (its interval straddles 0)",
+}
+
+
 def _reading(results: list[Any], models: list[str], ceiling: Any, ev: Evidence) -> str:
     out = []
     heads = {h.claim: h.result for h in ev.headlines}
@@ -421,8 +429,8 @@ def _reading(results: list[Any], models: list[str], ceiling: Any, ev: Evidence) 
         both_classes = not (math.isnan(c["recall_0"]) or math.isnan(c["recall_1"]))
         text = (
             f"- **{model}** ({n} case{'s' if n != 1 else ''}): outcome accuracy CGoT {c['accuracy']:.3f} "
-            f"[{lo:.2f}, {hi:.2f}] vs direct {d['accuracy']:.3f}; the paired difference is "
-            f"{gain.get('verdict', 'not computed')} (its interval {'excludes' if gain.get('verdict') != 'not resolved' else 'straddles'} 0), "
+            f"[{lo:.2f}, {hi:.2f}] vs direct {d['accuracy']:.3f}; the paired difference "
+            f"{_GAIN_READS.get(gain.get('verdict'), 'was not computed')}, "
             f"and against the majority class ({maj:.3f}) CGoT {'is above it' if vs_maj.get('verdict') == 'holds' else 'is below it' if vs_maj.get('verdict') == 'fails' else 'is not told apart from it'}. "
             f"N4 answers: CGoT {_answers(by['cgot'])}, direct {_answers(by['direct'])}"
         )

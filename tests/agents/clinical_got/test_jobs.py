@@ -82,6 +82,9 @@ def test_reproducer_tiny_with_a_scripted_model(cgot_model, tmp_path):
     acc = {a: arms[i]["metrics"]["task4"]["accuracy"] for i, a in enumerate(names) if a != "oracle-all"}
     gain = next(h for h in ev.headlines if h.claim.startswith("CGoT raises"))
     assert gain.result["n"] == n and gain.result["estimate"] == pytest.approx(acc["cgot"] - acc["direct"])
+    from agents.clinical_got.report import _GAIN_READS
+
+    assert f"the paired difference {_GAIN_READS[gain.result['verdict']]}" in text  # the Reading states the verdict
     vs_maj = next(h for h in ev.headlines if "majority class" in h.claim)
     maj = sum(m["majority_correct"]) / n
     assert vs_maj.result["estimate"] == pytest.approx(acc["cgot"] - maj)
