@@ -674,6 +674,16 @@ void rows_simd(const Gemm& a, int64_t n0, int64_t n1, bool w64) {
     }
 }
 
+// Σ of one group's n activations (n a multiple of VL: the SIMD paths need g % 32 == 0) in VL partial sums:
+// a scalar running sum is a chain of n dependent adds (~1.5 µs per call at K = 1536, 4% of the GEMV).
+inline float group_sum(const float* p, int64_t n) {
+    V<float> acc = vset<float>(0.0f);
+    for (int64_t k = 0; k < n; k += VL) acc += vload<float>(p + k);
+    float s = 0;
+    for (int i = 0; i < VL; ++i) s += acc[i];
+    return s;
+}
+
 int check(int64_t M, int64_t N, int64_t K, int64_t g) {
     if (M < 0 || N < 0 || K < 0) return 1;
     if (g < 2 || g % 2 || K % g) return 2;
@@ -730,11 +740,7 @@ int pw_any4_gemm(const PwAny4Layer* layer, const float* x, int64_t M, int64_t sx
             else
 #endif
                 reorder_x(x + m * sxm, xd + m * K, K);
-            for (int64_t q = 0; q < G; ++q) {
-                float s = 0;
-                for (int64_t k = q * g; k < (q + 1) * g; ++k) s += x[m * sxm + k];
-                xs[m * G + q] = s;
-            }
+            for (int64_t q = 0; q < G; ++q) xs[m * G + q] = group_sum(x + m * sxm + q * g, g);
         }
         a.xd = xd;
         a.xs = xs.data();
