@@ -163,7 +163,12 @@ def test_home_page_submits_llm_complete_and_renders_the_report(paperworks_up, of
     expect(page.get_by_text("ready", exact=True)).to_be_visible(timeout=30_000)
     # one getting-started example per method, each with its `paperworks try` line
     page.get_by_text("paperworks try sdr").wait_for(timeout=30_000)
-    assert page.get_by_text("paperworks try ", exact=False).count() >= 19
+    # Streamlit renders the examples one element at a time: count once the page has had time to finish
+    tries = page.get_by_text("paperworks try ", exact=False)
+    deadline = time.monotonic() + 30
+    while tries.count() < 19 and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert tries.count() >= 19
     page.get_by_role("textbox", name="prompts — one per line").fill("What is 2+3?")
     page.get_by_role("spinbutton", name="max_tokens").fill("12")
     page.get_by_role("button", name="Submit job").click()
