@@ -114,13 +114,7 @@ class CpuLinear:
             m, kx = x.shape
             sxm, skx = x.stride()
             if kx == k and skx == 1 and (sxm >= k or m == 1) and m < DEQUANT_MIN_ROWS:
-                y = torch.empty((m, n))
-                rc = self.lib.pw_any4_gemm(
-                    self._ptr, x.data_ptr(), m, max(k, sxm), y.data_ptr(), torch.get_num_threads()
-                )
-                if rc:
-                    raise ValueError(f"the any4 CPU kernel rejected its operands (code {rc})")
-                return y
+                return self._gemv(x, (m, n))
         if x.shape[-1] != k:
             raise ValueError(f"x has K={x.shape[-1]} but the weight has K={k}")
         if not x.is_cpu:
@@ -131,16 +125,21 @@ class CpuLinear:
         # x, stride 0) or are not unit-strided are copied first
         if x2.dtype != torch.float32 or x2.stride(-1) != 1 or (x2.shape[0] > 1 and x2.stride(0) < k):
             x2 = x2.float().contiguous()
-        m = x2.shape[0]
-        threads = torch.get_num_threads()
-        if m >= DEQUANT_MIN_ROWS and n and k:
-            y = self._by_tiles(x2, threads).view(*lead, n)
+        if x2.shape[0] >= DEQUANT_MIN_ROWS and n and k:
+            y = self._by_tiles(x2, torch.get_num_threads()).view(*lead, n)
         else:
-            y = torch.empty((*lead, n), dtype=torch.float32)
-            rc = self.lib.pw_any4_gemm(self._ptr, x2.data_ptr(), m, max(k, x2.stride(0)), y.data_ptr(), threads)
-            if rc:
-                raise ValueError(f"the any4 CPU kernel rejected its operands (code {rc})")
+            y = self._gemv(x2, (*lead, n))
         return y if x.dtype == torch.float32 else y.to(x.dtype)
+
+    def _gemv(self, x2: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+        """The kernel on fp32 rows ``x2`` (M × K, unit k stride, rows ≥ K apart or M = 1) into a new ``shape``."""
+        y = torch.empty(shape, dtype=torch.float32)
+        rc = self.lib.pw_any4_gemm(
+            self._ptr, x2.data_ptr(), x2.shape[0], max(self.k, x2.stride(0)), y.data_ptr(), torch.get_num_threads()
+        )
+        if rc:
+            raise ValueError(f"the any4 CPU kernel rejected its operands (code {rc})")
+        return y
 
     def _by_tiles(self, x2: torch.Tensor, threads: int) -> torch.Tensor:
         n, k = self.n, self.k
